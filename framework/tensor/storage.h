@@ -1,0 +1,57 @@
+// A block of device memory owned by one or more Tensors (views share it).
+//
+// Allocation goes through a per-device Allocator so that every byte is counted in that
+// device's MemoryStats under a category. The CPU allocator lives here; the CUDA one is
+// registered by the CUDA backend (kernels/cuda) so that this file needs no CUDA headers.
+#ifndef XLMR_FRAMEWORK_TENSOR_STORAGE_H_
+#define XLMR_FRAMEWORK_TENSOR_STORAGE_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+#include "framework/core/device.h"
+#include "framework/tensor/memory_stats.h"
+
+namespace xlmr {
+
+class Allocator {
+ public:
+  virtual ~Allocator() = default;
+  // Returns memory aligned to at least 256 bytes; never null (out of memory is fatal).
+  virtual void* Allocate(size_t bytes) = 0;
+  virtual void Free(void* pointer) = 0;
+  // Fills `bytes` bytes at `pointer` with zeros (device memory is not host-writable).
+  virtual void Zero(void* pointer, size_t bytes) = 0;
+};
+
+// The allocator and the accounting of one device. Registered once per process.
+Allocator& AllocatorFor(Device device);
+MemoryStats& MemoryStatsFor(Device device);
+void RegisterAllocator(Device device, Allocator* allocator);
+
+class Storage {
+ public:
+  // Allocates `bytes` (zero-filled) on `device`, counted under `category`.
+  static std::shared_ptr<Storage> Allocate(Device device, size_t bytes, MemoryCategory category);
+  ~Storage();
+  Storage(const Storage&) = delete;
+  Storage& operator=(const Storage&) = delete;
+
+  void* data() const { return data_; }
+  size_t bytes() const { return bytes_; }
+  Device device() const { return device_; }
+  MemoryCategory category() const { return category_; }
+
+ private:
+  Storage(Device device, void* data, size_t bytes, MemoryCategory category)
+      : device_(device), data_(data), bytes_(bytes), category_(category) {}
+  Device device_;
+  void* data_;
+  size_t bytes_;
+  MemoryCategory category_;
+};
+
+}  // namespace xlmr
+
+#endif  // XLMR_FRAMEWORK_TENSOR_STORAGE_H_
