@@ -1,0 +1,52 @@
+// Communicator: the collective operations data-parallel training needs, over the ranks of one
+// launch. Implementations: LocalCommunicator (world size 1, the identity, no MPI calls at
+// all), MpiCommunicator (host buffers through OpenMPI) and, for GPU tensors, NCCL.
+//
+// Every rank must call the same collectives in the same order (as with MPI itself).
+#ifndef XLMR_FRAMEWORK_DISTRIBUTED_COMMUNICATOR_H_
+#define XLMR_FRAMEWORK_DISTRIBUTED_COMMUNICATOR_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "framework/distributed/launch_environment.h"
+#include "framework/tensor/tensor.h"
+
+namespace xlmr::distributed {
+
+class Communicator {
+ public:
+  virtual ~Communicator() = default;
+  virtual int rank() const = 0;
+  virtual int world_size() const = 0;
+
+  // In place: every element becomes the mean over ranks. `data` is a contiguous f32 tensor
+  // (a gradient bucket). Counted in allreduce_calls().
+  virtual void AllReduceMean(Tensor& data) = 0;
+  // Logical AND over ranks (e.g. "all gradients finite").
+  virtual bool AllTrue(bool value) = 0;
+  // Sum over ranks of a few doubles (metrics: losses, token counts), in place.
+  virtual void AllReduceSumDoubles(double* values, size_t count) = 0;
+  // Copies `bytes` bytes of rank `root`'s buffer into everyone's.
+  virtual void Broadcast(void* data, size_t bytes, int root) = 0;
+  virtual void Barrier() = 0;
+  // Stops every rank of the job (used when one rank hits an error, so the others do not hang).
+  [[noreturn]] virtual void Abort(int exit_code) = 0;
+
+  // Number of gradient all-reduce operations this rank has issued.
+  int64_t allreduce_calls() const { return allreduce_calls_; }
+
+ protected:
+  int64_t allreduce_calls_ = 0;
+};
+
+// The communicator for this process: MPI when launched by mpirun with more than one rank,
+// otherwise the local identity.
+absl::StatusOr<std::unique_ptr<Communicator>> CreateCommunicator(const LaunchEnvironment& env);
+
+}  // namespace xlmr::distributed
+
+#endif  // XLMR_FRAMEWORK_DISTRIBUTED_COMMUNICATOR_H_

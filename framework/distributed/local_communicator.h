@@ -1,0 +1,24 @@
+// World size 1: collectives are the identity (the mean over one rank is the value itself).
+// The all-reduce counter still counts calls, so the trainer's bookkeeping is testable alone.
+#ifndef XLMR_FRAMEWORK_DISTRIBUTED_LOCAL_COMMUNICATOR_H_
+#define XLMR_FRAMEWORK_DISTRIBUTED_LOCAL_COMMUNICATOR_H_
+
+#include "framework/distributed/communicator.h"
+
+namespace xlmr::distributed {
+
+class LocalCommunicator final : public Communicator {
+ public:
+  int rank() const override { return 0; }
+  int world_size() const override { return 1; }
+  void AllReduceMean(Tensor&) override { ++allreduce_calls_; }
+  bool AllTrue(bool value) override { return value; }
+  void AllReduceSumDoubles(double*, size_t) override {}
+  void Broadcast(void*, size_t, int) override {}
+  void Barrier() override {}
+  [[noreturn]] void Abort(int exit_code) override;
+};
+
+}  // namespace xlmr::distributed
+
+#endif  // XLMR_FRAMEWORK_DISTRIBUTED_LOCAL_COMMUNICATOR_H_

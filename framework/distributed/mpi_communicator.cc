@@ -1,0 +1,83 @@
+#include "framework/distributed/mpi_communicator.h"
+
+#include <mpi.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <limits>
+
+#include "absl/strings/str_cat.h"
+#include "framework/core/check.h"
+
+// Every MPI call is checked; MPI's default error handler aborts the job on communication
+// errors, so a failure here is an invariant breach (wrong buffer, wrong count).
+#define MPI_CHECK(expr)                                                        \
+  do {                                                                         \
+    const int mpi_check_code_ = (expr);                                        \
+    XLMR_CHECK(mpi_check_code_ == MPI_SUCCESS) << "MPI error " << mpi_check_code_; \
+  } while (0)
+
+namespace xlmr::distributed {
+
+absl::StatusOr<std::unique_ptr<MpiCommunicator>> MpiCommunicator::Create() {
+  int initialized = 0;
+  MPI_CHECK(MPI_Initialized(&initialized));
+  if (!initialized && MPI_Init(nullptr, nullptr) != MPI_SUCCESS) {
+    return absl::UnavailableError("MPI_Init failed: is this process started by mpirun?");
+  }
+  int rank = 0, size = 1;
+  MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
+  MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &size));
+  return std::unique_ptr<MpiCommunicator>(new MpiCommunicator(rank, size));
+}
+
+MpiCommunicator::~MpiCommunicator() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (!finalized) MPI_Finalize();
+}
+
+void MpiCommunicator::AllReduceMean(Tensor& data) {
+  XLMR_CHECK(data.dtype() == DType::kF32 && data.device() == Device::kCpu)
+      << "MPI all-reduce takes host f32 buffers";
+  float* values = data.data<float>();
+  // MPI counts are int: reduce in chunks so buckets over 2^31 elements still work.
+  const int64_t chunk = std::numeric_limits<int>::max();
+  for (int64_t begin = 0; begin < data.numel(); begin += chunk) {
+    const int count = static_cast<int>(std::min<int64_t>(chunk, data.numel() - begin));
+    MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, values + begin, count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD));
+  }
+  const float inverse = 1.0f / static_cast<float>(world_size_);
+  for (int64_t i = 0; i < data.numel(); ++i) values[i] *= inverse;
+  ++allreduce_calls_;
+}
+
+bool MpiCommunicator::AllTrue(bool value) {
+  int local = value ? 1 : 0, global = 0;
+  MPI_CHECK(MPI_Allreduce(&local, &global, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD));
+  return global != 0;
+}
+
+void MpiCommunicator::AllReduceSumDoubles(double* values, size_t count) {
+  MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, values, static_cast<int>(count), MPI_DOUBLE, MPI_SUM,
+                          MPI_COMM_WORLD));
+}
+
+void MpiCommunicator::Broadcast(void* data, size_t bytes, int root) {
+  const size_t chunk = static_cast<size_t>(std::numeric_limits<int>::max());
+  for (size_t begin = 0; begin < bytes; begin += chunk) {
+    const int count = static_cast<int>(std::min(chunk, bytes - begin));
+    MPI_CHECK(MPI_Bcast(static_cast<char*>(data) + begin, count, MPI_BYTE, root, MPI_COMM_WORLD));
+  }
+}
+
+void MpiCommunicator::Barrier() { MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD)); }
+
+void MpiCommunicator::Abort(int exit_code) {
+  std::fflush(stdout);
+  std::fflush(stderr);
+  MPI_Abort(MPI_COMM_WORLD, exit_code);
+  std::exit(exit_code);
+}
+
+}  // namespace xlmr::distributed

@@ -1,0 +1,79 @@
+// ParameterStore: every trainable parameter of a model as a view into one flat fp32 buffer,
+// with its gradient a view into a second flat fp32 buffer of the same layout.
+//
+// Why flat: the optimizer, the unscale + inf check, global-norm clipping and checkpoint
+// saving each become one pass over one buffer, and gradient all-reduce works on contiguous
+// buckets. The layout follows the order of `specs`, which a model lists in the order its
+// backward produces gradients (head, last block, ..., first block, embeddings), so a bucket
+// (all parameters with the same `bucket` id, which must be contiguous in that order) is
+// complete as soon as backward has passed it.
+//
+// With fp16 enabled, a third flat buffer holds the fp16 working copy of the weights that the
+// matrix products read; RefreshHalfCopy() rewrites it from the fp32 masters after each
+// optimizer step.
+#ifndef XLMR_FRAMEWORK_TENSOR_PARAMETER_STORE_H_
+#define XLMR_FRAMEWORK_TENSOR_PARAMETER_STORE_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "framework/tensor/tensor.h"
+
+namespace xlmr {
+
+struct ParameterSpec {
+  std::string name;    // the model's canonical name (e.g. the Hugging Face tensor name)
+  Shape shape;
+  bool weight_decay;   // false for biases and LayerNorm weights
+  int bucket;          // gradient bucket (one per block), non-decreasing along the specs
+};
+
+// A contiguous range of the flat buffers [offset, offset + size) in elements.
+struct FlatRange {
+  int64_t offset = 0;
+  int64_t size = 0;
+};
+
+class ParameterStore {
+ public:
+  ParameterStore(std::vector<ParameterSpec> specs, Device device);
+
+  int size() const { return static_cast<int>(specs_.size()); }
+  const ParameterSpec& spec(int i) const { return specs_[i]; }
+  const FlatRange& range(int i) const { return ranges_[i]; }
+  // Index of the parameter called `name`, or -1.
+  int Find(const std::string& name) const;
+
+  Tensor& master() { return master_; }  // [total] f32, category weights
+  Tensor& grads() { return grads_; }    // [total] f32, category gradients
+  const Tensor& master() const { return master_; }
+  const Tensor& grads() const { return grads_; }
+  int64_t total_elements() const { return master_.numel(); }
+
+  Tensor param(int i) const { return master_.View(ranges_[i].offset, specs_[i].shape); }
+  Tensor grad(int i) const { return grads_.View(ranges_[i].offset, specs_[i].shape); }
+  // The fp16 working copy of parameter i; EnableHalfCopy() must have been called.
+  Tensor half_param(int i) const;
+
+  // Buckets in flat order; bucket b covers every parameter whose spec.bucket == b.
+  const std::vector<FlatRange>& buckets() const { return buckets_; }
+
+  void ZeroGrads();
+  // Allocates the fp16 working copy (category weights) and fills it from the masters.
+  void EnableHalfCopy();
+  bool has_half_copy() const { return half_.defined(); }
+  void RefreshHalfCopy();
+
+ private:
+  std::vector<ParameterSpec> specs_;
+  std::vector<FlatRange> ranges_;
+  std::vector<FlatRange> buckets_;
+  Tensor master_;
+  Tensor grads_;
+  Tensor half_;
+};
+
+}  // namespace xlmr
+
+#endif  // XLMR_FRAMEWORK_TENSOR_PARAMETER_STORE_H_

@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# Runs the MPI communicator checks on two real processes under mpirun.
+set -euo pipefail
+binary="$1"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# Loopback only, no network discovery: CI machines have no network.
+export OMPI_MCA_btl=self,vader OMPI_MCA_btl_vader_single_copy_mechanism=none
+exec mpirun --oversubscribe -np 2 "$binary"
