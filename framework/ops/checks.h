@@ -1,0 +1,45 @@
+// Shape and dtype preconditions shared by the ops' entry points. A failure is a programming
+// error in the caller (model code), so these abort via XLMR_CHECK with the op's and the
+// argument's names; user input never reaches an op unvalidated.
+#ifndef XLMR_FRAMEWORK_OPS_CHECKS_H_
+#define XLMR_FRAMEWORK_OPS_CHECKS_H_
+
+#include "framework/core/check.h"
+#include "framework/tensor/tensor.h"
+
+namespace xlmr::ops {
+
+// An activation (or activation gradient): defined, f32 or f16.
+inline void CheckActivation(const char* op, const char* name, const Tensor& t) {
+  XLMR_CHECK(t.defined()) << op << ": " << name << " is undefined";
+  XLMR_CHECK(t.dtype() == DType::kF32 || t.dtype() == DType::kF16)
+      << op << ": " << name << " must be f32 or f16, is " << DTypeName(t.dtype());
+}
+
+// A defined tensor of exactly `dtype` and `shape`.
+inline void CheckTensor(const char* op, const char* name, const Tensor& t, DType dtype,
+                        const Shape& shape) {
+  XLMR_CHECK(t.defined()) << op << ": " << name << " is undefined";
+  XLMR_CHECK(t.dtype() == dtype) << op << ": " << name << " must be " << DTypeName(dtype)
+                                 << ", is " << DTypeName(t.dtype());
+  XLMR_CHECK(t.shape() == shape) << op << ": " << name << " must have shape "
+                                 << ShapeString(shape) << ", has " << ShapeString(t.shape());
+}
+
+// Two tensors of the same shape.
+inline void CheckSameShape(const char* op, const char* name_a, const Tensor& a,
+                           const char* name_b, const Tensor& b) {
+  XLMR_CHECK(a.shape() == b.shape()) << op << ": " << name_a << " " << ShapeString(a.shape())
+                                     << " and " << name_b << " " << ShapeString(b.shape())
+                                     << " must have the same shape";
+}
+
+// An output dtype an op may produce: f32 or f16.
+inline void CheckOutputDType(const char* op, DType dtype) {
+  XLMR_CHECK(dtype == DType::kF32 || dtype == DType::kF16)
+      << op << ": output dtype must be f32 or f16, is " << DTypeName(dtype);
+}
+
+}  // namespace xlmr::ops
+
+#endif  // XLMR_FRAMEWORK_OPS_CHECKS_H_

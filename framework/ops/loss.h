@@ -1,0 +1,49 @@
+// Training criteria of the classification head, as PyTorch computes them (HF's
+// XLMRobertaForSequenceClassification: CrossEntropyLoss for single-label classification,
+// MSELoss for regression, BCEWithLogitsLoss for multi-label), in fp32 from logits of any
+// activation dtype (autocast runs these losses in fp32). Stable forms: cross-entropy through
+// log-softmax with max subtraction; BCE as max(x, 0) - x t + log1p(exp(-|x|)).
+//
+// The losses return a SUM and its term count instead of a mean, so that the caller can form
+// the mean over the whole (global, accumulated) batch: mean loss = sum / count. Each backward
+// takes `scale` = loss_scale / (count of the global batch), so that summing the gradients of
+// the micro-batches gives loss_scale times the gradient of the mean over the whole batch.
+//
+// Gradient convention: no parameters; the logits' gradient is RETURNED as a new f32 tensor
+// (`=`), kActivations. To feed an f16 graph, round it with ops::Cast: torch rounds the fp32
+// loss gradient to the logits' dtype at the same point, once.
+#ifndef XLMR_FRAMEWORK_OPS_LOSS_H_
+#define XLMR_FRAMEWORK_OPS_LOSS_H_
+
+#include <cstdint>
+
+#include "framework/tensor/tensor.h"
+
+namespace xlmr::ops {
+
+struct LossSum {
+  double sum = 0.0;   // sum of the per-term losses
+  int64_t count = 0;  // terms in the sum: CE: non-ignored rows; MSE, BCE: N * C
+};
+
+// [in] logits [N,C] f32|f16, C >= 1; labels [N] i32 in [0, C), or -100 to ignore the row (any
+// other value is a fatal check: the data layer validates labels).
+// Per row: logsumexp(logits) - logits[label].
+LossSum CrossEntropyLoss(const Tensor& logits, const Tensor& labels);
+// Returns dlogits [N,C] f32 = scale * (softmax(logits) - onehot(label)); ignored rows are 0.
+Tensor CrossEntropyBackward(const Tensor& logits, const Tensor& labels, float scale);
+
+// [in] predictions [N,C] f32|f16; targets [N,C] f32. Per element: (p - t)^2.
+LossSum MseLoss(const Tensor& predictions, const Tensor& targets);
+// Returns dpredictions [N,C] f32 = scale * 2 * (p - t).
+Tensor MseBackward(const Tensor& predictions, const Tensor& targets, float scale);
+
+// [in] logits [N,C] f32|f16; targets [N,C] f32 in [0, 1]. Per element:
+// -(t log sigmoid(x) + (1 - t) log(1 - sigmoid(x))), in the stable form above.
+LossSum BceWithLogitsLoss(const Tensor& logits, const Tensor& targets);
+// Returns dlogits [N,C] f32 = scale * (sigmoid(x) - t).
+Tensor BceWithLogitsBackward(const Tensor& logits, const Tensor& targets, float scale);
+
+}  // namespace xlmr::ops
+
+#endif  // XLMR_FRAMEWORK_OPS_LOSS_H_

@@ -1,0 +1,30 @@
+#include "framework/ops/select_token.h"
+
+#include "framework/ops/checks.h"
+#include "framework/ops/dispatch.h"
+#include "kernels/cpu/select_token.h"
+
+namespace xlmr::ops {
+
+Tensor SelectFirstToken(const Tensor& x) {
+  constexpr const char* kOp = "ops::SelectFirstToken";
+  const Device device = CommonDevice(kOp, {x});
+  CheckActivation(kOp, "x", x);
+  XLMR_CHECK(x.rank() == 3 && x.dim(1) >= 1)
+      << kOp << ": x must be [B, S, H] with S >= 1, is " << ShapeString(x.shape());
+  return DispatchByDevice(kOp, device, [&] { return kernels::cpu::SelectFirstToken(x); });
+}
+
+Tensor SelectFirstTokenBackward(const Tensor& dy, const Shape& x_shape) {
+  constexpr const char* kOp = "ops::SelectFirstTokenBackward";
+  const Device device = CommonDevice(kOp, {dy});
+  CheckActivation(kOp, "dy", dy);
+  XLMR_CHECK(x_shape.size() == 3 && x_shape[1] >= 1)
+      << kOp << ": x_shape must be [B, S, H] with S >= 1, is " << ShapeString(x_shape);
+  CheckTensor(kOp, "dy", dy, dy.dtype(), {x_shape[0], x_shape[2]});
+  return DispatchByDevice(kOp, device, [&] {
+    return kernels::cpu::SelectFirstTokenBackward(dy, x_shape);
+  });
+}
+
+}  // namespace xlmr::ops

@@ -1,0 +1,22 @@
+// Token selection for the classification head: HF's XLMRobertaClassificationHead starts with
+// features[:, 0, :], the hidden state of the first token (<s>) of every sequence.
+//
+// Pure data movement, bit-exact for every dtype.
+// Gradient convention: no parameters; dx is RETURNED (new tensor, `=`), kActivations.
+#ifndef XLMR_FRAMEWORK_OPS_SELECT_TOKEN_H_
+#define XLMR_FRAMEWORK_OPS_SELECT_TOKEN_H_
+
+#include "framework/tensor/tensor.h"
+
+namespace xlmr::ops {
+
+// [in] x [B,S,H] f32|f16, S >= 1. Returns [B,H] of x's dtype: x[b, 0, :].
+Tensor SelectFirstToken(const Tensor& x);
+
+// [in] dy [B,H] f32|f16; x_shape: the forward input's shape {B, S, H}.
+// Returns dx [B,S,H] of dy's dtype: dy at token 0, zeros at every other token.
+Tensor SelectFirstTokenBackward(const Tensor& dy, const Shape& x_shape);
+
+}  // namespace xlmr::ops
+
+#endif  // XLMR_FRAMEWORK_OPS_SELECT_TOKEN_H_

@@ -1,0 +1,221 @@
+#include "kernels/cpu/attention.h"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include "framework/tensor/half.h"
+#include "kernels/cpu/dropout.h"
+#include "kernels/cpu/float_access.h"
+
+namespace xlmr::kernels::cpu {
+namespace {
+
+// torch.finfo(torch.float32).min: the additive mask Hugging Face puts on padding keys. Adding
+// it (rather than writing -inf) keeps a fully padded row finite: it softmaxes to uniform.
+constexpr float kPaddingKeyBias = -3.4028234663852886e38f;
+
+// Sizes and addressing of the per-(batch, head) blocks.
+struct Geometry {
+  int64_t batch;
+  int64_t seq;
+  int64_t hidden;
+  int64_t heads;
+  int64_t head_dim;
+
+  // Offset of head h's first column of batch b inside a [B,S,H] tensor (row stride hidden).
+  int64_t HeadOffset(int64_t b, int64_t h) const { return b * seq * hidden + h * head_dim; }
+  // Offset of the [S,S] block of (b, h) inside a [B,heads,S,S] tensor.
+  int64_t ProbsOffset(int64_t b, int64_t h) const { return (b * heads + h) * seq * seq; }
+};
+
+Geometry GeometryOf(const Tensor& q, int num_heads) {
+  return {q.dim(0), q.dim(1), q.dim(2), num_heads, q.dim(2) / num_heads};
+}
+
+// `value` after a round trip through storage of `dtype` (the roundings torch does on fp16
+// intermediates under autocast; identity for f32).
+float StoredAs(DType dtype, float value) {
+  return dtype == DType::kF16 ? HalfToFloat(FloatToHalf(value)) : value;
+}
+
+void RoundAll(DType dtype, int64_t count, float* values) {
+  if (dtype == DType::kF32) return;
+  for (int64_t i = 0; i < count; ++i) values[i] = StoredAs(dtype, values[i]);
+}
+
+// A new f32 [B,S,H] buffer: the output itself for f32, workspace rounded into it for f16.
+Tensor F32Result(const Shape& shape, DType final_dtype) {
+  return Tensor::Zeros(shape, DType::kF32, Device::kCpu,
+                       final_dtype == DType::kF32 ? MemoryCategory::kActivations
+                                                  : MemoryCategory::kWorkspace);
+}
+
+// Additive bias per key of batch row b: 0 for real tokens, kPaddingKeyBias for padding.
+std::vector<float> KeyBiasRow(const Tensor& key_mask, int64_t b, int64_t seq) {
+  const int32_t* mask = key_mask.data<int32_t>() + b * seq;
+  std::vector<float> bias(static_cast<size_t>(seq));
+  for (int64_t j = 0; j < seq; ++j) bias[j] = mask[j] != 0 ? 0.0f : kPaddingKeyBias;
+  return bias;
+}
+
+// Attention dropout on one head's [S,S] probabilities, with the rule of ops::Dropout: element
+// index = flat index into [B,heads,S,S], kept iff DropoutUniform >= p, kept values multiplied
+// by DropoutScale(p) in fp32. Regenerated identically in backward; nothing is stored.
+class HeadDropout {
+ public:
+  HeadDropout(float p, const DropoutKey& key, int64_t block_elements)
+      : p_(p), keep_scale_(DropoutScale(p)), key_(key),
+        uniforms_(p > 0.0f ? static_cast<size_t>(block_elements) : 0) {}
+
+  // values[i] = keep(first + i) ? values[i] * (1/(1-p)) : 0 for the block starting at `first`.
+  void ApplyInPlace(int64_t first, float* values) {
+    if (p_ == 0.0f) return;
+    const int64_t count = static_cast<int64_t>(uniforms_.size());
+    DropoutUniforms(key_, first, count, uniforms_.data());
+    for (int64_t i = 0; i < count; ++i) {
+      values[i] = uniforms_[i] >= p_ ? values[i] * keep_scale_ : 0.0f;
+    }
+  }
+
+ private:
+  float p_;
+  float keep_scale_;
+  DropoutKey key_;
+  std::vector<float> uniforms_;
+};
+
+// scores[S,S] = (q_h k_h^T) * scale, with torch's fp16 roundings (GEMM result, then product).
+void HeadScores(const float* q_head, const float* k_head, const Geometry& g, float scale,
+                DType dtype, float* scores) {
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, g.seq, g.seq, g.head_dim, 1.0f, q_head,
+              g.hidden, k_head, g.hidden, 0.0f, scores, g.seq);
+  for (int64_t i = 0; i < g.seq * g.seq; ++i) {
+    scores[i] = StoredAs(dtype, StoredAs(dtype, scores[i]) * scale);
+  }
+}
+
+// probs[i, :] = softmax over keys of scores[i, :] + key_bias, in fp32.
+void MaskedSoftmaxRows(const float* scores, const std::vector<float>& key_bias, int64_t seq,
+                       float* probs) {
+  for (int64_t i = 0; i < seq; ++i) {
+    const float* in = scores + i * seq;
+    float* out = probs + i * seq;
+    float row_max = -INFINITY;
+    for (int64_t j = 0; j < seq; ++j) {
+      out[j] = in[j] + key_bias[j];
+      row_max = std::max(row_max, out[j]);
+    }
+    float sum = 0.0f;
+    for (int64_t j = 0; j < seq; ++j) {
+      out[j] = std::exp(out[j] - row_max);
+      sum += out[j];
+    }
+    for (int64_t j = 0; j < seq; ++j) out[j] /= sum;
+  }
+}
+
+// dropped[S,S] = the probabilities as the P*V GEMM reads them: after dropout, in q's dtype.
+void DroppedProbs(const float* probs, int64_t first, DType dtype, int64_t count,
+                  HeadDropout* dropout, float* dropped) {
+  std::copy(probs, probs + count, dropped);
+  dropout->ApplyInPlace(first, dropped);
+  RoundAll(dtype, count, dropped);
+}
+
+// In place: d[i, :] = P[i, :] * (d[i, :] - sum_j d[i, j] P[i, j]) (softmax backward, fp32).
+void SoftmaxBackwardRows(const float* probs, int64_t seq, float* d) {
+  for (int64_t i = 0; i < seq; ++i) {
+    const float* p = probs + i * seq;
+    float* row = d + i * seq;
+    float dot = 0.0f;
+    for (int64_t j = 0; j < seq; ++j) dot += row[j] * p[j];
+    for (int64_t j = 0; j < seq; ++j) row[j] = p[j] * (row[j] - dot);
+  }
+}
+
+float SoftmaxScale(const Geometry& g) {
+  return static_cast<float>(1.0 / std::sqrt(static_cast<double>(g.head_dim)));
+}
+
+}  // namespace
+
+void AttentionForward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& key_mask,
+                      int num_heads, float dropout_p, const DropoutKey& dropout_key,
+                      Tensor* context, Tensor* probs) {
+  const Geometry g = GeometryOf(q, num_heads);
+  const DType dtype = q.dtype();
+  *probs = Tensor::Zeros({g.batch, g.heads, g.seq, g.seq}, DType::kF32, Device::kCpu,
+                         MemoryCategory::kActivations);
+  Tensor context32 = F32Result(q.shape(), dtype);
+  const Tensor q32 = AsF32(q), k32 = AsF32(k), v32 = AsF32(v);
+  const int64_t block = g.seq * g.seq;
+  std::vector<float> scores(static_cast<size_t>(block)), dropped(static_cast<size_t>(block));
+  HeadDropout dropout(dropout_p, dropout_key, block);
+  for (int64_t b = 0; b < g.batch && g.seq > 0; ++b) {
+    const std::vector<float> key_bias = KeyBiasRow(key_mask, b, g.seq);
+    for (int64_t h = 0; h < g.heads; ++h) {
+      const int64_t head = g.HeadOffset(b, h);
+      float* head_probs = probs->data<float>() + g.ProbsOffset(b, h);
+      HeadScores(q32.data<float>() + head, k32.data<float>() + head, g, SoftmaxScale(g), dtype,
+                 scores.data());
+      MaskedSoftmaxRows(scores.data(), key_bias, g.seq, head_probs);
+      DroppedProbs(head_probs, g.ProbsOffset(b, h), dtype, block, &dropout, dropped.data());
+      // context_h[S, d] = dropped[S, S] * v_h[S, d], accumulated in fp32.
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, g.seq, g.head_dim, g.seq, 1.0f,
+                  dropped.data(), g.seq, v32.data<float>() + head, g.hidden, 0.0f,
+                  context32.data<float>() + head, g.hidden);
+    }
+  }
+  *context = RoundToDType(context32, dtype);
+}
+
+void AttentionBackward(const Tensor& d_context, const Tensor& q, const Tensor& k,
+                       const Tensor& v, const Tensor& probs, int num_heads, float dropout_p,
+                       const DropoutKey& dropout_key, Tensor* dq, Tensor* dk, Tensor* dv) {
+  const Geometry g = GeometryOf(q, num_heads);
+  const DType dtype = q.dtype();
+  const float scale = SoftmaxScale(g);
+  Tensor dq32 = F32Result(q.shape(), dtype), dk32 = F32Result(q.shape(), dtype),
+         dv32 = F32Result(q.shape(), dtype);
+  const Tensor q32 = AsF32(q), k32 = AsF32(k), v32 = AsF32(v), dctx32 = AsF32(d_context);
+  const int64_t block = g.seq * g.seq;
+  std::vector<float> dropped(static_cast<size_t>(block)), d_scores(static_cast<size_t>(block));
+  HeadDropout dropout(dropout_p, dropout_key, block);
+  for (int64_t b = 0; b < g.batch && g.seq > 0; ++b) {
+    for (int64_t h = 0; h < g.heads; ++h) {
+      const int64_t head = g.HeadOffset(b, h);
+      const float* head_probs = probs.data<float>() + g.ProbsOffset(b, h);
+      const float* dctx_head = dctx32.data<float>() + head;
+      DroppedProbs(head_probs, g.ProbsOffset(b, h), dtype, block, &dropout, dropped.data());
+      // d_dropped[S, S] = d_context_h * v_h^T (a GEMM output: rounded to q's dtype).
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, g.seq, g.seq, g.head_dim, 1.0f,
+                  dctx_head, g.hidden, v32.data<float>() + head, g.hidden, 0.0f,
+                  d_scores.data(), g.seq);
+      //RoundAll(dtype, block, d_scores.data());
+      // dv_h[S, d] = dropped^T * d_context_h.
+      cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, g.seq, g.head_dim, g.seq, 1.0f,
+                  dropped.data(), g.seq, dctx_head, g.hidden, 0.0f, dv32.data<float>() + head,
+                  g.hidden);
+      // Through dropout and softmax (fp32), then back into the scores' dtype and the scale.
+      dropout.ApplyInPlace(g.ProbsOffset(b, h), d_scores.data());
+      SoftmaxBackwardRows(head_probs, g.seq, d_scores.data());
+      for (float& d : d_scores) d = StoredAs(dtype, StoredAs(dtype, d) * scale);
+      // dq_h = d_scores * k_h;  dk_h = d_scores^T * q_h.
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, g.seq, g.head_dim, g.seq, 1.0f,
+                  d_scores.data(), g.seq, k32.data<float>() + head, g.hidden, 0.0f,
+                  dq32.data<float>() + head, g.hidden);
+      cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, g.seq, g.head_dim, g.seq, 1.0f,
+                  d_scores.data(), g.seq, q32.data<float>() + head, g.hidden, 0.0f,
+                  dk32.data<float>() + head, g.hidden);
+    }
+  }
+  *dq = RoundToDType(dq32, dtype);
+  *dk = RoundToDType(dk32, dtype);
+  *dv = RoundToDType(dv32, dtype);
+}
+
+}  // namespace xlmr::kernels::cpu

@@ -1,0 +1,86 @@
+#include "kernels/cpu/linear.h"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "kernels/cpu/float_access.h"
+
+namespace xlmr::kernels::cpu {
+namespace {
+
+// Shape of `x` with its last dimension replaced by `last`.
+Shape WithLastDim(const Shape& x, int64_t last) {
+  Shape shape = x;
+  shape.back() = last;
+  return shape;
+}
+
+// An f32 result buffer that becomes the op's output: counted as activations when it is
+// returned as is (f32 output), as workspace when it is only rounded into the output.
+Tensor F32Result(const Shape& shape, DType final_dtype, Device device) {
+  return Tensor::Zeros(shape, DType::kF32, device,
+                       final_dtype == DType::kF32 ? MemoryCategory::kActivations
+                                                  : MemoryCategory::kWorkspace);
+}
+
+void BroadcastBiasRows(const Tensor& bias, int64_t rows, float* y) {
+  const int64_t width = bias.numel();
+  const float* b = bias.data<float>();
+  for (int64_t r = 0; r < rows; ++r) std::copy(b, b + width, y + r * width);
+}
+
+// dbias += column sums of dy [rows, width]; summed in double so the reference stays accurate
+// for long batches, then added once in fp32.
+void AccumulateColumnSums(const float* dy, int64_t rows, int64_t width, Tensor* dbias) {
+  std::vector<double> sums(static_cast<size_t>(width), 0.0);
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* row = dy + r * width;
+    for (int64_t j = 0; j < width; ++j) sums[j] += row[j];
+  }
+  float* out = dbias->data<float>();
+  for (int64_t j = 0; j < width; ++j) out[j] += static_cast<float>(sums[j]);
+}
+
+}  // namespace
+
+Tensor LinearForward(const Tensor& x, const Tensor& weight, const Tensor& bias, DType out_dtype) {
+  const int64_t in = weight.dim(1);
+  const int64_t out = weight.dim(0);
+  const int64_t rows = x.numel() / in;
+  Tensor y32 = F32Result(WithLastDim(x.shape(), out), out_dtype, x.device());
+  if (bias.defined()) BroadcastBiasRows(bias, rows, y32.data<float>());
+  if (rows > 0 && out > 0 && in > 0) {
+    const Tensor x32 = AsF32(x);
+    const Tensor w32 = AsF32(weight);
+    // y[rows, out] = 1 * x[rows, in] * w[out, in]^T + 1 * y (the broadcast bias, or zeros).
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, out, in, 1.0f,
+                x32.data<float>(), in, w32.data<float>(), in, 1.0f, y32.data<float>(), out);
+  }
+  return RoundToDType(y32, out_dtype);
+}
+
+Tensor LinearBackward(const Tensor& dy, const Tensor& x, const Tensor& weight, Tensor* dweight,
+                      Tensor* dbias, DType dx_dtype) {
+  const int64_t in = weight.dim(1);
+  const int64_t out = weight.dim(0);
+  const int64_t rows = x.numel() / in;
+  const Tensor dy32 = AsF32(dy);
+  Tensor dx32 = F32Result(x.shape(), dx_dtype, x.device());
+  if (rows > 0 && out > 0 && in > 0) {
+    const Tensor x32 = AsF32(x);
+    const Tensor w32 = AsF32(weight);
+    // dx[rows, in] = dy[rows, out] * w[out, in].
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, in, out, 1.0f,
+                dy32.data<float>(), out, w32.data<float>(), in, 0.0f, dx32.data<float>(), in);
+    // dweight[out, in] += dy[rows, out]^T * x[rows, in].
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, out, in, rows, 1.0f,
+                dy32.data<float>(), out, x32.data<float>(), in, 1.0f, dweight->data<float>(),
+                in);
+  }
+  if (dbias != nullptr) AccumulateColumnSums(dy32.data<float>(), rows, out, dbias);
+  return RoundToDType(dx32, dx_dtype);
+}
+
+}  // namespace xlmr::kernels::cpu

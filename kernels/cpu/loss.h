@@ -1,0 +1,42 @@
+// CPU kernels of the training criteria: softmax cross-entropy, mean squared error and binary
+// cross-entropy with logits. Everything is computed in fp32 from the exact values of logits
+// of any floating dtype; per-element losses are summed in double.
+//
+// Called through framework/ops/loss.h, which checks shapes and dtypes and documents the
+// numerics; these kernels assume them. N = rows, C = columns (classes / labels).
+// Gradient convention: no parameters; the logits' gradient is RETURNED (new f32 tensor, `=`).
+#ifndef XLMR_KERNELS_CPU_LOSS_H_
+#define XLMR_KERNELS_CPU_LOSS_H_
+
+#include <cstdint>
+
+#include "framework/tensor/tensor.h"
+
+namespace xlmr::kernels::cpu {
+
+// A summed loss and how many terms it has (the caller's denominator for the mean).
+struct LossTotals {
+  double sum = 0.0;
+  int64_t count = 0;
+};
+
+// [in] logits [N,C] f32|f16; labels [N] i32 in [0, C) or -100 (ignored; checked, fatal).
+// Returns the sum over non-ignored rows of logsumexp(row) - row[label], and their count.
+LossTotals CrossEntropyLossSum(const Tensor& logits, const Tensor& labels);
+// Returns dlogits [N,C] f32 = scale * (softmax(row) - onehot(label)); ignored rows are 0.
+Tensor CrossEntropyBackward(const Tensor& logits, const Tensor& labels, float scale);
+
+// [in] predictions [N,C] f32|f16; targets [N,C] f32. Returns sum (p - t)^2 and N*C.
+LossTotals MseLossSum(const Tensor& predictions, const Tensor& targets);
+// Returns dpredictions [N,C] f32 = (2 * scale) * (p - t).
+Tensor MseBackward(const Tensor& predictions, const Tensor& targets, float scale);
+
+// [in] logits [N,C] f32|f16; targets [N,C] f32 in [0, 1]. Returns the sum of
+// max(x, 0) - x * t + log1p(exp(-|x|)) and N*C.
+LossTotals BceWithLogitsLossSum(const Tensor& logits, const Tensor& targets);
+// Returns dlogits [N,C] f32 = (sigmoid(x) - t) * scale.
+Tensor BceWithLogitsBackward(const Tensor& logits, const Tensor& targets, float scale);
+
+}  // namespace xlmr::kernels::cpu
+
+#endif  // XLMR_KERNELS_CPU_LOSS_H_

@@ -1,0 +1,102 @@
+#include "kernels/cuda/device_context.h"
+
+#include <cublasLt.h>
+#include <cuda_runtime_api.h>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "framework/core/check.h"
+#include "framework/core/device.h"
+#include "framework/tensor/memory_stats.h"
+#include "framework/tensor/tensor.h"
+#include "kernels/cuda/cuda_allocator.h"
+#include "kernels/cuda/cuda_check.h"
+
+namespace xlmr::kernels::cuda {
+namespace {
+
+// The process's context; set once by Init and never freed (see Init's contract).
+CudaContext* current_context = nullptr;
+
+absl::Status CheckOrdinal(int device) {
+  const GpuInventory gpus = QueryGpus();
+  if (gpus.count == 0) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("cannot use GPU ", device, ": ", gpus.reason));
+  }
+  if (device < 0 || device >= gpus.count) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("GPU ordinal ", device, " is out of range: this process sees ", gpus.count,
+                     " GPU(s) (check CUDA_VISIBLE_DEVICES and the number of ranks per node)"));
+  }
+  return absl::OkStatus();
+}
+
+// A blocking stream (not cudaStreamNonBlocking): the legacy default stream, which synchronous
+// cudaMemcpy uses, then waits for it, so host copies need no explicit synchronisation.
+cudaStream_t CreateBlockingStream() {
+  cudaStream_t stream = nullptr;
+  CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamDefault));
+  return stream;
+}
+
+}  // namespace
+
+absl::StatusOr<CudaContext*> CudaContext::Init(int device) {
+  if (current_context != nullptr) {
+    if (current_context->device() == device) return current_context;
+    return absl::FailedPreconditionError(
+        absl::StrCat("cannot use GPU ", device, ": this process is already bound to GPU ",
+                     current_context->device()));
+  }
+  if (absl::Status status = CheckOrdinal(device); !status.ok()) return status;
+  if (const cudaError_t error = cudaSetDevice(device); error != cudaSuccess) {
+    cudaGetLastError();
+    return absl::InternalError(absl::StrCat("cudaSetDevice(", device, ") failed: ",
+                                            cudaGetErrorName(error), ": ",
+                                            cudaGetErrorString(error)));
+  }
+  int multiprocessor_count = 0;
+  CUDA_CHECK(cudaDeviceGetAttribute(&multiprocessor_count, cudaDevAttrMultiProcessorCount,
+                                    device));
+  current_context = new CudaContext(device, multiprocessor_count, CreateBlockingStream());
+  // Never freed, like the context that owns the stream it zeroes on.
+  RegisterAllocator(Device::kCuda, new CudaAllocator(current_context->compute_stream()));
+  RegisterDeviceCopy(&CopyBytesWithCuda);
+  return current_context;
+}
+
+CudaContext& CudaContext::Current() {
+  XLMR_CHECK(current_context != nullptr)
+      << "CUDA used before CudaContext::Init (the device must be chosen first)";
+  return *current_context;
+}
+
+CUstream_st* CudaContext::communication_stream() {
+  std::call_once(communication_stream_once_, [this] {
+    CUDA_CHECK(cudaSetDevice(device_));  // the calling thread may not have chosen a device yet
+    communication_stream_ = CreateBlockingStream();
+  });
+  return communication_stream_;
+}
+
+cublasLtContext* CudaContext::cublaslt_handle() {
+  std::call_once(cublaslt_once_, [this] {
+    CUDA_CHECK(cudaSetDevice(device_));
+    CUBLAS_CHECK(cublasLtCreate(&cublaslt_handle_));
+  });
+  return cublaslt_handle_;
+}
+
+void* CudaContext::cublaslt_workspace() {
+  std::call_once(workspace_once_, [this] {
+    CUDA_CHECK(cudaSetDevice(device_));
+    cublaslt_workspace_ =
+        Storage::Allocate(Device::kCuda, kCublasLtWorkspaceBytes, MemoryCategory::kWorkspace);
+  });
+  return cublaslt_workspace_->data();
+}
+
+void CudaContext::SynchronizeCompute() { CUDA_CHECK(cudaStreamSynchronize(compute_stream_)); }
+
+}  // namespace xlmr::kernels::cuda

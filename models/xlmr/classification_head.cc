@@ -1,0 +1,62 @@
+#include "models/xlmr/classification_head.h"
+
+#include "framework/ops/activations.h"
+#include "framework/ops/dropout.h"
+#include "framework/ops/elementwise.h"
+#include "framework/ops/linear.h"
+#include "framework/ops/select_token.h"
+
+namespace xlmr::models {
+namespace {
+
+Tensor ToDType(const Tensor& t, DType dtype) { return t.dtype() == dtype ? t : ops::Cast(t, dtype); }
+
+}  // namespace
+
+float ClassificationHead::DropoutProbability(const ForwardContext& context) const {
+  if (!context.training) return 0.0f;
+  return config_.classifier_dropout.has_value() ? static_cast<float>(*config_.classifier_dropout)
+                                                : config_.hidden_dropout_prob;
+}
+
+Tensor ClassificationHead::Forward(const Tensor& sequence, const ParameterStore& store,
+                                   const ForwardContext& context, HeadSaved* saved) const {
+  const DType mm = context.matmul_dtype();
+  const float p = DropoutProbability(context);
+  auto weight = [&](int i) { return context.fp16 ? store.half_param(i) : store.param(i); };
+  HeadSaved& s = *saved;
+  s.sequence_shape = sequence.shape();
+  const Tensor pooled = ops::Dropout(ops::SelectFirstToken(sequence), p,
+                                     context.KeyFor(layer_, kHeadInputDropout));
+  s.pooled_mm = ToDType(pooled, mm);
+  const Tensor dense = ops::Linear(s.pooled_mm, weight(params_.dense_weight),
+                                   store.param(params_.dense_bias), mm);
+  s.hidden = ops::Tanh(dense);
+  s.hidden_dropped = ops::Dropout(s.hidden, p, context.KeyFor(layer_, kHeadHiddenDropout));
+  return ops::Linear(s.hidden_dropped, weight(params_.out_proj_weight),
+                     store.param(params_.out_proj_bias), mm);
+}
+
+Tensor ClassificationHead::Backward(const Tensor& d_logits, const HeadSaved& s,
+                                    ParameterStore& store, const ForwardContext& context) const {
+  const DType mm = context.matmul_dtype();
+  const float p = DropoutProbability(context);
+  auto linear_backward = [&](const Tensor& dy, const Tensor& x, int w, int b) {
+    Tensor dw = store.grad(w);
+    Tensor db = store.grad(b);
+    const Tensor weight = context.fp16 ? store.half_param(w) : store.param(w);
+    return ops::LinearBackward(dy, x, weight, &dw, &db, mm);
+  };
+  const Tensor d_hidden_dropped = linear_backward(ToDType(d_logits, mm), s.hidden_dropped,
+                                                  params_.out_proj_weight, params_.out_proj_bias);
+  const Tensor d_hidden =
+      ops::DropoutBackward(d_hidden_dropped, p, context.KeyFor(layer_, kHeadHiddenDropout));
+  const Tensor d_dense = ops::TanhBackward(d_hidden, s.hidden);
+  const Tensor d_pooled_mm =
+      linear_backward(d_dense, s.pooled_mm, params_.dense_weight, params_.dense_bias);
+  const Tensor d_pooled = ops::DropoutBackward(ToDType(d_pooled_mm, DType::kF32), p,
+                                               context.KeyFor(layer_, kHeadInputDropout));
+  return ops::SelectFirstTokenBackward(d_pooled, s.sequence_shape);
+}
+
+}  // namespace xlmr::models

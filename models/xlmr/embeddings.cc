@@ -1,0 +1,61 @@
+#include "models/xlmr/embeddings.h"
+
+#include "framework/ops/dropout.h"
+#include "framework/ops/elementwise.h"
+#include "framework/ops/embedding.h"
+#include "framework/ops/layer_norm.h"
+
+namespace xlmr::models {
+
+Tensor RobertaPositionIds(const Tensor& input_ids, int pad_token_id) {
+  const Tensor ids = input_ids.device() == Device::kCpu ? input_ids : input_ids.ToDevice(Device::kCpu);
+  Tensor positions = Tensor::Zeros(ids.shape(), DType::kI32);
+  const int64_t rows = ids.dim(0), cols = ids.dim(1);
+  for (int64_t b = 0; b < rows; ++b) {
+    int32_t count = 0;
+    for (int64_t t = 0; t < cols; ++t) {
+      const bool real = ids.data<int32_t>()[b * cols + t] != pad_token_id;
+      count += real ? 1 : 0;
+      positions.data<int32_t>()[b * cols + t] = real ? count + pad_token_id : pad_token_id;
+    }
+  }
+  return input_ids.device() == Device::kCpu ? positions : positions.ToDevice(input_ids.device());
+}
+
+Tensor Embeddings::Forward(const Tensor& input_ids, const ParameterStore& store,
+                           const ForwardContext& context, EmbeddingsSaved* saved) const {
+  EmbeddingsSaved& s = *saved;
+  s.input_ids = input_ids;
+  s.position_ids = RobertaPositionIds(input_ids, config_.pad_token_id);
+  s.type_ids = Tensor::Zeros(input_ids.shape(), DType::kI32, input_ids.device());
+  const Tensor word = ops::Embedding(store.param(params_.word), input_ids, DType::kF32);
+  const Tensor type = ops::Embedding(store.param(params_.token_type), s.type_ids, DType::kF32);
+  const Tensor position = ops::Embedding(store.param(params_.position), s.position_ids, DType::kF32);
+  s.sum = ops::Add(ops::Add(word, type, DType::kF32), position, DType::kF32);
+  ops::LayerNormOutput norm = ops::LayerNorm(s.sum, store.param(params_.norm_weight),
+                                             store.param(params_.norm_bias), config_.layer_norm_eps,
+                                             DType::kF32);
+  s.mean = norm.mean;
+  s.rstd = norm.rstd;
+  const float p = context.training ? config_.hidden_dropout_prob : 0.0f;
+  return ops::Dropout(norm.y, p, context.KeyFor(config_.num_hidden_layers, kEmbeddingDropout));
+}
+
+void Embeddings::Backward(const Tensor& d_output, const EmbeddingsSaved& s, ParameterStore& store,
+                          const ForwardContext& context) const {
+  const float p = context.training ? config_.hidden_dropout_prob : 0.0f;
+  const Tensor d_norm = ops::DropoutBackward(
+      d_output, p, context.KeyFor(config_.num_hidden_layers, kEmbeddingDropout));
+  Tensor d_norm_weight = store.grad(params_.norm_weight);
+  Tensor d_norm_bias = store.grad(params_.norm_bias);
+  const Tensor d_sum = ops::LayerNormBackward(d_norm, s.sum, store.param(params_.norm_weight),
+                                              s.mean, s.rstd, &d_norm_weight, &d_norm_bias);
+  Tensor d_word = store.grad(params_.word);
+  Tensor d_position = store.grad(params_.position);
+  Tensor d_type = store.grad(params_.token_type);
+  ops::EmbeddingBackward(d_sum, s.input_ids, config_.pad_token_id, &d_word);
+  ops::EmbeddingBackward(d_sum, s.position_ids, config_.pad_token_id, &d_position);
+  ops::EmbeddingBackward(d_sum, s.type_ids, /*padding_idx=*/-1, &d_type);
+}
+
+}  // namespace xlmr::models

@@ -1,0 +1,47 @@
+// XLM-R embeddings (HF XLMRobertaEmbeddings): (word + token_type) + position, LayerNorm,
+// dropout. Position ids follow RoBERTa: real tokens are numbered pad_id + 1, pad_id + 2, ...
+// counting only non-padding tokens; padding tokens get pad_id. Token type ids are all 0.
+#ifndef XLMR_MODELS_XLMR_EMBEDDINGS_H_
+#define XLMR_MODELS_XLMR_EMBEDDINGS_H_
+
+#include "framework/tensor/parameter_store.h"
+#include "framework/tensor/tensor.h"
+#include "models/xlmr/config.h"
+#include "models/xlmr/forward_context.h"
+#include "models/xlmr/parameter_layout.h"
+
+namespace xlmr::models {
+
+// [in] input_ids [B,S] i32 (host tensor). Returns position ids [B,S] i32 on the same device.
+Tensor RobertaPositionIds(const Tensor& input_ids, int pad_token_id);
+
+struct EmbeddingsSaved {
+  Tensor input_ids;     // [B,S] i32
+  Tensor position_ids;  // [B,S] i32
+  Tensor type_ids;      // [B,S] i32 (zeros)
+  Tensor sum;           // [B,S,H] f32: LayerNorm's input
+  Tensor mean, rstd;    // [B*S] f32
+  void Clear() { *this = EmbeddingsSaved(); }
+};
+
+class Embeddings {
+ public:
+  Embeddings(const XlmrConfig& config, const EmbeddingParams& params)
+      : config_(config), params_(params) {}
+
+  // Returns the encoder input [B,S,H] f32.
+  Tensor Forward(const Tensor& input_ids, const ParameterStore& store, const ForwardContext& context,
+                 EmbeddingsSaved* saved) const;
+  // Accumulates the embedding tables' and the LayerNorm's gradients; padding rows (token
+  // pad_id and position pad_id) get none, as nn.Embedding(padding_idx=pad_id).
+  void Backward(const Tensor& d_output, const EmbeddingsSaved& saved, ParameterStore& store,
+                const ForwardContext& context) const;
+
+ private:
+  const XlmrConfig& config_;
+  EmbeddingParams params_;
+};
+
+}  // namespace xlmr::models
+
+#endif  // XLMR_MODELS_XLMR_EMBEDDINGS_H_

@@ -1,0 +1,110 @@
+#include "models/xlmr/hf_checkpoint.h"
+
+#include <filesystem>
+#include <set>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
+#include "framework/core/status_macros.h"
+#include "framework/io/safetensors.h"
+#include "models/xlmr/init.h"
+
+namespace xlmr::models {
+namespace {
+
+bool IsHeadTensor(const std::string& name) { return absl::StartsWith(name, "classifier."); }
+
+// Copies `source` (f32 host) into parameter `index` of the store.
+void CopyIntoParameter(const Tensor& source, ParameterStore& store, int index) {
+  Tensor target = store.param(index);
+  CopyBytes(target.raw_data(), target.device(), source.raw_data(), source.device(), source.bytes());
+}
+
+// Fills the model's parameters from `file`; head tensors only when `load_head`.
+absl::Status LoadTensors(const io::SafetensorsFile& file, bool load_head,
+                         XlmrForSequenceClassification& model) {
+  ParameterStore& store = model.parameters();
+  std::set<int> loaded;
+  for (const std::string& name : file.names()) {
+    const std::string canonical = CanonicalTensorName(name);
+    if (canonical.empty() || (IsHeadTensor(canonical) && !load_head)) continue;
+    const int index = store.Find(canonical);
+    if (index < 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          file.path(), ": tensor '", name, "' is not a parameter of XLMRobertaForSequenceClassification"));
+    }
+    const Shape& expected = store.spec(index).shape;
+    if (file.Find(name)->shape != expected) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          file.path(), ": tensor '", name, "' has shape ", ShapeString(file.Find(name)->shape),
+          ", config.json implies ", ShapeString(expected)));
+    }
+    XLMR_ASSIGN_OR_RETURN(Tensor value, io::ToTensor(file, name, Device::kCpu, MemoryCategory::kWorkspace));
+    CopyIntoParameter(value, store, index);
+    loaded.insert(index);
+  }
+  for (int i = 0; i < store.size(); ++i) {
+    if (loaded.count(i) || (IsHeadTensor(store.spec(i).name) && !load_head)) continue;
+    return absl::InvalidArgumentError(
+        absl::StrCat(file.path(), ": missing tensor '", store.spec(i).name, "'"));
+  }
+  return absl::OkStatus();
+}
+
+// True when the file holds a complete head (dense and out_proj, weight and bias).
+bool HasHead(const io::SafetensorsFile& file) {
+  int found = 0;
+  for (const std::string& name : file.names()) {
+    if (IsHeadTensor(CanonicalTensorName(name))) ++found;
+  }
+  return found == 4;
+}
+
+}  // namespace
+
+std::string CanonicalTensorName(const std::string& name) {
+  if (absl::StartsWith(name, "lm_head.") || absl::StrContains(name, "pooler.") ||
+      absl::EndsWith(name, "position_ids")) {
+    return "";
+  }
+  std::string canonical = name;
+  if (absl::StartsWith(canonical, "embeddings.") || absl::StartsWith(canonical, "encoder.")) {
+    canonical = "roberta." + canonical;
+  }
+  if (absl::StrContains(canonical, "LayerNorm.")) {
+    canonical = absl::StrReplaceAll(canonical, {{"LayerNorm.gamma", "LayerNorm.weight"},
+                                                {"LayerNorm.beta", "LayerNorm.bias"}});
+  }
+  return canonical;
+}
+
+absl::StatusOr<LoadedModel> LoadPretrained(const std::string& model_dir, const LoadOptions& options) {
+  XLMR_ASSIGN_OR_RETURN(XlmrConfig config, LoadXlmrConfig(model_dir + "/config.json"));
+  XLMR_ASSIGN_OR_RETURN(io::SafetensorsFile file, io::ReadSafetensors(model_dir + "/model.safetensors"));
+  const bool labels_match = !options.labels.has_value() || *options.labels == config.id2label;
+  if (options.labels.has_value()) config.id2label = *options.labels;
+  LoadedModel loaded;
+  loaded.fresh_head = !(labels_match && HasHead(file));
+  loaded.model = std::make_unique<XlmrForSequenceClassification>(std::move(config), options.device);
+  XLMR_RETURN_IF_ERROR(LoadTensors(file, !loaded.fresh_head, *loaded.model));
+  if (loaded.fresh_head) InitializeHead(*loaded.model, options.seed);
+  return loaded;
+}
+
+absl::Status SavePretrained(const XlmrForSequenceClassification& model, const std::string& output_dir) {
+  std::error_code error;
+  std::filesystem::create_directories(output_dir, error);
+  if (error) {
+    return absl::PermissionDeniedError(
+        absl::StrCat(output_dir, ": cannot create directory: ", error.message()));
+  }
+  const ParameterStore& store = model.parameters();
+  std::vector<io::NamedTensor> tensors;
+  for (int i = 0; i < store.size(); ++i) tensors.push_back({store.spec(i).name, store.param(i)});
+  XLMR_RETURN_IF_ERROR(
+      io::WriteSafetensors(output_dir + "/model.safetensors", tensors, {{"format", "pt"}}));
+  return SaveXlmrConfig(model.config(), output_dir + "/config.json");
+}
+
+}  // namespace xlmr::models

@@ -1,0 +1,52 @@
+// Hugging Face model directories in and out.
+//
+// In: a directory with config.json and model.safetensors, as `save_pretrained` writes it or as
+// the hub ships XLM-R (XLMRobertaForMaskedLM). Tensor names are accepted with or without the
+// `roberta.` prefix and with the pre-2019 LayerNorm names (gamma/beta); lm_head.*, pooler.*
+// and *.position_ids are ignored (the classifier uses neither). F32, F16 and BF16 tensors are
+// widened to the fp32 masters. A backbone tensor that is missing or has the wrong shape is an
+// error naming the file, the tensor and the shapes.
+//
+// The classification head is kept when the directory has one whose labels match the labels
+// asked for (from_pretrained's behaviour); otherwise (a backbone-only checkpoint, or a head
+// trained for other labels) the head is freshly initialised, N(0, initializer_range), bias 0.
+//
+// Out: config.json (XLMRobertaForSequenceClassification) and model.safetensors with HF's
+// names and {"format": "pt"} metadata, loadable by from_pretrained.
+#ifndef XLMR_MODELS_XLMR_HF_CHECKPOINT_H_
+#define XLMR_MODELS_XLMR_HF_CHECKPOINT_H_
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "models/xlmr/model.h"
+
+namespace xlmr::models {
+
+struct LoadOptions {
+  // The class names the run trains for, in id order; nullopt keeps the directory's own.
+  std::optional<std::vector<std::string>> labels;
+  uint64_t seed = 42;  // for a fresh head
+  Device device = Device::kCpu;
+};
+
+struct LoadedModel {
+  std::unique_ptr<XlmrForSequenceClassification> model;
+  bool fresh_head = false;  // true when the head was initialised rather than loaded
+};
+
+absl::StatusOr<LoadedModel> LoadPretrained(const std::string& model_dir, const LoadOptions& options);
+
+// Maps a checkpoint tensor name to ours (the canonical HF name with the `roberta.` prefix);
+// returns "" for tensors we ignore (lm_head, pooler, position_ids).
+std::string CanonicalTensorName(const std::string& name);
+
+// Writes config.json and model.safetensors into `output_dir` (created if needed).
+absl::Status SavePretrained(const XlmrForSequenceClassification& model, const std::string& output_dir);
+
+}  // namespace xlmr::models
+
+#endif  // XLMR_MODELS_XLMR_HF_CHECKPOINT_H_

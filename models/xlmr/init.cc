@@ -1,0 +1,68 @@
+#include "models/xlmr/init.h"
+
+#include <cmath>
+
+#include "absl/strings/match.h"
+#include "framework/random/philox.h"
+
+namespace xlmr::models {
+namespace {
+
+// Fills `values` with N(0, stddev) samples from Philox keyed by (seed, stream).
+void FillNormal(float* values, int64_t count, float stddev, uint64_t seed, uint32_t stream) {
+  const PhiloxKey key = {static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32)};
+  for (int64_t block = 0; block * 4 < count; ++block) {
+    const PhiloxOutput words = Philox4x32_10(
+        {static_cast<uint32_t>(block), static_cast<uint32_t>(block >> 32), stream, 0x1a1du}, key);
+    for (int pair = 0; pair < 2; ++pair) {
+      // Box-Muller; u1 in (0, 1] so the log is finite.
+      const double u1 = 1.0 - UniformFromWord(words[2 * pair]);
+      const double u2 = UniformFromWord(words[2 * pair + 1]);
+      const double radius = std::sqrt(-2.0 * std::log(u1));
+      const double samples[2] = {radius * std::cos(2.0 * M_PI * u2),
+                                 radius * std::sin(2.0 * M_PI * u2)};
+      for (int j = 0; j < 2; ++j) {
+        const int64_t index = block * 4 + pair * 2 + j;
+        if (index < count) values[index] = static_cast<float>(samples[j] * stddev);
+      }
+    }
+  }
+}
+
+void InitializeParameter(XlmrForSequenceClassification& model, int index, uint64_t seed) {
+  const ParameterStore& store = model.parameters();
+  const ParameterSpec& spec = store.spec(index);
+  Tensor host = Tensor::Zeros(spec.shape, DType::kF32, Device::kCpu, MemoryCategory::kWorkspace);
+  float* values = host.data<float>();
+  const bool is_norm = absl::StrContains(spec.name, "LayerNorm");
+  const bool is_bias = absl::EndsWith(spec.name, ".bias");
+  if (is_norm && !is_bias) {
+    for (int64_t i = 0; i < host.numel(); ++i) values[i] = 1.0f;
+  } else if (!is_bias) {
+    FillNormal(values, host.numel(), model.config().initializer_range, seed,
+               static_cast<uint32_t>(index));
+    const bool has_padding_row = absl::StrContains(spec.name, "word_embeddings") ||
+                                 absl::StrContains(spec.name, "position_embeddings");
+    const int64_t pad = model.config().pad_token_id;
+    if (has_padding_row && pad >= 0 && pad < spec.shape[0]) {
+      for (int64_t j = 0; j < spec.shape[1]; ++j) values[pad * spec.shape[1] + j] = 0.0f;
+    }
+  }
+  Tensor target = store.param(index);
+  CopyBytes(target.raw_data(), target.device(), host.raw_data(), Device::kCpu, host.bytes());
+}
+
+}  // namespace
+
+void InitializeAllWeights(XlmrForSequenceClassification& model, uint64_t seed) {
+  for (int i = 0; i < model.parameters().size(); ++i) InitializeParameter(model, i, seed);
+}
+
+void InitializeHead(XlmrForSequenceClassification& model, uint64_t seed) {
+  const HeadParams& head = model.layout().head;
+  for (int i : {head.dense_weight, head.dense_bias, head.out_proj_weight, head.out_proj_bias}) {
+    InitializeParameter(model, i, seed);
+  }
+}
+
+}  // namespace xlmr::models

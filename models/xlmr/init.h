@@ -1,0 +1,25 @@
+// Random initialisation as HF's XLMRobertaPreTrainedModel._init_weights does it:
+// Linear and Embedding weights ~ N(0, initializer_range), biases 0, LayerNorm weight 1 and
+// bias 0, and the padding rows of the word and position embeddings zeroed.
+//
+// The normal samples come from Philox (Box-Muller), keyed by (seed, parameter index), so an
+// initialisation is identical on every machine and every rank for the same seed (std::
+// distributions are implementation-defined).
+#ifndef XLMR_MODELS_XLMR_INIT_H_
+#define XLMR_MODELS_XLMR_INIT_H_
+
+#include <cstdint>
+
+#include "models/xlmr/model.h"
+
+namespace xlmr::models {
+
+// Initialises every parameter.
+void InitializeAllWeights(XlmrForSequenceClassification& model, uint64_t seed);
+
+// Initialises the classification head only (a fresh head on a pretrained backbone).
+void InitializeHead(XlmrForSequenceClassification& model, uint64_t seed);
+
+}  // namespace xlmr::models
+
+#endif  // XLMR_MODELS_XLMR_INIT_H_

@@ -1,0 +1,49 @@
+// The parameters of XLMRobertaForSequenceClassification, named as Hugging Face names them,
+// in the order their gradients are produced by backward: classifier head, last encoder block,
+// ..., first block, embeddings. One gradient bucket per group, numbered in that order.
+#ifndef XLMR_MODELS_XLMR_PARAMETER_LAYOUT_H_
+#define XLMR_MODELS_XLMR_PARAMETER_LAYOUT_H_
+
+#include <string>
+#include <vector>
+
+#include "framework/tensor/parameter_store.h"
+#include "models/xlmr/config.h"
+
+namespace xlmr::models {
+
+// Indices into the ParameterStore of one encoder block's parameters.
+struct EncoderBlockParams {
+  int query_weight, query_bias, key_weight, key_bias, value_weight, value_bias;
+  int attention_output_weight, attention_output_bias;
+  int attention_norm_weight, attention_norm_bias;
+  int intermediate_weight, intermediate_bias;
+  int output_weight, output_bias;
+  int output_norm_weight, output_norm_bias;
+};
+
+struct EmbeddingParams {
+  int word, position, token_type, norm_weight, norm_bias;
+};
+
+struct HeadParams {
+  int dense_weight, dense_bias, out_proj_weight, out_proj_bias;
+};
+
+struct ParameterLayout {
+  std::vector<ParameterSpec> specs;
+  std::vector<EncoderBlockParams> blocks;  // blocks[i] is encoder layer i
+  EmbeddingParams embeddings;
+  HeadParams head;
+};
+
+ParameterLayout MakeParameterLayout(const XlmrConfig& config);
+
+// Gradient bucket of the embeddings / of encoder block `layer` / of the head.
+int HeadBucket();
+int BlockBucket(const XlmrConfig& config, int layer);
+int EmbeddingBucket(const XlmrConfig& config);
+
+}  // namespace xlmr::models
+
+#endif  // XLMR_MODELS_XLMR_PARAMETER_LAYOUT_H_

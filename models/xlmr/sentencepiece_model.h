@@ -1,0 +1,51 @@
+// A thin wall around the SentencePiece library, private to models/xlmr (use XlmrTokenizer).
+//
+// Why a separate translation unit: Debian's sentencepiece_processor.h (0.1.97) declares its own
+// `namespace absl { using std::string_view; }`, while Debian's Abseil defines a distinct class
+// `absl::string_view`; a file that includes both does not compile ("reference to string_view is
+// ambiguous"). So only sentencepiece_model.cc includes the library header, this header includes
+// neither library, and errors cross the wall as plain strings.
+#ifndef XLMR_MODELS_XLMR_SENTENCEPIECE_MODEL_H_
+#define XLMR_MODELS_XLMR_SENTENCEPIECE_MODEL_H_
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace sentencepiece {
+class SentencePieceProcessor;
+}  // namespace sentencepiece
+
+namespace xlmr::models::internal {
+
+// Owns one loaded SentencePiece model (.model protobuf file).
+class SentencePieceModel {
+ public:
+  // Loads `path`. On failure returns nullptr and sets *error to the library's message.
+  static std::unique_ptr<SentencePieceModel> Load(const std::string& path, std::string* error);
+
+  ~SentencePieceModel();
+  SentencePieceModel(const SentencePieceModel&) = delete;
+  SentencePieceModel& operator=(const SentencePieceModel&) = delete;
+
+  // Number of pieces, control and unknown pieces included (`len(sp_model)` in HF).
+  int PieceCount() const;
+  // The ids the model reserves for <unk>, <s>, </s> (-1 when a model has none).
+  int UnknownId() const;
+  int BosId() const;
+  int EosId() const;
+
+  // Normalizes and segments `text` (Viterbi for a unigram model) into SentencePiece ids.
+  // Returns false and sets *error on a library error. Thread-compatible: const, no shared state.
+  bool Encode(std::string_view text, std::vector<int>* ids, std::string* error) const;
+
+ private:
+  explicit SentencePieceModel(std::unique_ptr<sentencepiece::SentencePieceProcessor> processor);
+
+  std::unique_ptr<sentencepiece::SentencePieceProcessor> processor_;
+};
+
+}  // namespace xlmr::models::internal
+
+#endif  // XLMR_MODELS_XLMR_SENTENCEPIECE_MODEL_H_

@@ -1,0 +1,62 @@
+#include "framework/ops/dispatch.h"
+
+#include <cstdlib>
+#include <cstring>
+
+#include "framework/ops/linear.h"
+#include "gtest/gtest.h"
+
+namespace xlmr {
+namespace {
+
+// Host memory registered as the "CUDA" allocator, so that a test can hold tensors whose
+// device is kCuda without a GPU and check what the dispatch does with them.
+class HostMemoryAsCudaAllocator final : public Allocator {
+ public:
+  void* Allocate(size_t bytes) override { return std::calloc(bytes == 0 ? 1 : bytes, 1); }
+  void Free(void* pointer) override { std::free(pointer); }
+  void Zero(void* pointer, size_t bytes) override { std::memset(pointer, 0, bytes); }
+};
+
+TEST(DispatchTest, CommonDeviceSkipsUndefinedTensors) {
+  const Tensor a = Tensor::Zeros({2}, DType::kF32);
+  EXPECT_EQ(ops::CommonDevice("ops::Test", {a, Tensor(), a}), Device::kCpu);
+}
+
+TEST(DispatchTest, CpuTensorsRunTheCpuKernel) {
+  int calls = 0;
+  const int result = ops::DispatchByDevice("ops::Test", Device::kCpu, [&] {
+    ++calls;
+    return 7;
+  });
+  EXPECT_EQ(result, 7);
+  EXPECT_EQ(calls, 1);
+}
+
+TEST(DispatchDeathTest, CudaTensorWithoutCudaKernelNamesTheOp) {
+  EXPECT_DEATH(
+      {
+        static HostMemoryAsCudaAllocator allocator;
+        RegisterAllocator(Device::kCuda, &allocator);
+        const Tensor x = Tensor::Zeros({2, 3}, DType::kF32, Device::kCuda);
+        const Tensor w = Tensor::Zeros({4, 3}, DType::kF32, Device::kCuda);
+        ops::Linear(x, w, Tensor(), DType::kF32);
+      },
+      "ops::Linear has no CUDA kernel yet");
+}
+
+TEST(DispatchDeathTest, TensorsOnDifferentDevicesAreRejected) {
+  EXPECT_DEATH(
+      {
+        static HostMemoryAsCudaAllocator allocator;
+        RegisterAllocator(Device::kCuda, &allocator);
+        const Tensor x = Tensor::Zeros({2, 3}, DType::kF32, Device::kCpu);
+        const Tensor w = Tensor::Zeros({4, 3}, DType::kF32, Device::kCuda);
+        ops::Linear(x, w, Tensor(), DType::kF32);
+      },
+      "different devices");
+  EXPECT_DEATH(ops::CommonDevice("ops::Test", {Tensor()}), "no defined input");
+}
+
+}  // namespace
+}  // namespace xlmr
