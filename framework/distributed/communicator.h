@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "framework/distributed/launch_environment.h"
@@ -23,13 +24,17 @@ class Communicator {
   virtual int rank() const = 0;
   virtual int world_size() const = 0;
 
-  // In place: every element becomes the mean over ranks. `data` is a contiguous f32 tensor
-  // (a gradient bucket). Counted in allreduce_calls().
-  virtual void AllReduceMean(Tensor& data) = 0;
+  // In place: every element becomes the sum over ranks. `data` is a contiguous f32 tensor
+  // (a gradient bucket). Counted in allreduce_calls(). A sum, not a mean: the trainer
+  // normalises each rank's loss by the global batch's example count, so the sum is exactly
+  // the gradient of the mean loss even when ranks hold different numbers of examples.
+  virtual void AllReduceSum(Tensor& data) = 0;
   // Logical AND over ranks (e.g. "all gradients finite").
   virtual bool AllTrue(bool value) = 0;
   // Sum over ranks of a few doubles (metrics: losses, token counts), in place.
   virtual void AllReduceSumDoubles(double* values, size_t count) = 0;
+  // Every rank's `local` values concatenated in rank order (sizes may differ per rank).
+  virtual std::vector<double> AllGatherDoubles(const std::vector<double>& local) = 0;
   // Copies `bytes` bytes of rank `root`'s buffer into everyone's.
   virtual void Broadcast(void* data, size_t bytes, int root) = 0;
   virtual void Barrier() = 0;

@@ -11,9 +11,10 @@ class LocalCommunicator final : public Communicator {
  public:
   int rank() const override { return 0; }
   int world_size() const override { return 1; }
-  void AllReduceMean(Tensor&) override { ++allreduce_calls_; }
+  void AllReduceSum(Tensor&) override { ++allreduce_calls_; }
   bool AllTrue(bool value) override { return value; }
   void AllReduceSumDoubles(double*, size_t) override {}
+  std::vector<double> AllGatherDoubles(const std::vector<double>& local) override { return local; }
   void Broadcast(void*, size_t, int) override {}
   void Barrier() override {}
   [[noreturn]] void Abort(int exit_code) override;

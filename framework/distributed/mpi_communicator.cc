@@ -37,7 +37,7 @@ MpiCommunicator::~MpiCommunicator() {
   if (!finalized) MPI_Finalize();
 }
 
-void MpiCommunicator::AllReduceMean(Tensor& data) {
+void MpiCommunicator::AllReduceSum(Tensor& data) {
   XLMR_CHECK(data.dtype() == DType::kF32 && data.device() == Device::kCpu)
       << "MPI all-reduce takes host f32 buffers";
   float* values = data.data<float>();
@@ -47,8 +47,6 @@ void MpiCommunicator::AllReduceMean(Tensor& data) {
     const int count = static_cast<int>(std::min<int64_t>(chunk, data.numel() - begin));
     MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, values + begin, count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD));
   }
-  const float inverse = 1.0f / static_cast<float>(world_size_);
-  for (int64_t i = 0; i < data.numel(); ++i) values[i] *= inverse;
   ++allreduce_calls_;
 }
 
@@ -61,6 +59,21 @@ bool MpiCommunicator::AllTrue(bool value) {
 void MpiCommunicator::AllReduceSumDoubles(double* values, size_t count) {
   MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, values, static_cast<int>(count), MPI_DOUBLE, MPI_SUM,
                           MPI_COMM_WORLD));
+}
+
+std::vector<double> MpiCommunicator::AllGatherDoubles(const std::vector<double>& local) {
+  const int count = static_cast<int>(local.size());
+  std::vector<int> counts(world_size_), displacements(world_size_);
+  MPI_CHECK(MPI_Allgather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, MPI_COMM_WORLD));
+  int total = 0;
+  for (int r = 0; r < world_size_; ++r) {
+    displacements[r] = total;
+    total += counts[r];
+  }
+  std::vector<double> all(total);
+  MPI_CHECK(MPI_Allgatherv(local.data(), count, MPI_DOUBLE, all.data(), counts.data(),
+                           displacements.data(), MPI_DOUBLE, MPI_COMM_WORLD));
+  return all;
 }
 
 void MpiCommunicator::Broadcast(void* data, size_t bytes, int root) {

@@ -18,9 +18,10 @@ class MpiCommunicator final : public Communicator {
 
   int rank() const override { return rank_; }
   int world_size() const override { return world_size_; }
-  void AllReduceMean(Tensor& data) override;
+  void AllReduceSum(Tensor& data) override;
   bool AllTrue(bool value) override;
   void AllReduceSumDoubles(double* values, size_t count) override;
+  std::vector<double> AllGatherDoubles(const std::vector<double>& local) override;
   void Broadcast(void* data, size_t bytes, int root) override;
   void Barrier() override;
   [[noreturn]] void Abort(int exit_code) override;

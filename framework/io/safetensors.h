@@ -14,9 +14,10 @@
 // entries by hash, i.e. unpredictably; we order them by key).
 //
 // Example (see tests/framework/io/safetensors_test.cc):
-//   XLMR_ASSIGN_OR_RETURN(io::SafetensorsFile file, io::ReadSafetensors(dir + "/model.safetensors"));
-//   XLMR_ASSIGN_OR_RETURN(Tensor w, io::ToTensor(file, "classifier.dense.weight", Device::kCuda));
-//   XLMR_RETURN_IF_ERROR(io::WriteSafetensors(out, {{"classifier.dense.weight", w}}, {{"format", "pt"}}));
+//   XLMR_ASSIGN_OR_RETURN(io::SafetensorsFile file, io::ReadSafetensors(dir +
+//   "/model.safetensors")); XLMR_ASSIGN_OR_RETURN(Tensor w, io::ToTensor(file,
+//   "classifier.dense.weight", Device::kCuda)); XLMR_RETURN_IF_ERROR(io::WriteSafetensors(out,
+//   {{"classifier.dense.weight", w}}, {{"format", "pt"}}));
 #ifndef XLMR_FRAMEWORK_IO_SAFETENSORS_H_
 #define XLMR_FRAMEWORK_IO_SAFETENSORS_H_
 

@@ -18,18 +18,17 @@ uint16_t Bits16At(const uint8_t* bytes, int64_t i) {
 
 }  // namespace
 
-absl::StatusOr<Tensor> ToTensor(const SafetensorsFile& file, absl::string_view name,
-                                Device device, MemoryCategory category) {
+absl::StatusOr<Tensor> ToTensor(const SafetensorsFile& file, absl::string_view name, Device device,
+                                MemoryCategory category) {
   const SafetensorsTensor* source = file.Find(name);
   if (source == nullptr) {
     return absl::NotFoundError(absl::StrCat(file.path(), ": no tensor named '", name, "'"));
   }
   const std::string& dtype = source->dtype;
   if (dtype != "F32" && dtype != "F16" && dtype != "BF16") {
-    return absl::InvalidArgumentError(
-        absl::StrCat(file.path(), ": dtype ", dtype,
-                     " cannot be converted to F32 (only F32, F16 and BF16 can) (tensor '", name,
-                     "')"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        file.path(), ": dtype ", dtype,
+        " cannot be converted to F32 (only F32, F16 and BF16 can) (tensor '", name, "')"));
   }
   Tensor host = Tensor::Zeros(source->shape, DType::kF32, Device::kCpu, category);
   const int64_t count = host.numel();

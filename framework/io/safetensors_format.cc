@@ -1,6 +1,7 @@
-// Dtype table and UTF-8 validation shared by the safetensors reader and writer.
+// Dtype table, UTF-8 validation and error helpers shared by the safetensors reader and writer.
 #include <cstdint>
 
+#include "absl/strings/str_cat.h"
 #include "framework/io/safetensors.h"
 #include "framework/io/safetensors_internal.h"
 
@@ -15,11 +16,10 @@ struct DtypeInfo {
 // In the order of the reference's `enum Dtype` ("MUST be in increasing alignment order"),
 // which its writer sorts by; the index is the rank.
 constexpr DtypeInfo kDtypes[] = {
-    {"BOOL", 8},        {"F4", 4},          {"F6_E2M3", 6},      {"F6_E3M2", 6},
-    {"U8", 8},          {"I8", 8},          {"F8_E5M2", 8},      {"F8_E4M3", 8},
-    {"F8_E8M0", 8},     {"F8_E4M3FNUZ", 8}, {"F8_E5M2FNUZ", 8},  {"I16", 16},
-    {"U16", 16},        {"F16", 16},        {"BF16", 16},        {"I32", 32},
-    {"U32", 32},        {"F32", 32},        {"C64", 64},         {"F64", 64},
+    {"BOOL", 8},        {"F4", 4},      {"F6_E2M3", 6}, {"F6_E3M2", 6}, {"U8", 8},
+    {"I8", 8},          {"F8_E5M2", 8}, {"F8_E4M3", 8}, {"F8_E8M0", 8}, {"F8_E4M3FNUZ", 8},
+    {"F8_E5M2FNUZ", 8}, {"I16", 16},    {"U16", 16},    {"F16", 16},    {"BF16", 16},
+    {"I32", 32},        {"U32", 32},    {"F32", 32},    {"C64", 64},    {"F64", 64},
     {"I64", 64},        {"U64", 64},
 };
 
@@ -73,6 +73,15 @@ size_t FirstInvalidUtf8Byte(absl::string_view text) {
     i += lead.length;
   }
   return absl::string_view::npos;
+}
+
+absl::Status Invalid(const std::string& path, absl::string_view what) {
+  return absl::InvalidArgumentError(absl::StrCat(path, ": ", what));
+}
+
+absl::Status InvalidTensor(const std::string& path, absl::string_view what,
+                           absl::string_view tensor) {
+  return absl::InvalidArgumentError(absl::StrCat(path, ": ", what, " (tensor '", tensor, "')"));
 }
 
 }  // namespace xlmr::io

@@ -17,9 +17,6 @@
 namespace xlmr::io {
 namespace {
 
-static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
-              "safetensors data is little-endian and is written here as host bytes");
-
 using Json = nlohmann::ordered_json;  // serialises keys in insertion order
 
 const char* SafetensorsDtypeName(DType dtype) {
@@ -98,7 +95,8 @@ std::string HeaderText(const std::map<std::string, std::string>& metadata,
   }
   for (const PlannedTensor& planned : plan) {
     Json shape = Json::array();
-    for (int64_t size : planned.source->tensor.shape()) shape.push_back(static_cast<uint64_t>(size));
+    for (int64_t size : planned.source->tensor.shape())
+      shape.push_back(static_cast<uint64_t>(size));
     Json entry = Json::object();
     entry["dtype"] = planned.dtype;
     entry["shape"] = std::move(shape);
@@ -170,7 +168,8 @@ absl::Status WriteSafetensors(const std::string& path, const std::vector<NamedTe
   const std::string temp_path = path + ".tmp";
   absl::Status status = WriteNewFile(temp_path, header, plan);
   if (status.ok() && std::rename(temp_path.c_str(), path.c_str()) != 0) {
-    status = absl::ErrnoToStatus(errno, absl::StrCat(path, ": cannot rename ", temp_path, " to it"));
+    status =
+        absl::ErrnoToStatus(errno, absl::StrCat(path, ": cannot rename ", temp_path, " to it"));
   }
   if (!status.ok()) unlink(temp_path.c_str());  // may not exist; nothing else to undo
   return status;

@@ -20,18 +20,18 @@ inline void CheckActivation(const char* op, const char* name, const Tensor& t) {
 inline void CheckTensor(const char* op, const char* name, const Tensor& t, DType dtype,
                         const Shape& shape) {
   XLMR_CHECK(t.defined()) << op << ": " << name << " is undefined";
-  XLMR_CHECK(t.dtype() == dtype) << op << ": " << name << " must be " << DTypeName(dtype)
-                                 << ", is " << DTypeName(t.dtype());
-  XLMR_CHECK(t.shape() == shape) << op << ": " << name << " must have shape "
-                                 << ShapeString(shape) << ", has " << ShapeString(t.shape());
+  XLMR_CHECK(t.dtype() == dtype) << op << ": " << name << " must be " << DTypeName(dtype) << ", is "
+                                 << DTypeName(t.dtype());
+  XLMR_CHECK(t.shape() == shape) << op << ": " << name << " must have shape " << ShapeString(shape)
+                                 << ", has " << ShapeString(t.shape());
 }
 
 // Two tensors of the same shape.
-inline void CheckSameShape(const char* op, const char* name_a, const Tensor& a,
-                           const char* name_b, const Tensor& b) {
-  XLMR_CHECK(a.shape() == b.shape()) << op << ": " << name_a << " " << ShapeString(a.shape())
-                                     << " and " << name_b << " " << ShapeString(b.shape())
-                                     << " must have the same shape";
+inline void CheckSameShape(const char* op, const char* name_a, const Tensor& a, const char* name_b,
+                           const Tensor& b) {
+  XLMR_CHECK(a.shape() == b.shape())
+      << op << ": " << name_a << " " << ShapeString(a.shape()) << " and " << name_b << " "
+      << ShapeString(b.shape()) << " must have the same shape";
 }
 
 // An output dtype an op may produce: f32 or f16.

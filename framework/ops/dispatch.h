@@ -1,12 +1,14 @@
 // How an op picks its backend: the one place where framework/ops meets kernels/{cpu,cuda}.
 //
-// Every op in framework/ops follows the same three lines (see linear.cc):
+// Every op in framework/ops follows the same pattern (linear.cc is the model to copy):
 //
 //   Tensor Linear(const Tensor& x, const Tensor& weight, const Tensor& bias, DType out_dtype) {
-//     const Device device = CommonDevice("ops::Linear", {x, weight, bias});
-//     ... XLMR_CHECK the shapes and dtypes ...
-//     return DispatchByDevice("ops::Linear", device,
-//                             [&] { return kernels::cpu::LinearForward(x, weight, bias, out_dtype); });
+//     constexpr const char* kOp = "ops::Linear";
+//     const Device device = CommonDevice(kOp, {x, weight, bias});
+//     ... XLMR_CHECK shapes and dtypes (checks.h) ...
+//     return DispatchByDevice(kOp, device, [&] {
+//       return kernels::cpu::LinearForward(x, weight, bias, out_dtype);
+//     });
 //   }
 //
 // CPU tensors run the CPU kernel. CUDA tensors abort with "ops::Linear has no CUDA kernel yet"

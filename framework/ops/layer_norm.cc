@@ -34,8 +34,8 @@ LayerNormOutput LayerNorm(const Tensor& x, const Tensor& gamma, const Tensor& be
   });
 }
 
-Tensor LayerNormBackward(const Tensor& dy, const Tensor& x, const Tensor& gamma,
-                         const Tensor& mean, const Tensor& rstd, Tensor* dgamma, Tensor* dbeta) {
+Tensor LayerNormBackward(const Tensor& dy, const Tensor& x, const Tensor& gamma, const Tensor& mean,
+                         const Tensor& rstd, Tensor* dgamma, Tensor* dbeta) {
   constexpr const char* kOp = "ops::LayerNormBackward";
   XLMR_CHECK(dgamma != nullptr && dbeta != nullptr) << kOp << ": dgamma and dbeta are required";
   const Device device = CommonDevice(kOp, {dy, x, gamma, mean, rstd, *dgamma, *dbeta});

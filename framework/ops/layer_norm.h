@@ -23,8 +23,8 @@ LayerNormOutput LayerNorm(const Tensor& x, const Tensor& gamma, const Tensor& be
 // Backward needs x, gamma and the forward's mean and rstd (not y).
 // [in] dy [..., H] f32|f16 (x's shape). [in,out] dgamma, dbeta [H] f32 (+=).
 // Returns dx of x's shape and dtype.
-Tensor LayerNormBackward(const Tensor& dy, const Tensor& x, const Tensor& gamma,
-                         const Tensor& mean, const Tensor& rstd, Tensor* dgamma, Tensor* dbeta);
+Tensor LayerNormBackward(const Tensor& dy, const Tensor& x, const Tensor& gamma, const Tensor& mean,
+                         const Tensor& rstd, Tensor* dgamma, Tensor* dbeta);
 
 }  // namespace xlmr::ops
 

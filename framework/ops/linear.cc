@@ -14,9 +14,9 @@ int64_t CheckLinearOperands(const char* op, const Tensor& x, const Tensor& weigh
   XLMR_CHECK(x.rank() >= 2) << op << ": x must have rank >= 2, has " << ShapeString(x.shape());
   XLMR_CHECK(weight.rank() == 2) << op << ": weight must be [out, in], is "
                                  << ShapeString(weight.shape());
-  XLMR_CHECK(x.dim(-1) == weight.dim(1)) << op << ": x " << ShapeString(x.shape())
-                                         << " does not match weight "
-                                         << ShapeString(weight.shape());
+  XLMR_CHECK(x.dim(-1) == weight.dim(1))
+      << op << ": x " << ShapeString(x.shape()) << " does not match weight "
+      << ShapeString(weight.shape());
   return weight.dim(0);
 }
 
@@ -28,9 +28,8 @@ Tensor Linear(const Tensor& x, const Tensor& weight, const Tensor& bias, DType o
   const int64_t out = CheckLinearOperands(kOp, x, weight);
   if (bias.defined()) CheckTensor(kOp, "bias", bias, DType::kF32, {out});
   CheckOutputDType(kOp, out_dtype);
-  return DispatchByDevice(kOp, device, [&] {
-    return kernels::cpu::LinearForward(x, weight, bias, out_dtype);
-  });
+  return DispatchByDevice(kOp, device,
+                          [&] { return kernels::cpu::LinearForward(x, weight, bias, out_dtype); });
 }
 
 Tensor LinearBackward(const Tensor& dy, const Tensor& x, const Tensor& weight, Tensor* dweight,

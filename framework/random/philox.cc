@@ -18,8 +18,8 @@ PhiloxKey DropoutPhiloxKey(const DropoutKey& key) {
 
 PhiloxCounter DropoutCounter(const DropoutKey& key, int64_t block) {
   CheckSite(key);
-  XLMR_CHECK(block >= 0 && block < (int64_t{1} << 32)) << "dropout block " << block
-                                                        << " outside the 32-bit counter word";
+  XLMR_CHECK(block >= 0 && block < (int64_t{1} << 32))
+      << "dropout block " << block << " outside the 32-bit counter word";
   return {static_cast<uint32_t>(block), (key.op << 16) | key.layer, key.micro_step, key.step};
 }
 

@@ -56,11 +56,11 @@ inline float UniformFromWord(uint32_t word) {
 
 // Identifies one dropout site in one micro-step of training.
 struct DropoutKey {
-  uint64_t seed = 0;         // the run's seed
-  uint32_t step = 0;         // optimizer step
-  uint32_t micro_step = 0;   // micro-step within the accumulation window
-  uint32_t layer = 0;        // < 2^16: encoder block (or any site group)
-  uint32_t op = 0;           // < 2^16: which dropout inside the layer
+  uint64_t seed = 0;        // the run's seed
+  uint32_t step = 0;        // optimizer step
+  uint32_t micro_step = 0;  // micro-step within the accumulation window
+  uint32_t layer = 0;       // < 2^16: encoder block (or any site group)
+  uint32_t op = 0;          // < 2^16: which dropout inside the layer
 };
 
 // Largest element index a dropout mask may address: the Philox block index (element / 4)

@@ -13,7 +13,8 @@ constexpr float kInvSqrt2Pi = 0.39894228040143268f;
 }  // namespace
 
 Tensor GeluForward(const Tensor& x) {
-  return MapElements(x, x.dtype(), [](float v) { return 0.5f * v * (1.0f + std::erf(v * kInvSqrt2)); });
+  return MapElements(x, x.dtype(),
+                     [](float v) { return 0.5f * v * (1.0f + std::erf(v * kInvSqrt2)); });
 }
 
 Tensor GeluBackward(const Tensor& dy, const Tensor& x) {

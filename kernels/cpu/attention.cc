@@ -195,7 +195,7 @@ void AttentionBackward(const Tensor& d_context, const Tensor& q, const Tensor& k
       cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, g.seq, g.seq, g.head_dim, 1.0f,
                   dctx_head, g.hidden, v32.data<float>() + head, g.hidden, 0.0f,
                   d_scores.data(), g.seq);
-      //RoundAll(dtype, block, d_scores.data());
+      RoundAll(dtype, block, d_scores.data());
       // dv_h[S, d] = dropped^T * d_context_h.
       cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, g.seq, g.head_dim, g.seq, 1.0f,
                   dropped.data(), g.seq, dctx_head, g.hidden, 0.0f, dv32.data<float>() + head,

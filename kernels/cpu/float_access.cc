@@ -9,11 +9,10 @@ namespace xlmr::kernels::cpu {
 namespace {
 
 void CheckRange(const Tensor& t, int64_t begin, int64_t count) {
-  XLMR_CHECK(t.device() == Device::kCpu) << "CPU kernel given a " << DeviceName(t.device())
-                                         << " tensor";
+  XLMR_CHECK(t.device() == Device::kCpu)
+      << "CPU kernel given a " << DeviceName(t.device()) << " tensor";
   XLMR_CHECK(begin >= 0 && count >= 0 && begin + count <= t.numel())
-      << "elements [" << begin << ", " << begin + count << ") outside a tensor of "
-      << t.numel();
+      << "elements [" << begin << ", " << begin + count << ") outside a tensor of " << t.numel();
 }
 
 }  // namespace

@@ -49,8 +49,8 @@ void LayerNormForward(const Tensor& x, const Tensor& gamma, const Tensor& beta, 
 
 // With xhat = (x - mean) * rstd and g = dy * gamma:
 //   dx = rstd * (g - mean_j(g) - xhat * mean_j(g * xhat)),  dgamma += dy * xhat,  dbeta += dy.
-Tensor LayerNormBackward(const Tensor& dy, const Tensor& x, const Tensor& gamma,
-                         const Tensor& mean, const Tensor& rstd, Tensor* dgamma, Tensor* dbeta) {
+Tensor LayerNormBackward(const Tensor& dy, const Tensor& x, const Tensor& gamma, const Tensor& mean,
+                         const Tensor& rstd, Tensor* dgamma, Tensor* dbeta) {
   const int64_t width = gamma.numel();
   const int64_t rows = x.numel() / width;
   Tensor dx = Tensor::Zeros(x.shape(), x.dtype(), x.device(), MemoryCategory::kActivations);

@@ -17,8 +17,8 @@ void LayerNormForward(const Tensor& x, const Tensor& gamma, const Tensor& beta, 
 
 // [in] dy, x [rows..., H] f32|f16; gamma [H] f32; mean, rstd [rows] f32 from the forward.
 // [in,out] dgamma, dbeta [H] f32 (+=). Returns dx [rows..., H] of x's dtype.
-Tensor LayerNormBackward(const Tensor& dy, const Tensor& x, const Tensor& gamma,
-                         const Tensor& mean, const Tensor& rstd, Tensor* dgamma, Tensor* dbeta);
+Tensor LayerNormBackward(const Tensor& dy, const Tensor& x, const Tensor& gamma, const Tensor& mean,
+                         const Tensor& rstd, Tensor* dgamma, Tensor* dbeta);
 
 }  // namespace xlmr::kernels::cpu
 

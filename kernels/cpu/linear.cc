@@ -20,9 +20,9 @@ Shape WithLastDim(const Shape& x, int64_t last) {
 // An f32 result buffer that becomes the op's output: counted as activations when it is
 // returned as is (f32 output), as workspace when it is only rounded into the output.
 Tensor F32Result(const Shape& shape, DType final_dtype, Device device) {
-  return Tensor::Zeros(shape, DType::kF32, device,
-                       final_dtype == DType::kF32 ? MemoryCategory::kActivations
-                                                  : MemoryCategory::kWorkspace);
+  return Tensor::Zeros(
+      shape, DType::kF32, device,
+      final_dtype == DType::kF32 ? MemoryCategory::kActivations : MemoryCategory::kWorkspace);
 }
 
 void BroadcastBiasRows(const Tensor& bias, int64_t rows, float* y) {
@@ -55,8 +55,8 @@ Tensor LinearForward(const Tensor& x, const Tensor& weight, const Tensor& bias, 
     const Tensor x32 = AsF32(x);
     const Tensor w32 = AsF32(weight);
     // y[rows, out] = 1 * x[rows, in] * w[out, in]^T + 1 * y (the broadcast bias, or zeros).
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, out, in, 1.0f,
-                x32.data<float>(), in, w32.data<float>(), in, 1.0f, y32.data<float>(), out);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, out, in, 1.0f, x32.data<float>(), in,
+                w32.data<float>(), in, 1.0f, y32.data<float>(), out);
   }
   return RoundToDType(y32, out_dtype);
 }
@@ -72,12 +72,11 @@ Tensor LinearBackward(const Tensor& dy, const Tensor& x, const Tensor& weight, T
     const Tensor x32 = AsF32(x);
     const Tensor w32 = AsF32(weight);
     // dx[rows, in] = dy[rows, out] * w[out, in].
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, in, out, 1.0f,
-                dy32.data<float>(), out, w32.data<float>(), in, 0.0f, dx32.data<float>(), in);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, in, out, 1.0f, dy32.data<float>(),
+                out, w32.data<float>(), in, 0.0f, dx32.data<float>(), in);
     // dweight[out, in] += dy[rows, out]^T * x[rows, in].
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, out, in, rows, 1.0f,
-                dy32.data<float>(), out, x32.data<float>(), in, 1.0f, dweight->data<float>(),
-                in);
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, out, in, rows, 1.0f, dy32.data<float>(),
+                out, x32.data<float>(), in, 1.0f, dweight->data<float>(), in);
   }
   if (dbias != nullptr) AccumulateColumnSums(dy32.data<float>(), rows, out, dbias);
   return RoundToDType(dx32, dx_dtype);

@@ -222,7 +222,7 @@ absl::StatusOr<std::vector<std::string>> ParseId2Label(const ConfigReader& reade
                                                    count, ") (keys must be 0..n-1)"));
     }
     if (!name.is_string()) {
-      return reader.Error("id2label", "[\"" + key + "\"] must be a string, got " + name.dump());
+      return reader.Error("id2label[\"" + key + "\"]", "must be a string, got " + name.dump());
     }
     names[id] = name.get<std::string>();
   }
@@ -242,9 +242,9 @@ absl::StatusOr<std::vector<std::string>> ParseLabel2Id(const ConfigReader& reade
   for (const auto& [name, id] : map.items()) {
     if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() >= count ||
         seen[id.get<int64_t>()]) {
-      return reader.Error("label2id", absl::StrCat("[\"", name, "\"] = ", id.dump(),
-                                                   ": ids must be the integers 0..", count - 1,
-                                                   ", each once"));
+      return reader.Error(absl::StrCat("label2id[\"", name, "\"]"),
+                          absl::StrCat("= ", id.dump(), ": ids must be the integers 0..",
+                                       count - 1, ", each once"));
     }
     names[id.get<int64_t>()] = name;
     seen[id.get<int64_t>()] = true;

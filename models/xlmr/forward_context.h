@@ -1,29 +1,17 @@
-// What one forward/backward pass of a model needs to know besides its inputs.
+// The XLM-R model's view of a pass: the framework's PassContext plus the names of its
+// dropout sites (the `op` field of every DropoutKey it makes).
 #ifndef XLMR_MODELS_XLMR_FORWARD_CONTEXT_H_
 #define XLMR_MODELS_XLMR_FORWARD_CONTEXT_H_
 
 #include <cstdint>
 
-#include "framework/random/philox.h"
-#include "framework/tensor/dtype.h"
+#include "framework/train/model_interface.h"
 
 namespace xlmr::models {
 
-struct ForwardContext {
-  bool training = false;  // dropout on
-  bool fp16 = false;      // autocast: matrix products in fp16 with fp32 accumulation
-  uint64_t seed = 0;      // with step and micro_step, keys every dropout mask
-  uint32_t step = 0;
-  uint32_t micro_step = 0;
-
-  // The dtype matrix products consume and produce under this context's precision policy
-  // (PyTorch autocast: linear/matmul in fp16; layer norm, softmax and losses in fp32).
-  DType matmul_dtype() const { return fp16 ? DType::kF16 : DType::kF32; }
-
-  DropoutKey KeyFor(uint32_t layer, uint32_t op) const {
-    return DropoutKey{seed, step, micro_step, layer, op};
-  }
-};
+// The pass context and inputs are the framework's (the trainer builds them).
+using ForwardContext = train::PassContext;
+using train::ModelInputs;
 
 // Which dropout inside a layer a DropoutKey's `op` field names.
 enum DropoutSite : uint32_t {

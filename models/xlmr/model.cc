@@ -49,7 +49,7 @@ Tensor XlmrForSequenceClassification::Forward(const ModelInputs& inputs,
 }
 
 void XlmrForSequenceClassification::Backward(const Tensor& d_logits, const ForwardContext& context,
-                                             const BucketReadyFn& on_bucket_ready) {
+                                             const train::BucketReadyFn& on_bucket_ready) {
   XLMR_CHECK(encoder_output_.defined()) << "Backward without a Forward that kept activations";
   Tensor d_hidden = head_.Backward(d_logits, head_saved_, store_, context);
   head_saved_.Clear();

@@ -24,39 +24,33 @@
 
 namespace xlmr::models {
 
-// A padded batch, already on the model's device.
-struct ModelInputs {
-  Tensor input_ids;       // [B,S] i32, padded with pad_token_id
-  Tensor attention_mask;  // [B,S] i32: 1 real token, 0 padding
-};
-
-class XlmrForSequenceClassification {
+class XlmrForSequenceClassification final : public train::TrainableModel {
  public:
   XlmrForSequenceClassification(XlmrConfig config, Device device);
 
   const XlmrConfig& config() const { return config_; }
   const ParameterLayout& layout() const { return layout_; }
-  ParameterStore& parameters() { return store_; }
+  ParameterStore& parameters() override { return store_; }
   const ParameterStore& parameters() const { return store_; }
-  int num_blocks() const { return config_.num_hidden_layers; }
+  int num_blocks() const override { return static_cast<int>(config_.num_hidden_layers); }
 
   // recompute[i] == true: block i keeps only its input in forward and is recomputed before
   // its backward. Empty (the default) keeps everything.
-  void SetRecomputePlan(std::vector<bool> recompute);
+  void SetRecomputePlan(std::vector<bool> recompute) override;
 
   // Returns logits [B, num_labels] (matmul dtype). Keeps the activations for Backward when
   // `keep_activations`; evaluation passes false and keeps nothing.
-  Tensor Forward(const ModelInputs& inputs, const ForwardContext& context, bool keep_activations);
+  Tensor Forward(const ModelInputs& inputs, const ForwardContext& context,
+                 bool keep_activations) override;
 
   // [in] d_logits [B, num_labels] (any float dtype): the gradient of the (scaled) loss.
   // Accumulates every parameter gradient (+=) and calls on_bucket_ready(bucket) as each
   // bucket's gradients are final for this pass. Frees the saved activations as it goes.
-  using BucketReadyFn = std::function<void(int bucket)>;
   void Backward(const Tensor& d_logits, const ForwardContext& context,
-                const BucketReadyFn& on_bucket_ready);
+                const train::BucketReadyFn& on_bucket_ready) override;
 
   // Drops any saved activations (e.g. when a step is abandoned).
-  void ReleaseActivations();
+  void ReleaseActivations() override;
 
  private:
   bool Recomputes(int block) const;

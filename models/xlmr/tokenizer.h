@@ -90,8 +90,9 @@ class XlmrTokenizer {
   // with `longest_first` (single: cut the right end of A; pair: `rule`). A present but empty
   // `pair` is a pair with no tokens ([0] + A + [2, 2, 2]), as in HF's slow tokenizer.
   // Requires max_length >= 2 (single) or 4 (pair): the caller validates its flag.
+  // The default rule is the fast tokenizer's: what AutoTokenizer gives HF Trainer users.
   Encoding Encode(absl::string_view text, std::optional<absl::string_view> pair, int max_length,
-                  PairTruncation rule = PairTruncation::kSlowTokenizer) const;
+                  PairTruncation rule = PairTruncation::kFastTokenizer) const;
 
   // Number of SentencePiece pieces (250000 for xlm-roberta).
   int64_t spm_size() const;

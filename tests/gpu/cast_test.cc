@@ -7,6 +7,7 @@
 // Skipped (with the reason) when no GPU is visible, e.g. on the build machine.
 #include "kernels/cuda/cast.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -182,8 +183,13 @@ TEST_F(CudaCastTest, EverySixteenBitValueConvertsToEveryOtherType) {
 
 TEST_F(CudaCastTest, SameDTypeIsAnExactCopyIncludingNanPayloads) {
   const std::vector<uint32_t> inputs = TrickyFloatBits();
-  EXPECT_EQ(BitsOf<uint32_t>(CastOnGpu(DeviceTensorFromBits(inputs, DType::kF32), DType::kF32)),
-            inputs);
+  const std::vector<uint32_t> outputs =
+      BitsOf<uint32_t>(CastOnGpu(DeviceTensorFromBits(inputs, DType::kF32), DType::kF32));
+  ASSERT_EQ(outputs.size(), inputs.size());
+  const auto first_difference = std::mismatch(inputs.begin(), inputs.end(), outputs.begin());
+  EXPECT_TRUE(first_difference.first == inputs.end())
+      << "element " << (first_difference.first - inputs.begin()) << ": 0x" << std::hex
+      << *first_difference.first << " copied as 0x" << *first_difference.second;
 }
 
 TEST_F(CudaCastTest, WritesOnlyTheDestinationViewAtAnOddOffset) {

@@ -34,13 +34,13 @@ int Run() {
   Expect(comm.world_size() == 2, "world size 2", rank);
   Expect(rank == env->rank, "rank agrees with OMPI_COMM_WORLD_RANK", rank);
 
-  // Rank r holds (r + 1) * i: the mean over ranks 0 and 1 is 1.5 * i (exact in binary).
+  // Rank r holds (r + 1) * i: the sum over ranks 0 and 1 is 3 * i.
   Tensor bucket = Tensor::Zeros({1001}, DType::kF32, Device::kCpu, MemoryCategory::kGradients);
   for (int i = 0; i < 1001; ++i) bucket.data<float>()[i] = static_cast<float>((rank + 1) * i);
-  comm.AllReduceMean(bucket);
-  bool mean_ok = true;
-  for (int i = 0; i < 1001; ++i) mean_ok &= bucket.data<float>()[i] == 1.5f * static_cast<float>(i);
-  Expect(mean_ok, "AllReduceMean gives the mean over ranks", rank);
+  comm.AllReduceSum(bucket);
+  bool sum_ok = true;
+  for (int i = 0; i < 1001; ++i) sum_ok &= bucket.data<float>()[i] == 3.0f * static_cast<float>(i);
+  Expect(sum_ok, "AllReduceSum gives the sum over ranks", rank);
   Expect(comm.allreduce_calls() == 1, "one all-reduce counted", rank);
 
   Expect(comm.AllTrue(true), "AllTrue(true, true)", rank);
@@ -49,6 +49,9 @@ int Run() {
   double sums[2] = {1.0, static_cast<double>(rank)};
   comm.AllReduceSumDoubles(sums, 2);
   Expect(sums[0] == 2.0 && sums[1] == 1.0, "AllReduceSumDoubles", rank);
+
+  const std::vector<double> gathered = comm.AllGatherDoubles(std::vector<double>(rank + 1, rank));
+  Expect(gathered == std::vector<double>({0.0, 1.0, 1.0}), "AllGatherDoubles in rank order", rank);
 
   std::vector<int> payload(5, rank == 0 ? 42 : -1);
   comm.Broadcast(payload.data(), payload.size() * sizeof(int), /*root=*/0);

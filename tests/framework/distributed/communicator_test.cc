@@ -54,8 +54,8 @@ TEST(LocalCommunicatorTest, IdentityCollectivesStillCountAllReduces) {
   LocalCommunicator comm;
   Tensor bucket = Tensor::Zeros({3}, DType::kF32);
   bucket.CopyFromFloats({1.0f, -2.0f, 3.5f});
-  comm.AllReduceMean(bucket);
-  comm.AllReduceMean(bucket);
+  comm.AllReduceSum(bucket);
+  comm.AllReduceSum(bucket);
   EXPECT_EQ(bucket.ToFloatVector(), (std::vector<float>{1.0f, -2.0f, 3.5f}));
   EXPECT_EQ(comm.allreduce_calls(), 2);
   EXPECT_FALSE(comm.AllTrue(false));

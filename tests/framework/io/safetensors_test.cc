@@ -99,8 +99,8 @@ TEST(SafetensorsTest, RoundTripWritesTheReferenceLayoutAndReadsBackEveryValue) {
   absl::StatusOr<SafetensorsFile> file = ReadSafetensors(path);
   ASSERT_TRUE(file.ok()) << file.status();
   EXPECT_THAT(file->metadata(), ElementsAre(Pair("format", "pt")));
-  EXPECT_THAT(file->names(), ElementsAre("counts", "empty", "matrix", "scalar", "indices",
-                                         "brains", "halves"));
+  EXPECT_THAT(file->names(),
+              ElementsAre("counts", "empty", "matrix", "scalar", "indices", "brains", "halves"));
   EXPECT_THAT(FloatsOf(*file, "matrix"), ElementsAre(1, -2, 0.5f, 1e-7f, -0.0f, 3e38f));
   EXPECT_TRUE(std::signbit(FloatsOf(*file, "matrix")[4]));
   EXPECT_THAT(FloatsOf(*file, "halves"), ElementsAre(1, -0.5f, 65504, 5.960464477539063e-8f));

@@ -45,7 +45,9 @@ TEST_P(ActivationShapeTest, GeluMatchesDoubleReferenceAndFiniteDifferences) {
   ASSERT_EQ(y.shape(), shape);
   EXPECT_LE(MaxNormalisedError(y.ToFloatVector(), ReferenceGelu(ToDoubles(x))), 1e-6);
   const Tensor dx = ops::GeluBackward(TensorFrom(shape, DType::kF32, upstream), x_t);
-  auto loss = [&](const std::vector<double>& p) { return Dot(ToDoubles(upstream), ReferenceGelu(p)); };
+  auto loss = [&](const std::vector<double>& p) {
+    return Dot(ToDoubles(upstream), ReferenceGelu(p));
+  };
   EXPECT_LE(MaxNormalisedError(dx.ToFloatVector(), FiniteDifferenceGradient(loss, ToDoubles(x))),
             1e-4);
 }
@@ -58,7 +60,9 @@ TEST_P(ActivationShapeTest, TanhMatchesDoubleReferenceAndFiniteDifferences) {
   EXPECT_LE(MaxNormalisedError(y.ToFloatVector(), ReferenceTanh(ToDoubles(x))), 1e-6);
   // The backward takes the forward's output, as nn.Tanh saves it.
   const Tensor dx = ops::TanhBackward(TensorFrom(shape, DType::kF32, upstream), y);
-  auto loss = [&](const std::vector<double>& p) { return Dot(ToDoubles(upstream), ReferenceTanh(p)); };
+  auto loss = [&](const std::vector<double>& p) {
+    return Dot(ToDoubles(upstream), ReferenceTanh(p));
+  };
   EXPECT_LE(MaxNormalisedError(dx.ToFloatVector(), FiniteDifferenceGradient(loss, ToDoubles(x))),
             1e-4);
 }
@@ -76,7 +80,9 @@ TEST(ActivationsTest, HalfPathRoundsTheFloatResultOnce) {
   const Tensor x16 = TensorFrom(shape, DType::kF16, x), x32 = TensorFrom(shape, DType::kF32, x);
   const Tensor dy16 = TensorFrom(shape, DType::kF16, upstream);
   const Tensor dy32 = TensorFrom(shape, DType::kF32, upstream);
-  auto rounded = [&](const Tensor& t) { return HalfBits(TensorFrom(shape, DType::kF16, t.ToFloatVector())); };
+  auto rounded = [&](const Tensor& t) {
+    return HalfBits(TensorFrom(shape, DType::kF16, t.ToFloatVector()));
+  };
   EXPECT_EQ(HalfBits(ops::Gelu(x16)), rounded(ops::Gelu(x32)));
   EXPECT_EQ(HalfBits(ops::GeluBackward(dy16, x16)), rounded(ops::GeluBackward(dy32, x32)));
   const Tensor t16 = ops::Tanh(x16);

@@ -29,8 +29,8 @@ std::vector<bool> KeptElements(const Tensor& y) {
 TEST(DropoutTest, FollowsTheDocumentedMaskAndScale) {
   const float p = 0.3f;
   const std::vector<float> x = RandomValues(2 * 1030, 71, 0.5f, 1.5f);  // never 0
-  const std::vector<float> y = ops::Dropout(TensorFrom({2, 1030}, DType::kF32, x), p, kKey)
-                                   .ToFloatVector();
+  const std::vector<float> y =
+      ops::Dropout(TensorFrom({2, 1030}, DType::kF32, x), p, kKey).ToFloatVector();
   const float scale = static_cast<float>(1.0 / (1.0 - p));
   for (size_t i = 0; i < x.size(); ++i) {
     const bool keep = DropoutUniform(kKey, static_cast<int64_t>(i)) >= p;
@@ -48,7 +48,8 @@ TEST(DropoutTest, SameKeySameMaskAndEveryKeyFieldChangesIt) {
   others[2].micro_step += 1;
   others[3].layer += 1;
   others[4].op += 1;
-  for (const DropoutKey& other : others) EXPECT_NE(KeptElements(ops::Dropout(x, 0.5f, other)), mask);
+  for (const DropoutKey& other : others)
+    EXPECT_NE(KeptElements(ops::Dropout(x, 0.5f, other)), mask);
 }
 
 // The number of kept elements is Binomial(n, 1 - p): with n = 2^18 its standard deviation is
@@ -72,7 +73,8 @@ TEST(DropoutTest, BackwardUsesTheForwardMask) {
   const Shape shape = {3, 333};
   const std::vector<float> ones(999, 1.0f);
   const std::vector<float> dy = RandomValues(999, 72, 0.5f, 1.5f);
-  const std::vector<bool> mask = KeptElements(ops::Dropout(TensorFrom(shape, DType::kF32, ones), p, kKey));
+  const std::vector<bool> mask =
+      KeptElements(ops::Dropout(TensorFrom(shape, DType::kF32, ones), p, kKey));
   const std::vector<float> dx =
       ops::DropoutBackward(TensorFrom(shape, DType::kF32, dy), p, kKey).ToFloatVector();
   const float scale = static_cast<float>(1.0 / (1.0 - p));

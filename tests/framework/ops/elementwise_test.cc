@@ -45,7 +45,8 @@ TEST(CastTest, RoundsOnceAndWidensExactly) {
   const Tensor x32 = TensorFrom({5}, DType::kF32, values);
   const Tensor x16 = ops::Cast(x32, DType::kF16);
   ASSERT_EQ(x16.dtype(), DType::kF16);
-  for (size_t i = 0; i < values.size(); ++i) EXPECT_EQ(HalfBits(x16)[i], FloatToHalf(values[i]).bits);
+  for (size_t i = 0; i < values.size(); ++i)
+    EXPECT_EQ(HalfBits(x16)[i], FloatToHalf(values[i]).bits);
   EXPECT_TRUE(std::isinf(x16.ToFloatVector()[1]));
   const Tensor back = ops::Cast(x16, DType::kF32);
   ASSERT_EQ(back.dtype(), DType::kF32);
@@ -71,9 +72,9 @@ TEST(CastTest, CastIntoWritesAViewOfAFlatBuffer) {
 }
 
 TEST(ElementwiseDeathTest, RejectsMismatchedShapes) {
-  EXPECT_DEATH(ops::Add(Tensor::Zeros({2, 3}, DType::kF32), Tensor::Zeros({3, 2}, DType::kF32),
-                        DType::kF32),
-               "same shape");
+  EXPECT_DEATH(
+      ops::Add(Tensor::Zeros({2, 3}, DType::kF32), Tensor::Zeros({3, 2}, DType::kF32), DType::kF32),
+      "same shape");
   EXPECT_DEATH(ops::Cast(Tensor::Zeros({2}, DType::kI32), DType::kF32), "f32 or f16");
 }
 

@@ -65,8 +65,8 @@ TEST_P(LayerNormGradientTest, MatchesDoubleReferenceAndFiniteDifferences) {
 
   Tensor dgamma = Tensor::Zeros({width}, DType::kF32);
   Tensor dbeta = Tensor::Zeros({width}, DType::kF32);
-  const Tensor dx = ops::LayerNormBackward(TensorFrom(shape, DType::kF32, upstream), x_t,
-                                           gamma_t, out.mean, out.rstd, &dgamma, &dbeta);
+  const Tensor dx = ops::LayerNormBackward(TensorFrom(shape, DType::kF32, upstream), x_t, gamma_t,
+                                           out.mean, out.rstd, &dgamma, &dbeta);
   const std::vector<double> dy = ToDoubles(upstream);
   auto loss_of_x = [&](const std::vector<double>& p) {
     return Dot(dy, ReferenceLayerNorm(p, ToDoubles(gamma), ToDoubles(beta)));
@@ -77,8 +77,9 @@ TEST_P(LayerNormGradientTest, MatchesDoubleReferenceAndFiniteDifferences) {
   auto loss_of_beta = [&](const std::vector<double>& p) {
     return Dot(dy, ReferenceLayerNorm(ToDoubles(x), ToDoubles(gamma), p));
   };
-  EXPECT_LE(MaxNormalisedError(dx.ToFloatVector(), FiniteDifferenceGradient(loss_of_x, ToDoubles(x))),
-            1e-4);
+  EXPECT_LE(
+      MaxNormalisedError(dx.ToFloatVector(), FiniteDifferenceGradient(loss_of_x, ToDoubles(x))),
+      1e-4);
   EXPECT_LE(MaxNormalisedError(dgamma.ToFloatVector(),
                                FiniteDifferenceGradient(loss_of_gamma, ToDoubles(gamma))),
             1e-4);
@@ -132,8 +133,7 @@ TEST(LayerNormTest, HalfOutputOverflowsToInfinity) {
   const Tensor x = TensorFrom({1, 2}, DType::kF32, {-1.0f, 1.0f});
   const Tensor gamma = TensorFrom({2}, DType::kF32, {1.0f, 70000.0f});
   const Tensor beta = Tensor::Zeros({2}, DType::kF32);
-  const std::vector<float> y =
-      ops::LayerNorm(x, gamma, beta, kEps, DType::kF16).y.ToFloatVector();
+  const std::vector<float> y = ops::LayerNorm(x, gamma, beta, kEps, DType::kF16).y.ToFloatVector();
   EXPECT_TRUE(std::isinf(y[1]));
 }
 

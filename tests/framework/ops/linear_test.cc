@@ -60,8 +60,8 @@ TEST_P(LinearGradientTest, MatchesDoubleReferenceAndFiniteDifferences) {
   Shape y_shape = c.x_shape;
   y_shape.back() = c.out;
   ASSERT_EQ(y.shape(), y_shape);
-  EXPECT_LE(MaxNormalisedError(y.ToFloatVector(),
-                               ReferenceLinear(ToDoubles(x), ToDoubles(w), ToDoubles(b), in, c.out)),
+  EXPECT_LE(MaxNormalisedError(y.ToFloatVector(), ReferenceLinear(ToDoubles(x), ToDoubles(w),
+                                                                  ToDoubles(b), in, c.out)),
             1e-5);
 
   Tensor dweight = Tensor::Zeros({c.out, in}, DType::kF32);
@@ -79,8 +79,9 @@ TEST_P(LinearGradientTest, MatchesDoubleReferenceAndFiniteDifferences) {
   auto loss_of_b = [&](const std::vector<double>& p) {
     return Dot(dy, ReferenceLinear(ToDoubles(x), ToDoubles(w), p, in, c.out));
   };
-  EXPECT_LE(MaxNormalisedError(dx.ToFloatVector(), FiniteDifferenceGradient(loss_of_x, ToDoubles(x))),
-            1e-4);
+  EXPECT_LE(
+      MaxNormalisedError(dx.ToFloatVector(), FiniteDifferenceGradient(loss_of_x, ToDoubles(x))),
+      1e-4);
   EXPECT_LE(MaxNormalisedError(dweight.ToFloatVector(),
                                FiniteDifferenceGradient(loss_of_w, ToDoubles(w))),
             1e-4);
@@ -92,8 +93,7 @@ TEST_P(LinearGradientTest, MatchesDoubleReferenceAndFiniteDifferences) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, LinearGradientTest,
-                         ::testing::Values(LinearCase{{1, 1}, 1, true},
-                                           LinearCase{{3, 5}, 7, true},
+                         ::testing::Values(LinearCase{{1, 1}, 1, true}, LinearCase{{3, 5}, 7, true},
                                            LinearCase{{2, 3, 4}, 6, false},
                                            LinearCase{{17, 33}, 9, true}));
 
@@ -128,14 +128,12 @@ TEST(LinearTest, HalfPathRoundsTheFloatResultOnce) {
   const std::vector<float> upstream = RoundedToHalf(RandomValues(15, 11));
   Tensor dw16 = Tensor::Zeros({3, 8}, DType::kF32);
   Tensor dw32 = Tensor::Zeros({3, 8}, DType::kF32);
-  const Tensor dx16 = ops::LinearBackward(TensorFrom({5, 3}, DType::kF16, upstream),
-                                          TensorFrom({5, 8}, DType::kF16, x),
-                                          TensorFrom({3, 8}, DType::kF16, w), &dw16, nullptr,
-                                          DType::kF16);
-  const Tensor dx32 = ops::LinearBackward(TensorFrom({5, 3}, DType::kF32, upstream),
-                                          TensorFrom({5, 8}, DType::kF32, x),
-                                          TensorFrom({3, 8}, DType::kF32, w), &dw32, nullptr,
-                                          DType::kF32);
+  const Tensor dx16 = ops::LinearBackward(
+      TensorFrom({5, 3}, DType::kF16, upstream), TensorFrom({5, 8}, DType::kF16, x),
+      TensorFrom({3, 8}, DType::kF16, w), &dw16, nullptr, DType::kF16);
+  const Tensor dx32 = ops::LinearBackward(
+      TensorFrom({5, 3}, DType::kF32, upstream), TensorFrom({5, 8}, DType::kF32, x),
+      TensorFrom({3, 8}, DType::kF32, w), &dw32, nullptr, DType::kF32);
   EXPECT_EQ(HalfBits(dx16), HalfBits(TensorFrom({5, 8}, DType::kF16, dx32.ToFloatVector())));
   EXPECT_EQ(dw16.ToFloatVector(), dw32.ToFloatVector());
 }

@@ -18,8 +18,7 @@
 namespace xlmr::testing {
 
 // `count` values uniform in [low, high), the same for the same seed.
-std::vector<float> RandomValues(int64_t count, uint32_t seed, float low = -1.0f,
-                                float high = 1.0f);
+std::vector<float> RandomValues(int64_t count, uint32_t seed, float low = -1.0f, float high = 1.0f);
 
 // A new CPU tensor of `shape` and `dtype` holding `values` (rounded to the dtype).
 Tensor TensorFrom(const Shape& shape, DType dtype, const std::vector<float>& values);

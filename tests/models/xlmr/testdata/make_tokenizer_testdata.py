@@ -30,8 +30,9 @@ and the slow `longest_first` rule of docs/xlmr_reference.md section 5, and are c
     so its ids are recorded separately as `input_ids_fast` (null for an empty pair, which
     transformers 5 treats as no pair at all while the slow tokenizer treats it as a pair).
 
-Also checks, once, that transformers' XLMRobertaConfig loads saved_config_expected.json (the
-C++ test asserts that SaveXlmrConfig writes exactly that file).
+Also checks, once, that transformers' XLMRobertaConfig loads saved_config_expected.json with the
+same values and that XLMRobertaForSequenceClassification builds from it (the C++ test asserts
+that SaveXlmrConfig writes exactly that file).
 
 Run from anywhere: python3 tests/models/xlmr/testdata/make_tokenizer_testdata.py
 """
@@ -45,6 +46,7 @@ import sys
 import tempfile
 
 import sentencepiece
+import torch
 import transformers
 
 transformers.logging.set_verbosity_error()  # truncate_sequences warns once per pair call
@@ -247,9 +249,12 @@ def check_saved_config():
     assert config.id2label == {int(k): v for k, v in ours["id2label"].items()}
     assert config.label2id == ours["label2id"]
     assert config.problem_type == ours["problem_type"]
-    written = config.to_dict()
+    written = config.to_dict()  # what save_pretrained would write back
     for key, value in ours.items():
         assert written.get(key, value) == value or key == "id2label", (key, value, written.get(key))
+    with torch.device("meta"):  # builds the module tree without allocating weights
+        model = transformers.XLMRobertaForSequenceClassification(config)
+    assert model.classifier.out_proj.out_features == config.num_labels
     print(f"transformers {transformers.__version__} XLMRobertaConfig loads {os.path.basename(path)}:"
           f" {config.num_labels} labels, problem_type {config.problem_type}")
 

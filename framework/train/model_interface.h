@@ -1,0 +1,67 @@
+// What the trainer needs from a model, and what a model needs to know about one pass.
+//
+// framework/ never includes models/: a model (models/xlmr is the first) implements
+// TrainableModel, and the trainer works only through it.
+#ifndef XLMR_FRAMEWORK_TRAIN_MODEL_INTERFACE_H_
+#define XLMR_FRAMEWORK_TRAIN_MODEL_INTERFACE_H_
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "framework/random/philox.h"
+#include "framework/tensor/dtype.h"
+#include "framework/tensor/parameter_store.h"
+#include "framework/tensor/tensor.h"
+
+namespace xlmr::train {
+
+// One forward/backward pass: precision policy and the coordinates that key dropout masks.
+struct PassContext {
+  bool training = false;  // dropout on
+  bool fp16 = false;      // autocast: matrix products in fp16 with fp32 accumulation
+  uint64_t seed = 0;
+  uint32_t step = 0;        // optimizer step (0-based)
+  uint32_t micro_step = 0;  // within the accumulation window
+
+  // The dtype matrix products consume and produce under this pass's precision policy
+  // (PyTorch autocast: linear/matmul in fp16; layer norm, softmax and losses in fp32).
+  DType matmul_dtype() const { return fp16 ? DType::kF16 : DType::kF32; }
+
+  DropoutKey KeyFor(uint32_t layer, uint32_t op) const {
+    return DropoutKey{seed, step, micro_step, layer, op};
+  }
+};
+
+// A padded batch on the model's device.
+struct ModelInputs {
+  Tensor input_ids;       // [B,S] i32, padded with the model's pad id
+  Tensor attention_mask;  // [B,S] i32: 1 real token, 0 padding
+};
+
+// Called by Backward each time a gradient bucket of the ParameterStore is final.
+using BucketReadyFn = std::function<void(int bucket)>;
+
+class TrainableModel {
+ public:
+  virtual ~TrainableModel() = default;
+
+  virtual ParameterStore& parameters() = 0;
+  // Number of blocks the recompute plan chooses for.
+  virtual int num_blocks() const = 0;
+  // recompute[i]: block i keeps only its input in forward and is recomputed before backward.
+  virtual void SetRecomputePlan(std::vector<bool> recompute) = 0;
+
+  // Returns logits [B, num_labels]; keeps activations for Backward when keep_activations.
+  virtual Tensor Forward(const ModelInputs& inputs, const PassContext& context,
+                         bool keep_activations) = 0;
+  // Accumulates (+=) parameter gradients for d_logits and reports each finished bucket, in
+  // the store's bucket order (0, 1, 2, ...).
+  virtual void Backward(const Tensor& d_logits, const PassContext& context,
+                        const BucketReadyFn& on_bucket_ready) = 0;
+  virtual void ReleaseActivations() = 0;
+};
+
+}  // namespace xlmr::train
+
+#endif  // XLMR_FRAMEWORK_TRAIN_MODEL_INTERFACE_H_

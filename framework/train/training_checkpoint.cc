@@ -1,0 +1,179 @@
+#include "framework/train/training_checkpoint.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/match.h"
+#include "framework/core/status_macros.h"
+#include "framework/io/safetensors.h"
+#include "nlohmann/json.hpp"
+
+namespace xlmr::train {
+namespace fs = std::filesystem;
+namespace {
+
+constexpr char kStateFile[] = "trainer_state.json";
+constexpr char kOptimizerFile[] = "optimizer.safetensors";
+
+nlohmann::ordered_json StateToJson(const TrainingState& s) {
+  return {{"global_step", s.global_step},
+          {"epoch", s.epoch},
+          {"step_in_epoch", s.step_in_epoch},
+          {"optimizer_steps", s.optimizer_steps},
+          {"loss_scale", s.loss_scale},
+          {"loss_scale_growth_tracker", s.loss_scale_growth_tracker},
+          {"skipped_steps", s.skipped_steps},
+          {"examples_seen", s.examples_seen},
+          {"tokens_seen", s.tokens_seen},
+          {"allreduce_calls", s.allreduce_calls},
+          {"train_seconds", s.train_seconds},
+          {"seed", s.seed},
+          {"global_batch_size", s.global_batch_size},
+          {"train_examples", s.train_examples}};
+}
+
+absl::StatusOr<TrainingState> StateFromJson(const nlohmann::json& j, const std::string& path) {
+  TrainingState s;
+  try {
+    s.global_step = j.at("global_step").get<int64_t>();
+    s.epoch = j.at("epoch").get<int64_t>();
+    s.step_in_epoch = j.at("step_in_epoch").get<int64_t>();
+    s.optimizer_steps = j.at("optimizer_steps").get<int64_t>();
+    s.loss_scale = j.at("loss_scale").get<double>();
+    s.loss_scale_growth_tracker = j.at("loss_scale_growth_tracker").get<int64_t>();
+    s.skipped_steps = j.at("skipped_steps").get<int64_t>();
+    s.examples_seen = j.at("examples_seen").get<int64_t>();
+    s.tokens_seen = j.at("tokens_seen").get<int64_t>();
+    s.allreduce_calls = j.at("allreduce_calls").get<int64_t>();
+    s.train_seconds = j.at("train_seconds").get<double>();
+    s.seed = j.at("seed").get<uint64_t>();
+    s.global_batch_size = j.at("global_batch_size").get<int64_t>();
+    s.train_examples = j.at("train_examples").get<int64_t>();
+  } catch (const nlohmann::json::exception& e) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": ", e.what()));
+  }
+  return s;
+}
+
+absl::Status WriteJsonFile(const std::string& path, const nlohmann::ordered_json& j) {
+  std::ofstream out(path);
+  out << j.dump(2) << "\n";
+  out.close();
+  if (!out) return absl::DataLossError(absl::StrCat(path, ": write failed"));
+  return absl::OkStatus();
+}
+
+void PruneCheckpoints(const std::string& output_dir, int save_total_limit) {
+  if (save_total_limit <= 0) return;
+  std::vector<std::pair<int64_t, std::string>> all = ListCheckpoints(output_dir);
+  for (size_t i = 0; i + save_total_limit < all.size(); ++i) {
+    std::error_code ignored;
+    fs::remove_all(all[i].second, ignored);
+  }
+}
+
+}  // namespace
+
+std::vector<std::pair<int64_t, std::string>> ListCheckpoints(const std::string& output_dir) {
+  std::vector<std::pair<int64_t, std::string>> found;
+  std::error_code error;
+  for (const fs::directory_entry& entry : fs::directory_iterator(output_dir, error)) {
+    const std::string name = entry.path().filename().string();
+    int64_t step = 0;
+    if (entry.is_directory() && absl::StartsWith(name, "checkpoint-") &&
+        absl::SimpleAtoi(name.substr(11), &step)) {
+      found.emplace_back(step, entry.path().string());
+    }
+  }
+  std::sort(found.begin(), found.end());
+  return found;
+}
+
+absl::Status SaveTrainingCheckpoint(const std::string& output_dir, const TrainingState& state,
+                                    const Tensor& exp_avg, const Tensor& exp_avg_sq,
+                                    const SaveModelFn& save_model, int save_total_limit) {
+  const std::string final_dir = absl::StrCat(output_dir, "/checkpoint-", state.global_step);
+  const std::string temp_dir = absl::StrCat(final_dir, ".tmp-", getpid());
+  std::error_code error;
+  fs::remove_all(temp_dir, error);
+  fs::create_directories(temp_dir, error);
+  if (error) return absl::PermissionDeniedError(absl::StrCat(temp_dir, ": ", error.message()));
+  absl::Status status = save_model(temp_dir);
+  if (status.ok()) {
+    status = io::WriteSafetensors(temp_dir + "/" + kOptimizerFile,
+                                  {{"exp_avg", exp_avg}, {"exp_avg_sq", exp_avg_sq}}, {{"format", "pt"}});
+  }
+  if (status.ok()) status = WriteJsonFile(temp_dir + "/" + kStateFile, StateToJson(state));
+  if (status.ok()) {
+    fs::remove_all(final_dir, error);  // a checkpoint of the same step from an earlier run
+    fs::rename(temp_dir, final_dir, error);
+    if (error) status = absl::DataLossError(absl::StrCat(final_dir, ": rename failed: ", error.message()));
+  }
+  if (!status.ok()) {
+    fs::remove_all(temp_dir, error);
+    return status;
+  }
+  PruneCheckpoints(output_dir, save_total_limit);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::string> ResolveCheckpoint(const std::string& flag_value, const std::string& output_dir) {
+  std::string directory = flag_value;
+  if (flag_value == "latest") {
+    const std::vector<std::pair<int64_t, std::string>> all = ListCheckpoints(output_dir);
+    if (all.empty()) {
+      return absl::NotFoundError(absl::StrCat("--resume_from_checkpoint=latest: no checkpoint-<step> in ", output_dir));
+    }
+    directory = all.back().second;
+  }
+  if (!fs::exists(directory + "/" + kStateFile)) {
+    return absl::NotFoundError(absl::StrCat("--resume_from_checkpoint=", flag_value, ": ", directory,
+                                            " is not a training checkpoint (no ", kStateFile, ")"));
+  }
+  return directory;
+}
+
+absl::StatusOr<LoadedCheckpoint> LoadTrainingCheckpoint(const std::string& directory,
+                                                        int64_t num_parameters) {
+  const std::string state_path = directory + "/" + kStateFile;
+  std::ifstream in(state_path);
+  nlohmann::json j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return absl::InvalidArgumentError(absl::StrCat(state_path, ": invalid JSON"));
+  LoadedCheckpoint loaded;
+  XLMR_ASSIGN_OR_RETURN(loaded.state, StateFromJson(j, state_path));
+  XLMR_ASSIGN_OR_RETURN(io::SafetensorsFile file, io::ReadSafetensors(directory + "/" + kOptimizerFile));
+  XLMR_ASSIGN_OR_RETURN(loaded.exp_avg, io::ToTensor(file, "exp_avg", Device::kCpu, MemoryCategory::kOptimizer));
+  XLMR_ASSIGN_OR_RETURN(loaded.exp_avg_sq,
+                        io::ToTensor(file, "exp_avg_sq", Device::kCpu, MemoryCategory::kOptimizer));
+  if (loaded.exp_avg.numel() != num_parameters || loaded.exp_avg_sq.numel() != num_parameters) {
+    return absl::InvalidArgumentError(absl::StrCat(directory, "/", kOptimizerFile, ": moments have ",
+                                                   loaded.exp_avg.numel(), " elements, the model has ",
+                                                   num_parameters, " parameters"));
+  }
+  return loaded;
+}
+
+absl::Status CheckCompatible(const TrainingState& resumed, const TrainingState& current,
+                             const std::string& directory) {
+  auto mismatch = [&](const char* what, auto then, auto now) {
+    return absl::InvalidArgumentError(absl::StrCat("--resume_from_checkpoint=", directory, ": ", what,
+                                                   " was ", then, ", is now ", now,
+                                                   "; resume with the original setting"));
+  };
+  if (resumed.seed != current.seed) return mismatch("--seed", resumed.seed, current.seed);
+  if (resumed.global_batch_size != current.global_batch_size) {
+    return mismatch("the global batch (per_device_train_batch_size x gradient_accumulation_steps x ranks)",
+                    resumed.global_batch_size, current.global_batch_size);
+  }
+  if (resumed.train_examples != current.train_examples) {
+    return mismatch("the number of training examples", resumed.train_examples, current.train_examples);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace xlmr::train

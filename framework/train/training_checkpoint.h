@@ -1,0 +1,72 @@
+// Training checkpoints: `<output_dir>/checkpoint-<step>/` holds the model as a Hugging Face
+// directory (written by the caller's SaveModelFn; its fp32 weights are the masters, so they
+// are not stored twice) plus
+//   optimizer.safetensors  the flat AdamW moments "exp_avg" and "exp_avg_sq" (f32)
+//   trainer_state.json     step counters, data cursor, loss-scaler state, RNG seed and the run
+//                          settings that must not change across a resume.
+// A checkpoint is written under a temporary name and renamed when complete, so a crash never
+// leaves a half checkpoint behind a valid name; then the oldest ones beyond
+// save_total_limit are deleted.
+#ifndef XLMR_FRAMEWORK_TRAIN_TRAINING_CHECKPOINT_H_
+#define XLMR_FRAMEWORK_TRAIN_TRAINING_CHECKPOINT_H_
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "framework/tensor/tensor.h"
+
+namespace xlmr::train {
+
+// Everything besides weights and moments that an exact resume needs.
+struct TrainingState {
+  int64_t global_step = 0;    // optimizer steps done (skipped ones included)
+  int64_t epoch = 0;          // data cursor: the next step is (epoch, step_in_epoch)
+  int64_t step_in_epoch = 0;
+  int64_t optimizer_steps = 0;  // AdamW's step count (skipped steps excluded)
+  double loss_scale = 1.0;
+  int64_t loss_scale_growth_tracker = 0;
+  int64_t skipped_steps = 0;
+  int64_t examples_seen = 0;
+  int64_t tokens_seen = 0;
+  int64_t allreduce_calls = 0;
+  double train_seconds = 0;
+  // Settings a resumed run must share with the original (else the data order or the update
+  // rule would differ): checked by CheckCompatible.
+  uint64_t seed = 0;
+  int64_t global_batch_size = 0;
+  int64_t train_examples = 0;
+};
+
+using SaveModelFn = std::function<absl::Status(const std::string& directory)>;
+
+// Writes checkpoint-<state.global_step> under output_dir and prunes old ones.
+absl::Status SaveTrainingCheckpoint(const std::string& output_dir, const TrainingState& state,
+                                    const Tensor& exp_avg, const Tensor& exp_avg_sq,
+                                    const SaveModelFn& save_model, int save_total_limit);
+
+// `--resume_from_checkpoint` value -> a checkpoint directory: "latest" picks the highest
+// checkpoint-<N> in output_dir; anything else is a path that must hold trainer_state.json.
+absl::StatusOr<std::string> ResolveCheckpoint(const std::string& flag_value, const std::string& output_dir);
+
+// Reads trainer_state.json and the moments (which must have `num_parameters` elements).
+struct LoadedCheckpoint {
+  TrainingState state;
+  Tensor exp_avg, exp_avg_sq;  // [num_parameters] f32, host
+};
+absl::StatusOr<LoadedCheckpoint> LoadTrainingCheckpoint(const std::string& directory,
+                                                        int64_t num_parameters);
+
+// An error naming the setting when `resumed` cannot continue under `current`.
+absl::Status CheckCompatible(const TrainingState& resumed, const TrainingState& current,
+                             const std::string& directory);
+
+// checkpoint-<N> directories in output_dir, sorted by N.
+std::vector<std::pair<int64_t, std::string>> ListCheckpoints(const std::string& output_dir);
+
+}  // namespace xlmr::train
+
+#endif  // XLMR_FRAMEWORK_TRAIN_TRAINING_CHECKPOINT_H_

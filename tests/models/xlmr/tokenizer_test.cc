@@ -1,0 +1,158 @@
+#include "models/xlmr/tokenizer.h"
+
+#include <algorithm>
+#include <fstream>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+
+namespace xlmr::models {
+namespace {
+
+using nlohmann::json;
+using ::testing::Each;
+using ::testing::HasSubstr;
+using ::testing::Lt;
+using ::testing::Pair;
+
+// Runfiles-relative: Bazel runs tests in the main workspace's runfiles root. Both files come
+// from testdata/make_tokenizer_testdata.py: a 500-piece unigram model trained by spm_train, and
+// ids from Python sentencepiece + fairseq mapping, cross-checked with HF's slow and fast tokenizers.
+const char kModel[] = "tests/models/xlmr/testdata/tiny_unigram.model";
+const char kCases[] = "tests/models/xlmr/testdata/tokenizer_cases.json";
+constexpr int64_t kSpmSize = 500;
+constexpr int64_t kVocabSize = kSpmSize + 2;  // + <pad>, <mask>, as xlm-roberta's 250002
+
+XlmrTokenizer LoadTokenizer() {
+  absl::StatusOr<XlmrTokenizer> tokenizer = XlmrTokenizer::Load(kModel, kVocabSize);
+  EXPECT_TRUE(tokenizer.ok()) << tokenizer.status();
+  return std::move(tokenizer).value();
+}
+
+json ReadCases() {
+  std::ifstream file(kCases);
+  EXPECT_TRUE(file.good()) << kCases;
+  json cases = json::parse(file);
+  EXPECT_EQ(cases.at("spm_size"), kSpmSize);
+  return cases.at("cases");
+}
+
+std::optional<std::string> PairOf(const json& c) {
+  if (c.at("pair").is_null()) return std::nullopt;
+  return c.at("pair").get<std::string>();
+}
+
+std::optional<absl::string_view> View(const std::optional<std::string>& pair) {
+  if (!pair.has_value()) return std::nullopt;
+  return absl::string_view(*pair);
+}
+
+std::string Describe(const json& c) { return c.dump().substr(0, 200); }
+
+// Ids are integers: every case must match exactly (no tolerance).
+TEST(XlmrTokenizerTest, MatchesHuggingFaceSlowTokenizerOnEveryCase) {
+  const XlmrTokenizer tokenizer = LoadTokenizer();
+  const json cases = ReadCases();
+  ASSERT_GT(cases.size(), 300u);
+  for (const json& c : cases) {
+    const std::optional<std::string> pair = PairOf(c);
+    const Encoding encoding =
+        tokenizer.Encode(c.at("text").get<std::string>(), View(pair),
+                         c.at("max_length").get<int>(), PairTruncation::kSlowTokenizer);
+    EXPECT_EQ(encoding.input_ids, c.at("input_ids").get<std::vector<int32_t>>()) << Describe(c);
+    EXPECT_EQ(encoding.attention_mask, std::vector<int32_t>(encoding.input_ids.size(), 1));
+  }
+}
+
+TEST(XlmrTokenizerTest, FastTruncationRuleMatchesHuggingFaceFastTokenizer) {
+  const XlmrTokenizer tokenizer = LoadTokenizer();
+  int cases_where_rules_differ = 0;
+  for (const json& c : ReadCases()) {
+    // Absent: the fast tokenizer agreed with input_ids; null: not comparable (empty pair).
+    if (c.contains("input_ids_fast") && c.at("input_ids_fast").is_null()) continue;
+    const json& expected = c.contains("input_ids_fast") ? c.at("input_ids_fast") : c.at("input_ids");
+    cases_where_rules_differ += c.contains("input_ids_fast");
+    const std::optional<std::string> pair = PairOf(c);
+    const Encoding encoding =
+        tokenizer.Encode(c.at("text").get<std::string>(), View(pair),
+                         c.at("max_length").get<int>(), PairTruncation::kFastTokenizer);
+    EXPECT_EQ(encoding.input_ids, expected.get<std::vector<int32_t>>()) << Describe(c);
+  }
+  EXPECT_GT(cases_where_rules_differ, 0) << "no case tells the two rules apart";
+}
+
+TEST(XlmrTokenizerTest, EncodeTextIsTheSingleSequenceWithoutSpecials) {
+  const XlmrTokenizer tokenizer = LoadTokenizer();
+  for (const json& c : ReadCases()) {
+    if (!c.at("pair").is_null() || c.at("max_length") != 512) continue;
+    std::vector<int32_t> expected = c.at("input_ids").get<std::vector<int32_t>>();
+    expected = std::vector<int32_t>(expected.begin() + 1, expected.end() - 1);
+    const std::vector<int32_t> ids = tokenizer.EncodeText(c.at("text").get<std::string>());
+    EXPECT_EQ(ids, expected) << Describe(c);
+    // Text never yields <s>, <pad>, </s> or an id past the SentencePiece pieces (<mask> = 501).
+    EXPECT_THAT(ids, Each(Lt(tokenizer.mask_id())));
+    for (int32_t id : ids) EXPECT_GE(id, XlmrTokenizer::kUnk) << Describe(c);
+  }
+}
+
+TEST(XlmrTokenizerTest, SpecialIdsFollowFairseq) {
+  const XlmrTokenizer tokenizer = LoadTokenizer();
+  EXPECT_EQ(tokenizer.spm_size(), kSpmSize);
+  EXPECT_EQ(tokenizer.mask_id(), kSpmSize + 1);
+  // Thai is absent from the training corpus, so its characters map to <unk> = 3.
+  const std::vector<int32_t> thai = tokenizer.EncodeText("ไม่");
+  EXPECT_NE(std::find(thai.begin(), thai.end(), XlmrTokenizer::kUnk), thai.end());
+  const Encoding empty_pair = tokenizer.Encode("", absl::string_view(""), 4);
+  EXPECT_EQ(empty_pair.input_ids, (std::vector<int32_t>{0, 2, 2, 2}));
+  EXPECT_EQ(tokenizer.Encode("", std::nullopt, 2).input_ids, (std::vector<int32_t>{0, 2}));
+}
+
+// Hand-worked cases of longest_first; budget = max_length - 4.
+TEST(PairKeepLengthsTest, SharesTheBudgetLikeHuggingFace) {
+  const auto slow = PairTruncation::kSlowTokenizer;
+  const auto fast = PairTruncation::kFastTokenizer;
+  EXPECT_THAT(PairKeepLengths(3, 4, 7, slow), Pair(3, 4));  // fits
+  EXPECT_THAT(PairKeepLengths(2, 8, 5, slow), Pair(2, 3));  // only the longer one is cut
+  EXPECT_THAT(PairKeepLengths(8, 2, 5, fast), Pair(3, 2));
+  EXPECT_THAT(PairKeepLengths(6, 6, 8, slow), Pair(4, 4));  // both cut, even budget
+  EXPECT_THAT(PairKeepLengths(6, 6, 8, fast), Pair(4, 4));
+  // Both cut, odd budget: slow favours the first text, fast the longer (the second on a tie).
+  EXPECT_THAT(PairKeepLengths(3, 3, 3, slow), Pair(2, 1));
+  EXPECT_THAT(PairKeepLengths(3, 3, 3, fast), Pair(1, 2));
+  EXPECT_THAT(PairKeepLengths(4, 9, 5, slow), Pair(3, 2));
+  EXPECT_THAT(PairKeepLengths(4, 9, 5, fast), Pair(2, 3));
+  EXPECT_THAT(PairKeepLengths(9, 4, 5, slow), Pair(3, 2));
+  EXPECT_THAT(PairKeepLengths(9, 4, 5, fast), Pair(3, 2));
+  EXPECT_THAT(PairKeepLengths(5, 7, 0, slow), Pair(0, 0));
+}
+
+TEST(XlmrTokenizerTest, LoadErrorsNameTheFile) {
+  absl::StatusOr<XlmrTokenizer> missing = XlmrTokenizer::Load("no/such.model", kVocabSize);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_THAT(std::string(missing.status().message()), HasSubstr("no/such.model: cannot load"));
+
+  absl::StatusOr<XlmrTokenizer> not_a_model = XlmrTokenizer::Load(kCases, kVocabSize);
+  ASSERT_FALSE(not_a_model.ok());
+  EXPECT_THAT(std::string(not_a_model.status().message()),
+              HasSubstr(std::string(kCases) + ": cannot load SentencePiece model"));
+
+  // 500 pieces + <pad> + <mask> need 502 embedding rows; 501 would let <mask> index past them.
+  absl::StatusOr<XlmrTokenizer> too_small = XlmrTokenizer::Load(kModel, kVocabSize - 1);
+  ASSERT_FALSE(too_small.ok());
+  EXPECT_THAT(std::string(too_small.status().message()),
+              HasSubstr(std::string(kModel) + ": 500 pieces need vocab_size >= 502"));
+  EXPECT_THAT(std::string(too_small.status().message()), HasSubstr("config vocab_size is 501"));
+}
+
+TEST(XlmrTokenizerDeathTest, MaxLengthMustHoldTheSpecialTokens) {
+  const XlmrTokenizer tokenizer = LoadTokenizer();
+  EXPECT_DEATH(tokenizer.Encode("a", absl::string_view("b"), 3), "cannot hold the 4 special");
+  EXPECT_DEATH(tokenizer.Encode("a", std::nullopt, 1), "cannot hold the 2 special");
+}
+
+}  // namespace
+}  // namespace xlmr::models
