@@ -110,7 +110,7 @@ class CsvScanner {
   void ReadUnquoted(std::string* field) {
     const size_t begin = pos_;
     while (!AtEnd() && Peek() != ',' && !AtLineEnd()) ++pos_;
-    field->assign(text_.substr(begin, pos_ - begin));
+    *field = std::string(text_.substr(begin, pos_ - begin));
     // A lone '\r' just before the end of the content belongs to the line end.
     if (AtEnd() && !field->empty() && field->back() == '\r') field->pop_back();
   }

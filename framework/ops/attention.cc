@@ -23,9 +23,8 @@ void CheckAttentionOperands(const char* op, const Tensor& q, const Tensor& k, co
 
 }  // namespace
 
-AttentionOutput Attention(const Tensor& q, const Tensor& k, const Tensor& v,
-                          const Tensor& key_mask, int num_heads, float dropout_p,
-                          const DropoutKey& dropout_key) {
+AttentionOutput Attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& key_mask,
+                          int num_heads, float dropout_p, const DropoutKey& dropout_key) {
   constexpr const char* kOp = "ops::Attention";
   const Device device = CommonDevice(kOp, {q, k, v, key_mask});
   CheckAttentionOperands(kOp, q, k, v, key_mask, num_heads, dropout_p);
@@ -47,8 +46,8 @@ AttentionGrads AttentionBackward(const Tensor& d_context, const Tensor& q, const
   CheckTensor(kOp, "probs", probs, DType::kF32, {q.dim(0), num_heads, q.dim(1), q.dim(1)});
   AttentionGrads grads;
   DispatchByDevice(kOp, device, [&] {
-    kernels::cpu::AttentionBackward(d_context, q, k, v, probs, num_heads, dropout_p,
-                                    dropout_key, &grads.dq, &grads.dk, &grads.dv);
+    kernels::cpu::AttentionBackward(d_context, q, k, v, probs, num_heads, dropout_p, dropout_key,
+                                    &grads.dq, &grads.dk, &grads.dv);
   });
   return grads;
 }

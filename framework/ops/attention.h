@@ -35,9 +35,8 @@ struct AttentionOutput {
 // token, 0 = padding; num_heads divides H; dropout_p in [0, 1) (0 = no dropout, no RNG);
 // dropout_key identifies this dropout site and micro-step (framework/random/philox.h).
 // Returns new tensors (kActivations).
-AttentionOutput Attention(const Tensor& q, const Tensor& k, const Tensor& v,
-                          const Tensor& key_mask, int num_heads, float dropout_p,
-                          const DropoutKey& dropout_key);
+AttentionOutput Attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& key_mask,
+                          int num_heads, float dropout_p, const DropoutKey& dropout_key);
 
 struct AttentionGrads {
   Tensor dq, dk, dv;  // [B, S, H], dtype of q

@@ -10,8 +10,7 @@ namespace {
 void CheckLogits(const char* op, const char* name, const Tensor& logits) {
   CheckActivation(op, name, logits);
   XLMR_CHECK(logits.rank() == 2 && logits.dim(1) >= 1)
-      << op << ": " << name << " must be [N, C] with C >= 1, is "
-      << ShapeString(logits.shape());
+      << op << ": " << name << " must be [N, C] with C >= 1, is " << ShapeString(logits.shape());
 }
 
 Device CheckClassification(const char* op, const Tensor& logits, const Tensor& labels) {
@@ -37,49 +36,43 @@ LossSum ToLossSum(const kernels::cpu::LossTotals& totals) { return {totals.sum, 
 LossSum CrossEntropyLoss(const Tensor& logits, const Tensor& labels) {
   constexpr const char* kOp = "ops::CrossEntropyLoss";
   const Device device = CheckClassification(kOp, logits, labels);
-  return DispatchByDevice(kOp, device, [&] {
-    return ToLossSum(kernels::cpu::CrossEntropyLossSum(logits, labels));
-  });
+  return DispatchByDevice(
+      kOp, device, [&] { return ToLossSum(kernels::cpu::CrossEntropyLossSum(logits, labels)); });
 }
 
 Tensor CrossEntropyBackward(const Tensor& logits, const Tensor& labels, float scale) {
   constexpr const char* kOp = "ops::CrossEntropyBackward";
   const Device device = CheckClassification(kOp, logits, labels);
-  return DispatchByDevice(kOp, device, [&] {
-    return kernels::cpu::CrossEntropyBackward(logits, labels, scale);
-  });
+  return DispatchByDevice(
+      kOp, device, [&] { return kernels::cpu::CrossEntropyBackward(logits, labels, scale); });
 }
 
 LossSum MseLoss(const Tensor& predictions, const Tensor& targets) {
   constexpr const char* kOp = "ops::MseLoss";
   const Device device = CheckElementwiseTargets(kOp, "predictions", predictions, targets);
-  return DispatchByDevice(kOp, device, [&] {
-    return ToLossSum(kernels::cpu::MseLossSum(predictions, targets));
-  });
+  return DispatchByDevice(
+      kOp, device, [&] { return ToLossSum(kernels::cpu::MseLossSum(predictions, targets)); });
 }
 
 Tensor MseBackward(const Tensor& predictions, const Tensor& targets, float scale) {
   constexpr const char* kOp = "ops::MseBackward";
   const Device device = CheckElementwiseTargets(kOp, "predictions", predictions, targets);
-  return DispatchByDevice(kOp, device, [&] {
-    return kernels::cpu::MseBackward(predictions, targets, scale);
-  });
+  return DispatchByDevice(kOp, device,
+                          [&] { return kernels::cpu::MseBackward(predictions, targets, scale); });
 }
 
 LossSum BceWithLogitsLoss(const Tensor& logits, const Tensor& targets) {
   constexpr const char* kOp = "ops::BceWithLogitsLoss";
   const Device device = CheckElementwiseTargets(kOp, "logits", logits, targets);
-  return DispatchByDevice(kOp, device, [&] {
-    return ToLossSum(kernels::cpu::BceWithLogitsLossSum(logits, targets));
-  });
+  return DispatchByDevice(
+      kOp, device, [&] { return ToLossSum(kernels::cpu::BceWithLogitsLossSum(logits, targets)); });
 }
 
 Tensor BceWithLogitsBackward(const Tensor& logits, const Tensor& targets, float scale) {
   constexpr const char* kOp = "ops::BceWithLogitsBackward";
   const Device device = CheckElementwiseTargets(kOp, "logits", logits, targets);
-  return DispatchByDevice(kOp, device, [&] {
-    return kernels::cpu::BceWithLogitsBackward(logits, targets, scale);
-  });
+  return DispatchByDevice(
+      kOp, device, [&] { return kernels::cpu::BceWithLogitsBackward(logits, targets, scale); });
 }
 
 }  // namespace xlmr::ops

@@ -22,9 +22,8 @@ Tensor SelectFirstTokenBackward(const Tensor& dy, const Shape& x_shape) {
   XLMR_CHECK(x_shape.size() == 3 && x_shape[1] >= 1)
       << kOp << ": x_shape must be [B, S, H] with S >= 1, is " << ShapeString(x_shape);
   CheckTensor(kOp, "dy", dy, dy.dtype(), {x_shape[0], x_shape[2]});
-  return DispatchByDevice(kOp, device, [&] {
-    return kernels::cpu::SelectFirstTokenBackward(dy, x_shape);
-  });
+  return DispatchByDevice(kOp, device,
+                          [&] { return kernels::cpu::SelectFirstTokenBackward(dy, x_shape); });
 }
 
 }  // namespace xlmr::ops

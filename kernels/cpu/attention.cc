@@ -49,9 +49,9 @@ void RoundAll(DType dtype, int64_t count, float* values) {
 
 // A new f32 [B,S,H] buffer: the output itself for f32, workspace rounded into it for f16.
 Tensor F32Result(const Shape& shape, DType final_dtype) {
-  return Tensor::Zeros(shape, DType::kF32, Device::kCpu,
-                       final_dtype == DType::kF32 ? MemoryCategory::kActivations
-                                                  : MemoryCategory::kWorkspace);
+  return Tensor::Zeros(
+      shape, DType::kF32, Device::kCpu,
+      final_dtype == DType::kF32 ? MemoryCategory::kActivations : MemoryCategory::kWorkspace);
 }
 
 // Additive bias per key of batch row b: 0 for real tokens, kPaddingKeyBias for padding.
@@ -68,7 +68,9 @@ std::vector<float> KeyBiasRow(const Tensor& key_mask, int64_t b, int64_t seq) {
 class HeadDropout {
  public:
   HeadDropout(float p, const DropoutKey& key, int64_t block_elements)
-      : p_(p), keep_scale_(DropoutScale(p)), key_(key),
+      : p_(p),
+        keep_scale_(DropoutScale(p)),
+        key_(key),
         uniforms_(p > 0.0f ? static_cast<size_t>(block_elements) : 0) {}
 
   // values[i] = keep(first + i) ? values[i] * (1/(1-p)) : 0 for the block starting at `first`.
@@ -173,8 +175,8 @@ void AttentionForward(const Tensor& q, const Tensor& k, const Tensor& v, const T
   *context = RoundToDType(context32, dtype);
 }
 
-void AttentionBackward(const Tensor& d_context, const Tensor& q, const Tensor& k,
-                       const Tensor& v, const Tensor& probs, int num_heads, float dropout_p,
+void AttentionBackward(const Tensor& d_context, const Tensor& q, const Tensor& k, const Tensor& v,
+                       const Tensor& probs, int num_heads, float dropout_p,
                        const DropoutKey& dropout_key, Tensor* dq, Tensor* dk, Tensor* dv) {
   const Geometry g = GeometryOf(q, num_heads);
   const DType dtype = q.dtype();
@@ -193,8 +195,8 @@ void AttentionBackward(const Tensor& d_context, const Tensor& q, const Tensor& k
       DroppedProbs(head_probs, g.ProbsOffset(b, h), dtype, block, &dropout, dropped.data());
       // d_dropped[S, S] = d_context_h * v_h^T (a GEMM output: rounded to q's dtype).
       cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, g.seq, g.seq, g.head_dim, 1.0f,
-                  dctx_head, g.hidden, v32.data<float>() + head, g.hidden, 0.0f,
-                  d_scores.data(), g.seq);
+                  dctx_head, g.hidden, v32.data<float>() + head, g.hidden, 0.0f, d_scores.data(),
+                  g.seq);
       RoundAll(dtype, block, d_scores.data());
       // dv_h[S, d] = dropped^T * d_context_h.
       cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, g.seq, g.head_dim, g.seq, 1.0f,

@@ -23,8 +23,8 @@ void AttentionForward(const Tensor& q, const Tensor& k, const Tensor& v, const T
 // [in] d_context [B,S,H] (q's dtype); q, k, v as in the forward; probs from it (the padding
 // is already in probs as exact zeros, so the key mask is not needed again).
 // [out] dq, dk, dv: set to new [B,S,H] tensors of q's dtype.
-void AttentionBackward(const Tensor& d_context, const Tensor& q, const Tensor& k,
-                       const Tensor& v, const Tensor& probs, int num_heads, float dropout_p,
+void AttentionBackward(const Tensor& d_context, const Tensor& q, const Tensor& k, const Tensor& v,
+                       const Tensor& probs, int num_heads, float dropout_p,
                        const DropoutKey& dropout_key, Tensor* dq, Tensor* dk, Tensor* dv);
 
 }  // namespace xlmr::kernels::cpu

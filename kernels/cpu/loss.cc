@@ -75,8 +75,8 @@ LossTotals CrossEntropyLossSum(const Tensor& logits, const Tensor& labels) {
 
 Tensor CrossEntropyBackward(const Tensor& logits, const Tensor& labels, float scale) {
   const int64_t rows = logits.dim(0), classes = logits.dim(1);
-  Tensor dlogits = Tensor::Zeros(logits.shape(), DType::kF32, Device::kCpu,
-                                 MemoryCategory::kActivations);
+  Tensor dlogits =
+      Tensor::Zeros(logits.shape(), DType::kF32, Device::kCpu, MemoryCategory::kActivations);
   for (int64_t r = 0; r < rows; ++r) {
     const int32_t label = LabelOf(labels, r, classes);
     if (label == kIgnoreIndex) continue;

@@ -29,8 +29,8 @@ Tensor SelectFirstTokenBackward(const Tensor& dy, const Shape& x_shape) {
   const int64_t batch = x_shape[0], seq = x_shape[1], hidden = x_shape[2];
   Tensor dx = Tensor::Zeros(x_shape, dy.dtype(), Device::kCpu, MemoryCategory::kActivations);
   const size_t row_bytes = static_cast<size_t>(hidden) * SizeOf(dy.dtype());
-  CopyRows(static_cast<const char*>(dy.raw_data()), row_bytes,
-           static_cast<char*>(dx.raw_data()), seq * row_bytes, batch, row_bytes);
+  CopyRows(static_cast<const char*>(dy.raw_data()), row_bytes, static_cast<char*>(dx.raw_data()),
+           seq * row_bytes, batch, row_bytes);
   return dx;
 }
 

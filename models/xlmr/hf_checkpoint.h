@@ -31,7 +31,13 @@ struct LoadOptions {
   std::optional<std::vector<std::string>> labels;
   uint64_t seed = 42;  // for a fresh head
   Device device = Device::kCpu;
+  // Overrides hidden, attention and classifier dropout (--dropout), as passing
+  // hidden_dropout_prob=... to from_pretrained does; nullopt keeps config.json's.
+  std::optional<double> dropout;
 };
+
+// Applies a --dropout override to every dropout probability of `config`.
+void OverrideDropout(XlmrConfig& config, double dropout);
 
 struct LoadedModel {
   std::unique_ptr<XlmrForSequenceClassification> model;

@@ -120,7 +120,9 @@ struct Reference {
           Real dot = 0;
           for (int64_t j = 0; j < S; ++j) {
             Real d_dropped = 0;
-            for (int64_t c = 0; c < D; ++c) d_dropped += dctx[pr.X(b, i, h, c)] * v[pr.X(b, j, h, c)];
+            for (int64_t c = 0; c < D; ++c) {
+              d_dropped += dctx[pr.X(b, i, h, c)] * v[pr.X(b, j, h, c)];
+            }
             ds[i * S + j] = round(d_dropped) * Kept(pr.P(b, h, i, j));
             dot += ds[i * S + j] * probs[pr.P(b, h, i, j)];
           }
@@ -211,9 +213,9 @@ TEST_P(AttentionGradientTest, MatchesDoubleReferenceAndFiniteDifferences) {
 
 INSTANTIATE_TEST_SUITE_P(
     Shapes, AttentionGradientTest,
-    ::testing::Values(Problem{1, 1, 3, 1, {1}},                      // one token, one head
-                      Problem{2, 3, 4, 2, {3, 2}},                   // padding in row 1
-                      Problem{3, 5, 6, 3, {5, 1, 3}},                // odd sizes, one real key
+    ::testing::Values(Problem{1, 1, 3, 1, {1}},        // one token, one head
+                      Problem{2, 3, 4, 2, {3, 2}},     // padding in row 1
+                      Problem{3, 5, 6, 3, {5, 1, 3}},  // odd sizes, one real key
                       Problem{2, 4, 6, 2, {4, 3}, 0.3f, {7, 2, 1, 4, 9}},  // dropout
                       Problem{1, 6, 5, 1, {6}, 0.5f, {3, 0, 0, 0, 1}}));
 
@@ -235,7 +237,8 @@ TEST(AttentionTest, PaddedSequenceMatchesUnpaddedOnRealTokens) {
   const Problem padded{1, 6, 4, 2, {4}};
   const Problem unpadded{1, 4, 4, 2, {4}};
   std::vector<float> q = RandomValues(padded.elements(), 2), k = RandomValues(padded.elements(), 3),
-                     v = RandomValues(padded.elements(), 4), dctx = RandomValues(padded.elements(), 5);
+                     v = RandomValues(padded.elements(), 4),
+                     dctx = RandomValues(padded.elements(), 5);
   std::fill(dctx.begin() + unpadded.elements(), dctx.end(), 0.0f);  // padding rows: no gradient
   auto real = [&](const std::vector<float>& x) {
     return std::vector<float>(x.begin(), x.begin() + unpadded.elements());
@@ -243,10 +246,11 @@ TEST(AttentionTest, PaddedSequenceMatchesUnpaddedOnRealTokens) {
   const auto out = RunOp(padded, DType::kF32, q, k, v);
   const auto grads = RunBackward(padded, DType::kF32, dctx, q, k, v, out.probs);
   const auto out_u = RunOp(unpadded, DType::kF32, real(q), real(k), real(v));
-  const auto grads_u = RunBackward(unpadded, DType::kF32, real(dctx), real(q), real(k), real(v),
-                                   out_u.probs);
+  const auto grads_u =
+      RunBackward(unpadded, DType::kF32, real(dctx), real(q), real(k), real(v), out_u.probs);
   EXPECT_LE(MaxNormalisedError(real(out.context.ToFloatVector()),
-                               ToDoubles(out_u.context.ToFloatVector())), 1e-6);
+                               ToDoubles(out_u.context.ToFloatVector())),
+            1e-6);
   for (auto [a, b] : {std::pair{&grads.dq, &grads_u.dq}, std::pair{&grads.dk, &grads_u.dk},
                       std::pair{&grads.dv, &grads_u.dv}}) {
     EXPECT_LE(MaxNormalisedError(real(a->ToFloatVector()), ToDoubles(b->ToFloatVector())), 1e-6);
@@ -279,8 +283,7 @@ TEST(AttentionTest, DropoutMaskFollowsTheKeyAndProbsArePreDropout) {
     EXPECT_NEAR(sum, 1.0, 1e-6);  // a softmax row, not a dropped one
   }
   pr.key.micro_step = 1;
-  EXPECT_NE(RunOp(pr, DType::kF32, x, x, x).context.ToFloatVector(),
-            first.context.ToFloatVector());
+  EXPECT_NE(RunOp(pr, DType::kF32, x, x, x).context.ToFloatVector(), first.context.ToFloatVector());
 }
 
 // f16: the op against the float emulation of the f16 contract. The inputs are multiples of
@@ -340,7 +343,8 @@ TEST(AttentionTest, HalfGradientOfProbsIsRoundedLikeTheGemmOutput) {
   const std::vector<float> dctx = {1, 1, 1, 1};
   for (DType dtype : {DType::kF16, DType::kF32}) {
     const auto out = RunOp(pr, dtype, q, k, v);
-    const std::vector<float> dq = RunBackward(pr, dtype, dctx, q, k, v, out.probs).dq.ToFloatVector();
+    const std::vector<float> dq =
+        RunBackward(pr, dtype, dctx, q, k, v, out.probs).dq.ToFloatVector();
     const float largest = std::max(std::fabs(dq[0]), std::fabs(dq[1]));
     if (dtype == DType::kF16) {
       EXPECT_EQ(largest, 0.0f);

@@ -29,8 +29,8 @@ TEST(SelectFirstTokenTest, PicksTokenZeroOfEverySequence) {
 TEST(SelectFirstTokenTest, BackwardScattersIntoTokenZeroOnly) {
   const int64_t batch = 2, seq = 3, hidden = 4;
   const std::vector<float> dy = RandomValues(batch * hidden, 42);
-  const Tensor dx =
-      ops::SelectFirstTokenBackward(TensorFrom({batch, hidden}, DType::kF32, dy), {batch, seq, hidden});
+  const Tensor dx = ops::SelectFirstTokenBackward(TensorFrom({batch, hidden}, DType::kF32, dy),
+                                                  {batch, seq, hidden});
   ASSERT_EQ(dx.shape(), (Shape{batch, seq, hidden}));
   const std::vector<float> values = dx.ToFloatVector();
   for (int64_t b = 0; b < batch; ++b) {

@@ -1,0 +1,37 @@
+#include "framework/data/collate.h"
+
+#include <algorithm>
+
+#include "framework/core/check.h"
+
+namespace xlmr::data {
+
+Batch Collate(const TokenizedDataset& dataset, const std::vector<int64_t>& indices,
+              int32_t pad_id) {
+  const auto batch_size = static_cast<int64_t>(indices.size());
+  int64_t longest = 0;
+  for (int64_t index : indices) {
+    XLMR_CHECK(index >= 0 && index < dataset.size()) << "example " << index << " of " << dataset.size();
+    longest = std::max(longest, dataset.num_tokens(index));
+  }
+  Batch batch;
+  batch.input_ids = Tensor::Zeros({batch_size, longest}, DType::kI32);
+  batch.attention_mask = Tensor::Zeros({batch_size, longest}, DType::kI32);
+  int32_t* ids = batch.input_ids.data<int32_t>();
+  int32_t* mask = batch.attention_mask.data<int32_t>();
+  std::fill(ids, ids + batch_size * longest, pad_id);  // the mask is already all 0
+  for (int64_t b = 0; b < batch_size; ++b) {
+    const absl::Span<const int32_t> example = dataset.example(indices[b]);
+    std::copy(example.begin(), example.end(), ids + b * longest);
+    std::fill(mask + b * longest, mask + b * longest + example.size(), 1);
+    batch.tokens += static_cast<int64_t>(example.size());
+  }
+  if (dataset.has_label_ids()) {
+    batch.labels = Tensor::Zeros({batch_size}, DType::kI32);
+    int32_t* labels = batch.labels.data<int32_t>();
+    for (int64_t b = 0; b < batch_size; ++b) labels[b] = dataset.label(indices[b]);
+  }
+  return batch;
+}
+
+}  // namespace xlmr::data

@@ -1,0 +1,30 @@
+// Turning a list of examples into padded model inputs.
+#ifndef XLMR_FRAMEWORK_DATA_COLLATE_H_
+#define XLMR_FRAMEWORK_DATA_COLLATE_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "framework/data/tokenized_dataset.h"
+#include "framework/tensor/tensor.h"
+
+namespace xlmr::data {
+
+// One micro-batch on the host (MemoryCategory::kActivations: the embedding backward keeps
+// input_ids). B = number of examples, S = the longest example's length (dynamic padding, as
+// Hugging Face's DataCollatorWithPadding: no padding to max_length).
+struct Batch {
+  Tensor input_ids;       // [B, S] i32; example b's ids, then pad_id (right padding)
+  Tensor attention_mask;  // [B, S] i32; 1 over the example's ids, 0 over padding
+  Tensor labels;          // [B] i32 label ids; undefined when the dataset has no label ids
+  int64_t tokens = 0;     // non-padding tokens, i.e. the sum of attention_mask
+};
+
+// [in] indices: examples of `dataset`, in batch order (repeats allowed); may be empty, which
+//      gives B = 0, S = 0 (shapes [0, 0] and [0]) and tokens = 0.
+// [in] pad_id: the tokenizer's padding id (1 for XLM-R).
+Batch Collate(const TokenizedDataset& dataset, const std::vector<int64_t>& indices, int32_t pad_id);
+
+}  // namespace xlmr::data
+
+#endif  // XLMR_FRAMEWORK_DATA_COLLATE_H_

@@ -1,0 +1,79 @@
+// A tokenized data file: per example its token ids, its label and the line it came from.
+//
+// The arrays are flat (the token cache's layout): example i is
+// token_ids[offsets[i], offsets[i + 1]). They either live in a memory-mapped cache file
+// (token_cache.h) or in vectors this object owns (FromColumns). Copies are cheap and share the
+// arrays, which are immutable; the label ids are per copy.
+//
+// Labels are stored as strings (an index into label_names(), the file's distinct labels), not
+// as ids, because ids depend on the *training* file's label set: a cache keyed on this file
+// alone stays valid when another file changes. AssignLabelIds maps them through a LabelMap
+// once the training labels are known; label(i) is valid only after it.
+#ifndef XLMR_FRAMEWORK_DATA_TOKENIZED_DATASET_H_
+#define XLMR_FRAMEWORK_DATA_TOKENIZED_DATASET_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/types/span.h"
+#include "framework/data/label_map.h"
+
+namespace xlmr::data {
+
+// The owned form of a tokenized file (what the token cache writes and reads).
+struct TokenizedColumns {
+  std::vector<int64_t> offsets{0};         // [N + 1], offsets[0] == 0, non-decreasing
+  std::vector<int32_t> token_ids;          // [offsets[N]]
+  std::vector<int64_t> lines;              // [N], 1-based source line of each example
+  std::vector<int32_t> label_index;        // [N], index into label_names, -1 = no label
+  std::vector<std::string> label_names;    // distinct, non-empty, sorted by bytes
+};
+
+class TokenizedDataset {
+ public:
+  // Views into memory kept alive by `owner` (e.g. a mapped file); the spans must satisfy the
+  // TokenizedColumns invariants (checked: sizes and offsets; the cache validates first).
+  struct Views {
+    absl::Span<const int64_t> offsets;
+    absl::Span<const int32_t> token_ids;
+    absl::Span<const int64_t> lines;
+    absl::Span<const int32_t> label_index;
+    std::vector<std::string> label_names;
+  };
+  TokenizedDataset(std::string file, std::shared_ptr<const void> owner, Views views);
+  // Takes ownership of the columns (which must satisfy the invariants above).
+  static TokenizedDataset FromColumns(std::string file, TokenizedColumns columns);
+
+  // The data file these examples came from, as named in messages.
+  const std::string& file() const { return file_; }
+  int64_t size() const { return static_cast<int64_t>(views_.lines.size()); }
+  absl::Span<const int32_t> example(int64_t i) const;  // token ids incl. special tokens
+  int64_t num_tokens(int64_t i) const { return views_.offsets[i + 1] - views_.offsets[i]; }
+  int64_t total_tokens() const { return views_.offsets.back(); }
+  int64_t line(int64_t i) const { return views_.lines[i]; }
+  // The distinct labels of this file, sorted by bytes (not the id order).
+  const std::vector<std::string>& label_names() const { return views_.label_names; }
+  // Example i's label string, or nullopt when the file gave it none.
+  std::optional<std::string> label_name(int64_t i) const;
+
+  // Gives every example the id of its label. Errors (naming the file and the line): an
+  // example without a label, or a label `label_map` does not know.
+  absl::Status AssignLabelIds(const LabelMap& label_map);
+  bool has_label_ids() const { return has_label_ids_; }
+  int32_t label(int64_t i) const;  // after AssignLabelIds
+
+ private:
+  std::string file_;
+  std::shared_ptr<const void> owner_;
+  Views views_;
+  std::vector<int32_t> label_ids_;  // [N] once assigned
+  bool has_label_ids_ = false;
+};
+
+}  // namespace xlmr::data
+
+#endif  // XLMR_FRAMEWORK_DATA_TOKENIZED_DATASET_H_

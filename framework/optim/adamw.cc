@@ -1,0 +1,162 @@
+#include "framework/optim/adamw.h"
+
+#include <cmath>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "framework/core/check.h"
+
+// This file is compiled with -ffp-contract=off (see BUILD): torch rounds every product and sum
+// below separately except where it calls a fused multiply-add, so the compiler must not fuse
+// others (p * decay_factor + update would otherwise become one fma on FMA-capable targets).
+
+namespace xlmr::optim {
+namespace {
+
+absl::Status CheckBeta(const char* flag, double value) {
+  if (value >= 0.0 && value < 1.0) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(flag, " must be in [0, 1); got ", value));
+}
+
+absl::Status CheckNonNegative(const char* flag, double value) {
+  if (value >= 0.0 && std::isfinite(value)) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrCat(flag, " must be a finite number >= 0; got ", value));
+}
+
+// torch's lerp for a scalar weight (ATen Lerp.h): the formula depends on |weight| < 0.5, and
+// both the vectorized CPU code and the CUDA code evaluate it as one fused multiply-add.
+inline float TorchLerp(float self, float end, float weight) {
+  const float diff = end - self;
+  return std::fabs(weight) < 0.5f ? std::fma(weight, diff, self)
+                                  : std::fma(weight - 1.0f, diff, end);
+}
+
+absl::Status CheckMoment(const char* field, const Tensor& moment, int64_t expected_elements) {
+  if (moment.defined() && moment.dtype() == DType::kF32 && moment.numel() == expected_elements) {
+    return absl::OkStatus();
+  }
+  const std::string got =
+      moment.defined() ? absl::StrCat(DTypeName(moment.dtype()), " with ", moment.numel(),
+                                      " elements")
+                       : "no tensor";
+  return absl::InvalidArgumentError(
+      absl::StrCat("optimizer state: ", field, " must be f32 with ", expected_elements,
+                   " elements (one per parameter value of the model); got ", got));
+}
+
+void CopyTensorBytes(const Tensor& source, Tensor& destination) {
+  CopyBytes(destination.raw_data(), destination.device(), source.raw_data(), source.device(),
+            destination.bytes());
+}
+
+}  // namespace
+
+absl::Status ValidateAdamWOptions(const AdamWOptions& options) {
+  if (absl::Status s = CheckBeta("--adam_beta1", options.beta1); !s.ok()) return s;
+  if (absl::Status s = CheckBeta("--adam_beta2", options.beta2); !s.ok()) return s;
+  if (absl::Status s = CheckNonNegative("--adam_epsilon", options.eps); !s.ok()) return s;
+  return CheckNonNegative("--weight_decay", options.weight_decay);
+}
+
+AdamWStepScalars ComputeAdamWStepScalars(const AdamWOptions& options, double lr, int64_t step) {
+  XLMR_CHECK(step >= 1) << "AdamW step count " << step;
+  // torch keeps the step in a float32 tensor and reads it back as a Python float; every
+  // count below 2^24 is exact either way.
+  const double t = static_cast<double>(step);
+  const double bias_correction1 = 1.0 - std::pow(options.beta1, t);
+  const double bias_correction2 = 1.0 - std::pow(options.beta2, t);
+  AdamWStepScalars scalars;
+  scalars.decay_factor = static_cast<float>(1.0 - lr * options.weight_decay);
+  scalars.lerp_weight = static_cast<float>(1.0 - options.beta1);
+  scalars.beta2 = static_cast<float>(options.beta2);
+  scalars.one_minus_beta2 = static_cast<float>(1.0 - options.beta2);
+  // Python's `bias_correction2 ** 0.5`, i.e. pow, not sqrt.
+  scalars.bias_correction2_sqrt = static_cast<float>(std::pow(bias_correction2, 0.5));
+  scalars.eps = static_cast<float>(options.eps);
+  scalars.neg_step_size = static_cast<float>(-(lr / bias_correction1));
+  return scalars;
+}
+
+void AdamWUpdateRange(const AdamWStepScalars& scalars, bool decay, float* param,
+                      const float* grad, float* exp_avg, float* exp_avg_sq, int64_t n) {
+  // Multiplying by exactly 1.0f leaves every float unchanged, so undecayed ranges take the
+  // same loop as torch's skipped p.mul_().
+  const float decay_factor = decay ? scalars.decay_factor : 1.0f;
+  for (int64_t i = 0; i < n; ++i) {
+    const float g = grad[i];
+    const float m = TorchLerp(exp_avg[i], g, scalars.lerp_weight);
+    const float v = std::fma(scalars.one_minus_beta2 * g, g, exp_avg_sq[i] * scalars.beta2);
+    const float denom = std::sqrt(v) / scalars.bias_correction2_sqrt + scalars.eps;
+    const float decayed = param[i] * decay_factor;
+    param[i] = decayed + (scalars.neg_step_size * m) / denom;
+    exp_avg[i] = m;
+    exp_avg_sq[i] = v;
+  }
+}
+
+std::vector<AdamWSegment> MakeAdamWSegments(const ParameterStore& store, bool decay_enabled) {
+  std::vector<AdamWSegment> segments;
+  for (int i = 0; i < store.size(); ++i) {
+    const FlatRange& range = store.range(i);
+    if (range.size == 0) continue;
+    const bool decay = decay_enabled && store.spec(i).weight_decay;
+    if (!segments.empty() && segments.back().decay == decay) {
+      FlatRange& last = segments.back().range;
+      XLMR_CHECK_EQ(last.offset + last.size, range.offset) << "parameters are not contiguous";
+      last.size += range.size;
+    } else {
+      segments.push_back({range, decay});
+    }
+  }
+  return segments;
+}
+
+AdamW::AdamW(ParameterStore& store, const AdamWOptions& options)
+    : store_(store),
+      options_(options),
+      segments_(MakeAdamWSegments(store, options.weight_decay != 0.0)),
+      exp_avg_(Tensor::Zeros({store.total_elements()}, DType::kF32, store.master().device(),
+                             MemoryCategory::kOptimizer)),
+      exp_avg_sq_(Tensor::Zeros({store.total_elements()}, DType::kF32, store.master().device(),
+                                MemoryCategory::kOptimizer)) {
+  const absl::Status valid = ValidateAdamWOptions(options);
+  XLMR_CHECK(valid.ok()) << valid.message();
+}
+
+void AdamW::Step(double lr) {
+  XLMR_CHECK(std::isfinite(lr) && lr >= 0.0) << "learning rate " << lr;
+  XLMR_CHECK(store_.master().device() == Device::kCpu)
+      << "the CPU AdamW pass got " << DeviceName(store_.master().device()) << " tensors";
+  ++step_count_;
+  if (segments_.empty()) return;
+  const AdamWStepScalars scalars = ComputeAdamWStepScalars(options_, lr, step_count_);
+  float* param = store_.master().data<float>();
+  const float* grad = store_.grads().data<float>();
+  float* exp_avg = exp_avg_.data<float>();
+  float* exp_avg_sq = exp_avg_sq_.data<float>();
+  for (const AdamWSegment& segment : segments_) {
+    const int64_t offset = segment.range.offset;
+    AdamWUpdateRange(scalars, segment.decay, param + offset, grad + offset, exp_avg + offset,
+                     exp_avg_sq + offset, segment.range.size);
+  }
+}
+
+absl::Status AdamW::RestoreState(int64_t step_count, const Tensor& exp_avg,
+                                 const Tensor& exp_avg_sq) {
+  if (step_count < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("optimizer state: step must be >= 0; got ", step_count));
+  }
+  const int64_t total = store_.total_elements();
+  if (absl::Status s = CheckMoment("exp_avg", exp_avg, total); !s.ok()) return s;
+  if (absl::Status s = CheckMoment("exp_avg_sq", exp_avg_sq, total); !s.ok()) return s;
+  if (total > 0) {
+    CopyTensorBytes(exp_avg, exp_avg_);
+    CopyTensorBytes(exp_avg_sq, exp_avg_sq_);
+  }
+  step_count_ = step_count;
+  return absl::OkStatus();
+}
+
+}  // namespace xlmr::optim

@@ -1,0 +1,66 @@
+#include "framework/train/train_step.h"
+
+#include "framework/ops/loss.h"
+#include "framework/optim/grad_clip.h"
+
+namespace xlmr::train {
+
+double TrainStep::RunMicroStep(const data::Batch& batch, const PassContext& context,
+                               float gradient_scale, bool last) {
+  ModelInputs inputs{batch.input_ids.ToDevice(settings_.device),
+                     batch.attention_mask.ToDevice(settings_.device)};
+  const Tensor labels = batch.labels.ToDevice(settings_.device);
+  const Tensor logits = model_.Forward(inputs, context, /*keep_activations=*/true);
+  const ops::LossSum loss = ops::CrossEntropyLoss(logits, labels);
+  const Tensor d_logits = ops::CrossEntropyBackward(logits, labels, gradient_scale);
+  model_.Backward(d_logits, context, sync_.HookFor(last));
+  return loss.sum;
+}
+
+absl::StatusOr<StepOutcome> TrainStep::Run(int64_t step, const std::vector<data::Batch>& micro_batches,
+                                           int64_t global_examples) {
+  StepOutcome outcome;
+  outcome.loss_scale = scaler_.scale();
+  outcome.micro_steps = static_cast<int>(micro_batches.size());
+  model_.parameters().ZeroGrads();
+  sync_.BeginStep();
+  // d(mean loss)/d(logits) times the loss scale: the 1/N of the mean over the global batch.
+  const float gradient_scale = static_cast<float>(outcome.loss_scale / static_cast<double>(global_examples));
+  double loss_sum = 0;
+  for (size_t m = 0; m < micro_batches.size(); ++m) {
+    if (micro_batches[m].labels.numel() == 0) continue;  // a rank's share of a partial batch
+    PassContext context;
+    context.training = true;
+    context.fp16 = settings_.fp16;
+    context.seed = settings_.seed;
+    context.step = static_cast<uint32_t>(step);
+    context.micro_step = static_cast<uint32_t>(m);
+    loss_sum += RunMicroStep(micro_batches[m], context, gradient_scale, m + 1 == micro_batches.size());
+  }
+  sync_.Finish();
+  distributed::Communicator& comm = sync_.communicator();
+  comm.AllReduceSumDoubles(&loss_sum, 1);
+  outcome.loss = loss_sum / static_cast<double>(global_examples);
+
+  // Identical gradients on every rank give identical flags; agreeing explicitly keeps the
+  // ranks in lockstep even if a backend ever reduced non-deterministically.
+  const bool finite = comm.AllTrue(scaler_.UnscaleAndCheckFinite(model_.parameters().grads()));
+  outcome.skipped = !finite;
+  // The schedule advances with updates, not with steps: a skipped step leaves it where it was.
+  outcome.learning_rate = schedule_.LearningRate(optimizer_.step_count() + 1);
+  if (finite) ApplyUpdate(outcome);
+  absl::Status update = scaler_.Update(finite);
+  if (!update.ok()) return update;
+  return outcome;
+}
+
+void TrainStep::ApplyUpdate(StepOutcome& outcome) {
+  Tensor& grads = model_.parameters().grads();
+  const double norm = optim::GlobalL2Norm(grads);
+  outcome.grad_norm = norm;
+  if (settings_.max_grad_norm > 0) optim::ClipGradNorm(grads, norm, settings_.max_grad_norm);
+  optimizer_.Step(static_cast<float>(outcome.learning_rate));
+  if (settings_.fp16) model_.parameters().RefreshHalfCopy();
+}
+
+}  // namespace xlmr::train

@@ -1,0 +1,78 @@
+// One optimizer step, top to bottom (shared/docs/architecture.md, "One step"):
+//
+//   for each micro-step m of the accumulation window:
+//       logits = model.Forward(batch_m)                  // blocks keep or drop activations per plan
+//       d_logits = d CE / d logits * loss_scale / N      // N = examples in the GLOBAL batch
+//       model.Backward(d_logits, hook = sync on m == last only)
+//   sync.Finish()                                        // no communication before the last micro-step
+//   finite = all ranks agree that UnscaleAndCheckFinite(grads)
+//   if finite: clip to max_grad_norm; AdamW step at the scheduled LR; refresh fp16 weights
+//   scaler.Update(finite)                                // once per optimizer step
+//
+// Normalising every micro-batch's loss by the global batch's example count (not by its own
+// size) makes the accumulated, all-reduced gradient exactly the gradient of the mean loss over
+// the global batch, however it is split into micro-steps and ranks, partial batches included.
+#ifndef XLMR_FRAMEWORK_TRAIN_TRAIN_STEP_H_
+#define XLMR_FRAMEWORK_TRAIN_TRAIN_STEP_H_
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "framework/amp/loss_scaler.h"
+#include "framework/data/collate.h"
+#include "framework/distributed/gradient_synchronizer.h"
+#include "framework/optim/adamw.h"
+#include "framework/optim/lr_schedule.h"
+#include "framework/train/model_interface.h"
+
+namespace xlmr::train {
+
+struct StepSettings {
+  bool fp16 = false;
+  double max_grad_norm = 1.0;  // <= 0 disables clipping
+  uint64_t seed = 42;
+  Device device = Device::kCpu;
+};
+
+struct StepOutcome {
+  double loss = 0;                   // mean unscaled loss over the global batch
+  bool skipped = false;              // inf/nan gradients: nothing was updated
+  std::optional<double> grad_norm;   // of the unscaled gradient, before clipping
+  double loss_scale = 1;             // the scale this step used
+  double learning_rate = 0;          // the scheduled rate (not applied when skipped)
+  int micro_steps = 0;
+};
+
+class TrainStep {
+ public:
+  TrainStep(TrainableModel& model, distributed::GradientSynchronizer& sync,
+            amp::DynamicLossScaler& scaler, optim::AdamW& optimizer,
+            const optim::LrSchedule& schedule, StepSettings settings)
+      : model_(model), sync_(sync), scaler_(scaler), optimizer_(optimizer),
+        schedule_(schedule), settings_(settings) {}
+
+  // Runs optimizer step `step` (0-based) over this rank's micro-batches (host batches; empty
+  // ones allowed), `global_examples` being the global batch's size over all ranks.
+  // Fails only when the loss scale collapses (the run cannot continue meaningfully).
+  absl::StatusOr<StepOutcome> Run(int64_t step, const std::vector<data::Batch>& micro_batches,
+                                  int64_t global_examples);
+
+ private:
+  // Forward + backward of one micro-batch; returns its summed (unscaled) loss.
+  double RunMicroStep(const data::Batch& batch, const PassContext& context, float gradient_scale,
+                      bool last);
+  void ApplyUpdate(StepOutcome& outcome);
+
+  TrainableModel& model_;
+  distributed::GradientSynchronizer& sync_;
+  amp::DynamicLossScaler& scaler_;
+  optim::AdamW& optimizer_;
+  const optim::LrSchedule& schedule_;
+  StepSettings settings_;
+};
+
+}  // namespace xlmr::train
+
+#endif  // XLMR_FRAMEWORK_TRAIN_TRAIN_STEP_H_

@@ -1,0 +1,273 @@
+#include "framework/train/trainer.h"
+
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "framework/core/status_macros.h"
+#include "framework/data/batch_planner.h"
+#include "framework/data/collate.h"
+#include "framework/distributed/gradient_synchronizer.h"
+#include "framework/optim/adamw.h"
+#include "framework/optim/lr_schedule.h"
+#include "framework/train/metrics_writer.h"
+#include "framework/train/progress.h"
+#include "framework/train/train_step.h"
+
+namespace xlmr::train {
+
+nlohmann::ordered_json EvalRecord(const EvalResult& result, const std::string& prefix) {
+  nlohmann::ordered_json record;
+  record[prefix + "_loss"] = result.loss;
+  record[prefix + "_accuracy"] = result.accuracy;
+  record[prefix + "_macro_f1"] = result.macro_f1;
+  if (result.roc_auc.has_value()) record[prefix + "_roc_auc"] = *result.roc_auc;
+  record[prefix + "_examples"] = result.examples;
+  return record;
+}
+
+// Everything one Train() call builds and advances.
+class Trainer::Run {
+ public:
+  explicit Run(Trainer& t)
+      : t_(t),
+        options_(t.options_),
+        is_main_(t.comm_.rank() == 0),
+        optimizer_(t.model_.parameters(),
+                   optim::AdamWOptions{options_.adam_beta1, options_.adam_beta2, options_.adam_epsilon,
+                                       options_.weight_decay}),
+        scaler_(options_.loss_scaler),
+        sync_(t.comm_, t.model_.parameters()),
+        progress_(Progress::ForStderr(options_.logging_steps, is_main_)) {}
+
+  absl::Status Execute();
+
+ private:
+  absl::Status Prepare();
+  absl::Status TrainOneStep();
+  absl::Status EvaluateAndRecord(bool final_evaluation);
+  absl::Status SaveCheckpoint();
+  void RecordStep(const StepOutcome& outcome, double step_seconds, int64_t step_tokens);
+  TrainingState CurrentSettings() const;
+  // Counters that continue across a resume.
+  int64_t AllReduceCalls() const { return state_.allreduce_calls + t_.comm_.allreduce_calls(); }
+  double ElapsedSeconds() const {
+    return state_.train_seconds + std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  }
+  double Epoch() const {
+    return static_cast<double>(state_.epoch) +
+           static_cast<double>(state_.step_in_epoch) / static_cast<double>(t_.steps_per_epoch());
+  }
+
+  Trainer& t_;
+  const TrainerOptions& options_;
+  bool is_main_;
+  optim::AdamW optimizer_;
+  amp::DynamicLossScaler scaler_;
+  distributed::GradientSynchronizer sync_;
+  std::optional<data::BatchPlanner> planner_;
+  Progress progress_;
+  std::optional<optim::LrSchedule> schedule_;
+  std::optional<MetricsWriter> metrics_;
+  TrainingState state_;
+  std::chrono::steady_clock::time_point start_;
+  bool epoch_just_ended_ = false;
+  std::optional<EvalResult> last_eval_;
+};
+
+TrainingState Trainer::Run::CurrentSettings() const {
+  TrainingState s;
+  s.seed = options_.seed;
+  s.global_batch_size =
+      options_.per_device_train_batch_size * options_.gradient_accumulation_steps * t_.comm_.world_size();
+  s.train_examples = t_.train_data_.size();
+  return s;
+}
+
+absl::Status Trainer::Run::Prepare() {
+  XLMR_ASSIGN_OR_RETURN(schedule_, optim::MakeLrSchedule(options_.lr_scheduler_type, options_.learning_rate,
+                                                         t_.total_steps(), options_.warmup_steps,
+                                                         options_.warmup_ratio));
+  XLMR_ASSIGN_OR_RETURN(planner_, data::BatchPlanner::Create(data::BatchPlanOptions{
+                                       t_.train_data_.size(), options_.per_device_train_batch_size,
+                                       options_.gradient_accumulation_steps, t_.comm_.world_size(),
+                                       t_.comm_.rank(), options_.seed, /*shuffle=*/true}));
+  state_ = CurrentSettings();
+  const bool resuming = !options_.resume_from_checkpoint.empty();
+  if (resuming) {
+    XLMR_ASSIGN_OR_RETURN(LoadedCheckpoint loaded,
+                          LoadTrainingCheckpoint(options_.resume_from_checkpoint,
+                                                 t_.model_.parameters().total_elements()));
+    XLMR_RETURN_IF_ERROR(CheckCompatible(loaded.state, state_, options_.resume_from_checkpoint));
+    state_ = loaded.state;
+    XLMR_RETURN_IF_ERROR(
+        optimizer_.RestoreState(loaded.state.optimizer_steps, loaded.exp_avg, loaded.exp_avg_sq));
+    amp::LossScalerState scaler = scaler_.GetState();
+    scaler.scale = static_cast<float>(loaded.state.loss_scale);
+    scaler.growth_tracker = loaded.state.loss_scale_growth_tracker;
+    XLMR_RETURN_IF_ERROR(scaler_.RestoreState(scaler));
+  }
+  if (options_.fp16) t_.model_.parameters().EnableHalfCopy();
+  std::error_code error;
+  if (is_main_) std::filesystem::create_directories(options_.output_dir, error);
+  if (error) return absl::PermissionDeniedError(absl::StrCat("--output_dir=", options_.output_dir, ": ", error.message()));
+  const std::string metrics_path =
+      options_.metrics_file.empty() ? options_.output_dir + "/metrics.jsonl" : options_.metrics_file;
+  XLMR_ASSIGN_OR_RETURN(MetricsWriter writer, MetricsWriter::Open(metrics_path, resuming, is_main_));
+  metrics_.emplace(std::move(writer));
+  return absl::OkStatus();
+}
+
+absl::Status Trainer::Run::TrainOneStep() {
+  const data::StepAssignment assignment = planner_->Assign(state_.epoch, state_.step_in_epoch);
+  std::vector<data::Batch> micro_batches;
+  double local_tokens = 0;
+  for (const std::vector<int64_t>& indices : assignment.micro_batches) {
+    micro_batches.push_back(data::Collate(t_.train_data_, indices, options_.pad_id));
+    local_tokens += static_cast<double>(micro_batches.back().tokens);
+  }
+  MemoryStatsFor(options_.device).ResetPeaks();
+  const auto begin = std::chrono::steady_clock::now();
+  TrainStep step(t_.model_, sync_, scaler_, optimizer_, *schedule_,
+                 StepSettings{options_.fp16, options_.max_grad_norm, options_.seed, options_.device});
+  XLMR_ASSIGN_OR_RETURN(StepOutcome outcome,
+                        step.Run(state_.global_step, micro_batches, assignment.global_examples));
+  t_.comm_.AllReduceSumDoubles(&local_tokens, 1);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+
+  ++state_.global_step;
+  state_.examples_seen += assignment.global_examples;
+  state_.tokens_seen += static_cast<int64_t>(local_tokens);
+  state_.skipped_steps += outcome.skipped ? 1 : 0;
+  state_.optimizer_steps = optimizer_.step_count();
+  epoch_just_ended_ = ++state_.step_in_epoch == t_.steps_per_epoch();
+  if (epoch_just_ended_) {
+    ++state_.epoch;
+    state_.step_in_epoch = 0;
+  }
+  RecordStep(outcome, seconds, static_cast<int64_t>(local_tokens));
+  return absl::OkStatus();
+}
+
+void Trainer::Run::RecordStep(const StepOutcome& outcome, double step_seconds, int64_t step_tokens) {
+  const MemoryStats& memory = MemoryStatsFor(options_.device);
+  const double elapsed = ElapsedSeconds();
+  nlohmann::ordered_json record = {
+      {"type", "train"},
+      {"step", state_.global_step},
+      {"epoch", Epoch()},
+      {"loss", outcome.loss},
+      {"lr", outcome.learning_rate},
+      {"grad_norm", outcome.grad_norm.has_value() ? nlohmann::ordered_json(*outcome.grad_norm)
+                                                  : nlohmann::ordered_json(nullptr)},
+      {"loss_scale", outcome.loss_scale},
+      {"skipped", outcome.skipped},
+      {"micro_steps", outcome.micro_steps},
+      {"examples", state_.examples_seen},
+      {"tokens", state_.tokens_seen},
+      {"allreduce_calls", AllReduceCalls()},
+      {"tokens_per_second", step_seconds > 0 ? static_cast<double>(step_tokens) / step_seconds : 0.0},
+      {"peak_activation_bytes", memory.Of(MemoryCategory::kActivations).peak},
+      {"peak_device_bytes", memory.peak_total()},
+      {"elapsed_seconds", elapsed}};
+  metrics_->Write(record);
+  progress_.Update({state_.global_step, t_.total_steps(), Epoch(), outcome.loss, outcome.learning_rate,
+                    record["tokens_per_second"].get<double>(), elapsed, outcome.skipped});
+}
+
+absl::Status Trainer::Run::EvaluateAndRecord(bool final_evaluation) {
+  if (t_.eval_data_ == nullptr) return absl::OkStatus();
+  const EvalSettings settings{options_.per_device_eval_batch_size, options_.fp16, options_.pad_id,
+                              options_.device};
+  last_eval_ = Evaluate(t_.model_, *t_.eval_data_, options_.num_labels, t_.comm_, settings);
+  nlohmann::ordered_json record = {{"type", "eval"}, {"step", state_.global_step}, {"epoch", Epoch()}};
+  record.update(EvalRecord(*last_eval_, "eval"));
+  metrics_->Write(record);
+  if (!final_evaluation) {
+    progress_.Message(absl::StrFormat("eval at step %d: loss %.4f, accuracy %.4f, macro-F1 %.4f",
+                                      state_.global_step, last_eval_->loss, last_eval_->accuracy,
+                                      last_eval_->macro_f1));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Trainer::Run::SaveCheckpoint() {
+  TrainingState saved = state_;
+  saved.allreduce_calls = AllReduceCalls();
+  saved.train_seconds = ElapsedSeconds();
+  const amp::LossScalerState scaler = scaler_.GetState();
+  saved.loss_scale = scaler.scale;
+  saved.loss_scale_growth_tracker = scaler.growth_tracker;
+  absl::Status status = absl::OkStatus();
+  if (is_main_) {
+    status = SaveTrainingCheckpoint(options_.output_dir, saved, optimizer_.exp_avg(), optimizer_.exp_avg_sq(),
+                                    t_.save_model_, options_.save_total_limit);
+  }
+  t_.comm_.Barrier();  // no rank runs ahead of a checkpoint in progress
+  return status;
+}
+
+absl::Status Trainer::Run::Execute() {
+  XLMR_RETURN_IF_ERROR(Prepare());
+  start_ = std::chrono::steady_clock::now();
+  while (state_.global_step < t_.total_steps()) {
+    XLMR_RETURN_IF_ERROR(TrainOneStep());
+    const bool last = state_.global_step == t_.total_steps();
+    const bool eval_due = options_.eval_steps > 0 ? state_.global_step % options_.eval_steps == 0 : epoch_just_ended_;
+    const bool save_due = options_.save_steps > 0 ? state_.global_step % options_.save_steps == 0 : epoch_just_ended_;
+    if (eval_due && !last) XLMR_RETURN_IF_ERROR(EvaluateAndRecord(false));
+    if (save_due || last) XLMR_RETURN_IF_ERROR(SaveCheckpoint());
+  }
+  progress_.Finish();
+  XLMR_RETURN_IF_ERROR(EvaluateAndRecord(true));
+  nlohmann::ordered_json results = {{"step", state_.global_step}, {"epoch", Epoch()}};
+  if (last_eval_.has_value()) results.update(EvalRecord(*last_eval_, "eval"));
+  if (t_.test_data_ != nullptr) {
+    const EvalSettings settings{options_.per_device_eval_batch_size, options_.fp16, options_.pad_id,
+                                options_.device};
+    results.update(EvalRecord(Evaluate(t_.model_, *t_.test_data_, options_.num_labels, t_.comm_, settings), "test"));
+  }
+  const double train_seconds = ElapsedSeconds();
+  nlohmann::ordered_json summary = {{"type", "summary"},
+                                    {"steps", state_.global_step},
+                                    {"skipped_steps", state_.skipped_steps},
+                                    {"train_seconds", train_seconds}};
+  for (auto& [key, value] : results.items()) {
+    if (key != "step" && key != "epoch") summary[key] = value;
+  }
+  metrics_->Write(summary);
+  if (!is_main_) return absl::OkStatus();
+  XLMR_RETURN_IF_ERROR(t_.save_model_(options_.output_dir));
+  std::ofstream out(options_.output_dir + "/eval_results.json");
+  out << results.dump(2) << "\n";
+  if (!out) return absl::DataLossError(absl::StrCat(options_.output_dir, "/eval_results.json: write failed"));
+  progress_.Message(absl::StrCat("done: ", summary.dump()));
+  return absl::OkStatus();
+}
+
+Trainer::Trainer(TrainableModel& model, const data::TokenizedDataset& train_data,
+                 const data::TokenizedDataset* eval_data, const data::TokenizedDataset* test_data,
+                 TrainerOptions options, distributed::Communicator& comm, SaveModelFn save_model)
+    : model_(model), train_data_(train_data), eval_data_(eval_data), test_data_(test_data),
+      options_(std::move(options)), comm_(comm), save_model_(std::move(save_model)) {}
+
+int64_t Trainer::steps_per_epoch() const {
+  const int64_t global_batch =
+      options_.per_device_train_batch_size * options_.gradient_accumulation_steps * comm_.world_size();
+  return (train_data_.size() + global_batch - 1) / global_batch;
+}
+
+int64_t Trainer::total_steps() const {
+  if (options_.max_steps > 0) return options_.max_steps;
+  return static_cast<int64_t>(std::ceil(options_.num_train_epochs * static_cast<double>(steps_per_epoch())));
+}
+
+absl::Status Trainer::Train() {
+  Run run(*this);
+  return run.Execute();
+}
+
+}  // namespace xlmr::train

@@ -1,0 +1,88 @@
+// The training loop of xlmr_finetune, as Hugging Face's Trainer runs it: epochs of shuffled
+// global batches, an optimizer step per batch (TrainStep), a metrics line per step, evaluation
+// and checkpoints every eval_steps / save_steps (or at each epoch's end), then a final
+// evaluation, the final model in output_dir, eval_results.json and a summary line.
+//
+// Every rank runs the same loop on its shard; only rank 0 writes files and prints.
+#ifndef XLMR_FRAMEWORK_TRAIN_TRAINER_H_
+#define XLMR_FRAMEWORK_TRAIN_TRAINER_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "absl/status/status.h"
+#include "framework/amp/loss_scaler.h"
+#include "framework/data/tokenized_dataset.h"
+#include "framework/distributed/communicator.h"
+#include "framework/train/evaluate.h"
+#include "framework/train/model_interface.h"
+#include "framework/train/training_checkpoint.h"
+#include "nlohmann/json.hpp"
+
+namespace xlmr::train {
+
+// The flags of contract.md that the loop reads (names and defaults follow HF TrainingArguments).
+struct TrainerOptions {
+  int64_t per_device_train_batch_size = 8;
+  int64_t per_device_eval_batch_size = 32;
+  int64_t gradient_accumulation_steps = 1;
+  double learning_rate = 2e-5;
+  double weight_decay = 0.0;
+  double adam_beta1 = 0.9;
+  double adam_beta2 = 0.999;
+  double adam_epsilon = 1e-8;
+  double max_grad_norm = 1.0;
+  std::string lr_scheduler_type = "linear";
+  double warmup_ratio = 0.0;
+  int64_t warmup_steps = 0;
+  double num_train_epochs = 3.0;
+  int64_t max_steps = -1;
+  bool fp16 = false;
+  amp::LossScalerOptions loss_scaler;
+  uint64_t seed = 42;
+  Device device = Device::kCpu;
+  std::string output_dir = "xlmr_finetune_out";
+  std::string metrics_file;  // empty: <output_dir>/metrics.jsonl
+  int64_t logging_steps = 10;
+  int64_t eval_steps = 0;  // 0: at the end of each epoch
+  int64_t save_steps = 0;  // 0: at the end of each epoch
+  int save_total_limit = 2;
+  std::string resume_from_checkpoint;  // a checkpoint directory (already resolved) or empty
+  int32_t pad_id = 1;
+  int num_labels = 2;
+};
+
+class Trainer {
+ public:
+  // `eval_data` and `test_data` may be null. `save_model` writes the model as a HF directory.
+  Trainer(TrainableModel& model, const data::TokenizedDataset& train_data,
+          const data::TokenizedDataset* eval_data, const data::TokenizedDataset* test_data,
+          TrainerOptions options, distributed::Communicator& comm, SaveModelFn save_model);
+
+  // Trains (resuming when options.resume_from_checkpoint is set), evaluates and saves.
+  absl::Status Train();
+
+  // Optimizer steps per epoch and in total, as HF computes them.
+  int64_t steps_per_epoch() const;
+  int64_t total_steps() const;
+
+ private:
+  class Run;  // the state of one Train() call (trainer_run.cc)
+
+  TrainableModel& model_;
+  const data::TokenizedDataset& train_data_;
+  const data::TokenizedDataset* eval_data_;
+  const data::TokenizedDataset* test_data_;
+  TrainerOptions options_;
+  distributed::Communicator& comm_;
+  SaveModelFn save_model_;
+};
+
+// The metrics line of an evaluation: {"type": "eval", "step", "eval_loss", ...} with `prefix`
+// ("eval" or "test") on every figure.
+nlohmann::ordered_json EvalRecord(const EvalResult& result, const std::string& prefix);
+
+}  // namespace xlmr::train
+
+#endif  // XLMR_FRAMEWORK_TRAIN_TRAINER_H_

@@ -1,0 +1,32 @@
+// The data of a fine-tuning run: the training, evaluation and test files tokenized (through
+// the token cache) with the model's tokenizer, and the label set of the training file.
+#ifndef XLMR_RECIPES_FINETUNE_DATA_H_
+#define XLMR_RECIPES_FINETUNE_DATA_H_
+
+#include <optional>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "framework/data/label_map.h"
+#include "framework/data/tokenized_dataset.h"
+#include "models/xlmr/tokenizer.h"
+#include "recipes/finetune_flags.h"
+
+namespace xlmr::recipes {
+
+struct FinetuneData {
+  data::LabelMap labels;  // sorted label strings of the training file
+  data::TokenizedDataset train;
+  std::optional<data::TokenizedDataset> eval;
+  std::optional<data::TokenizedDataset> test;
+};
+
+// Reads (or finds in the cache) every data file of `config`; a label in the evaluation or
+// test data that the training data lacks is an error naming the file, line and label.
+absl::StatusOr<FinetuneData> LoadFinetuneData(const FinetuneConfig& config,
+                                              const models::XlmrTokenizer& tokenizer,
+                                              const std::string& tokenizer_path);
+
+}  // namespace xlmr::recipes
+
+#endif  // XLMR_RECIPES_FINETUNE_DATA_H_

@@ -1,0 +1,218 @@
+#include "recipes/finetune_flags.h"
+
+#include <cmath>
+#include <cstdlib>
+
+#include "absl/flags/flag.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "framework/core/status_macros.h"
+#include "recipes/runfiles.h"
+
+// Model and data.
+ABSL_FLAG(std::string, model_dir, "", "Hugging Face model directory (config.json, model.safetensors, "
+          "sentencepiece.bpe.model); default: the embedded tiny model, randomly initialised");
+ABSL_FLAG(std::string, train_file, "", "training data (.tsv, .csv, .jsonl); default: embedded data set");
+ABSL_FLAG(std::string, eval_file, "", "evaluation data; default: embedded dev split (with the embedded "
+          "training data) or none");
+ABSL_FLAG(std::string, test_file, "", "test data evaluated at the end; default: embedded test split "
+          "(with the embedded training data) or none");
+ABSL_FLAG(std::string, text_column, "text", "column holding the text");
+ABSL_FLAG(std::string, text_pair_column, "", "column holding the second text of a pair (none by default)");
+ABSL_FLAG(std::string, label_column, "label", "column holding the label (a string)");
+ABSL_FLAG(int, max_seq_length, 128, "tokens per example, special tokens included");
+// Batch.
+ABSL_FLAG(int64_t, per_device_train_batch_size, 8, "examples per micro-step per process");
+ABSL_FLAG(int64_t, per_device_eval_batch_size, 32, "examples per evaluation batch per process");
+ABSL_FLAG(int64_t, gradient_accumulation_steps, 1, "micro-steps per optimizer step");
+// Optimiser.
+ABSL_FLAG(double, learning_rate, 2e-5, "peak AdamW learning rate");
+ABSL_FLAG(double, weight_decay, 0.0, "decoupled weight decay (never on biases and LayerNorm weights)");
+ABSL_FLAG(double, adam_beta1, 0.9, "AdamW beta1");
+ABSL_FLAG(double, adam_beta2, 0.999, "AdamW beta2");
+ABSL_FLAG(double, adam_epsilon, 1e-8, "AdamW epsilon");
+ABSL_FLAG(double, max_grad_norm, 1.0, "global gradient-norm clipping threshold (0 disables)");
+ABSL_FLAG(std::string, lr_scheduler_type, "linear", "linear | constant | constant_with_warmup | cosine");
+ABSL_FLAG(double, warmup_ratio, 0.0, "fraction of the steps spent warming up (used when warmup_steps is 0)");
+ABSL_FLAG(int64_t, warmup_steps, 0, "warm-up steps");
+ABSL_FLAG(double, num_train_epochs, 3.0, "epochs (fractional allowed)");
+ABSL_FLAG(int64_t, max_steps, -1, "optimizer steps; overrides num_train_epochs when > 0");
+// Precision.
+ABSL_FLAG(bool, fp16, false, "fp16 autocast with fp32 master weights and dynamic loss scaling");
+ABSL_FLAG(double, loss_scale_init, 65536.0, "initial loss scale");
+ABSL_FLAG(int64_t, loss_scale_growth_interval, 2000, "finite steps before the scale grows");
+ABSL_FLAG(double, loss_scale_growth_factor, 2.0, "scale growth factor");
+ABSL_FLAG(double, loss_scale_backoff_factor, 0.5, "scale factor after an overflow");
+ABSL_FLAG(double, loss_scale_min, 1.0, "the run stops when the scale would fall below this");
+// Memory.
+ABSL_FLAG(bool, gradient_checkpointing, false, "recompute each encoder block in backward");
+ABSL_FLAG(std::string, activation_memory_budget, "", "bytes (e.g. 1.5GiB) or a fraction of the "
+          "activation peak without checkpointing (e.g. 0.4); chooses the recompute plan");
+ABSL_FLAG(bool, print_memory_plan, false, "print the memory/recompute trade-off curve and exit");
+// Regularisation.
+ABSL_FLAG(std::string, dropout, "", "overrides hidden, attention and classifier dropout (default: config.json)");
+// Run.
+ABSL_FLAG(int64_t, seed, 42, "seed of initialisation, shuffling and dropout");
+ABSL_FLAG(std::string, device, "auto", "auto | cpu | cuda");
+ABSL_FLAG(std::string, output_dir, "xlmr_finetune_out", "where the model, checkpoints and metrics go");
+ABSL_FLAG(int64_t, logging_steps, 10, "console line every N steps (metrics.jsonl gets every step)");
+ABSL_FLAG(int64_t, eval_steps, 0, "evaluate every N steps (0: at the end of each epoch)");
+ABSL_FLAG(int64_t, save_steps, 0, "checkpoint every N steps (0: at the end of each epoch)");
+ABSL_FLAG(int, save_total_limit, 2, "checkpoints kept (0: all)");
+ABSL_FLAG(std::string, resume_from_checkpoint, "", "a checkpoint directory, or 'latest' in --output_dir");
+ABSL_FLAG(std::string, metrics_file, "", "default: <output_dir>/metrics.jsonl");
+ABSL_FLAG(std::string, cache_dir, "", "tokenized-data cache (default: $XDG_CACHE_HOME/xlmr_trainer or "
+          "~/.cache/xlmr_trainer)");
+
+namespace xlmr::recipes {
+namespace {
+
+absl::Status Expect(bool ok, const char* flag, const std::string& expected, const std::string& got) {
+  if (ok) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat("--", flag, ": expected ", expected, ", got ", got));
+}
+
+template <typename T>
+absl::Status ExpectPositive(const absl::Flag<T>& flag, const char* name) {
+  const T value = absl::GetFlag(flag);
+  return Expect(value > 0, name, "a positive number", absl::StrCat(value));
+}
+
+absl::Status ExpectInRange(double value, double low, double high, const char* name, bool high_open) {
+  const bool ok = std::isfinite(value) && value >= low && (high_open ? value < high : value <= high);
+  return Expect(ok, name, absl::StrCat("a number in [", low, ", ", high, high_open ? ")" : "]"),
+                absl::StrCat(value));
+}
+
+std::string DefaultCacheDir() {
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg != nullptr && *xdg != '\0') {
+    return std::string(xdg) + "/xlmr_trainer";
+  }
+  if (const char* home = std::getenv("HOME"); home != nullptr && *home != '\0') {
+    return std::string(home) + "/.cache/xlmr_trainer";
+  }
+  return ".xlmr_cache";
+}
+
+absl::Status ReadDataFlags(FinetuneConfig& c) {
+  c.model_dir = UserPath(absl::GetFlag(FLAGS_model_dir));
+  c.train_file = UserPath(absl::GetFlag(FLAGS_train_file));
+  c.eval_file = UserPath(absl::GetFlag(FLAGS_eval_file));
+  c.test_file = UserPath(absl::GetFlag(FLAGS_test_file));
+  if (c.train_file.empty()) {  // the embedded data set, with its own dev and test splits
+    c.train_file = EmbeddedDataFile("train.tsv");
+    if (c.eval_file.empty()) c.eval_file = EmbeddedDataFile("dev.tsv");
+    if (c.test_file.empty()) c.test_file = EmbeddedDataFile("test.tsv");
+  }
+  c.columns.text_column = absl::GetFlag(FLAGS_text_column);
+  c.columns.label_column = absl::GetFlag(FLAGS_label_column);
+  if (!absl::GetFlag(FLAGS_text_pair_column).empty()) {
+    c.columns.text_pair_column = absl::GetFlag(FLAGS_text_pair_column);
+  }
+  XLMR_RETURN_IF_ERROR(Expect(!c.columns.text_column.empty(), "text_column", "a column name", "''"));
+  XLMR_RETURN_IF_ERROR(Expect(!c.columns.label_column.empty(), "label_column", "a column name", "''"));
+  c.max_seq_length = absl::GetFlag(FLAGS_max_seq_length);
+  const int min_length = c.columns.text_pair_column.has_value() ? 5 : 3;
+  XLMR_RETURN_IF_ERROR(Expect(c.max_seq_length >= min_length, "max_seq_length",
+                              absl::StrCat("at least ", min_length, " (special tokens + 1)"),
+                              absl::StrCat(c.max_seq_length)));
+  const std::string dropout = absl::GetFlag(FLAGS_dropout);
+  if (!dropout.empty()) {
+    double value = 0;
+    const bool parsed = absl::SimpleAtod(dropout, &value);
+    XLMR_RETURN_IF_ERROR(Expect(parsed && value >= 0 && value < 1, "dropout", "a number in [0, 1)", dropout));
+    c.dropout = value;
+  }
+  c.cache_dir = absl::GetFlag(FLAGS_cache_dir).empty() ? DefaultCacheDir() : UserPath(absl::GetFlag(FLAGS_cache_dir));
+  return absl::OkStatus();
+}
+
+absl::Status ReadOptimizerFlags(train::TrainerOptions& t) {
+  XLMR_RETURN_IF_ERROR(ExpectPositive(FLAGS_per_device_train_batch_size, "per_device_train_batch_size"));
+  XLMR_RETURN_IF_ERROR(ExpectPositive(FLAGS_per_device_eval_batch_size, "per_device_eval_batch_size"));
+  XLMR_RETURN_IF_ERROR(ExpectPositive(FLAGS_gradient_accumulation_steps, "gradient_accumulation_steps"));
+  t.per_device_train_batch_size = absl::GetFlag(FLAGS_per_device_train_batch_size);
+  t.per_device_eval_batch_size = absl::GetFlag(FLAGS_per_device_eval_batch_size);
+  t.gradient_accumulation_steps = absl::GetFlag(FLAGS_gradient_accumulation_steps);
+  t.learning_rate = absl::GetFlag(FLAGS_learning_rate);
+  XLMR_RETURN_IF_ERROR(Expect(std::isfinite(t.learning_rate) && t.learning_rate >= 0, "learning_rate",
+                              "a non-negative number", absl::StrCat(t.learning_rate)));
+  t.weight_decay = absl::GetFlag(FLAGS_weight_decay);
+  XLMR_RETURN_IF_ERROR(ExpectInRange(t.weight_decay, 0, 1, "weight_decay", false));
+  t.adam_beta1 = absl::GetFlag(FLAGS_adam_beta1);
+  t.adam_beta2 = absl::GetFlag(FLAGS_adam_beta2);
+  XLMR_RETURN_IF_ERROR(ExpectInRange(t.adam_beta1, 0, 1, "adam_beta1", true));
+  XLMR_RETURN_IF_ERROR(ExpectInRange(t.adam_beta2, 0, 1, "adam_beta2", true));
+  t.adam_epsilon = absl::GetFlag(FLAGS_adam_epsilon);
+  XLMR_RETURN_IF_ERROR(Expect(std::isfinite(t.adam_epsilon) && t.adam_epsilon > 0, "adam_epsilon",
+                              "a positive number", absl::StrCat(t.adam_epsilon)));
+  t.max_grad_norm = absl::GetFlag(FLAGS_max_grad_norm);
+  XLMR_RETURN_IF_ERROR(Expect(std::isfinite(t.max_grad_norm) && t.max_grad_norm >= 0, "max_grad_norm",
+                              "a non-negative number (0 disables clipping)", absl::StrCat(t.max_grad_norm)));
+  t.lr_scheduler_type = absl::GetFlag(FLAGS_lr_scheduler_type);
+  t.warmup_ratio = absl::GetFlag(FLAGS_warmup_ratio);
+  XLMR_RETURN_IF_ERROR(ExpectInRange(t.warmup_ratio, 0, 1, "warmup_ratio", false));
+  t.warmup_steps = absl::GetFlag(FLAGS_warmup_steps);
+  XLMR_RETURN_IF_ERROR(Expect(t.warmup_steps >= 0, "warmup_steps", "a non-negative integer",
+                              absl::StrCat(t.warmup_steps)));
+  t.num_train_epochs = absl::GetFlag(FLAGS_num_train_epochs);
+  t.max_steps = absl::GetFlag(FLAGS_max_steps);
+  XLMR_RETURN_IF_ERROR(Expect(t.max_steps > 0 || (t.max_steps == -1 && std::isfinite(t.num_train_epochs) &&
+                                                  t.num_train_epochs > 0),
+                              t.max_steps > 0 || t.max_steps == -1 ? "num_train_epochs" : "max_steps",
+                              "a positive number (max_steps: -1 to train for num_train_epochs)",
+                              t.max_steps > 0 || t.max_steps == -1 ? absl::StrCat(t.num_train_epochs)
+                                                                   : absl::StrCat(t.max_steps)));
+  return absl::OkStatus();
+}
+
+absl::Status ReadRunFlags(FinetuneConfig& c) {
+  train::TrainerOptions& t = c.trainer;
+  t.fp16 = absl::GetFlag(FLAGS_fp16);
+  t.loss_scaler.enabled = t.fp16;
+  t.loss_scaler.init_scale = absl::GetFlag(FLAGS_loss_scale_init);
+  t.loss_scaler.growth_interval = absl::GetFlag(FLAGS_loss_scale_growth_interval);
+  t.loss_scaler.growth_factor = absl::GetFlag(FLAGS_loss_scale_growth_factor);
+  t.loss_scaler.backoff_factor = absl::GetFlag(FLAGS_loss_scale_backoff_factor);
+  t.loss_scaler.min_scale = absl::GetFlag(FLAGS_loss_scale_min);
+  XLMR_RETURN_IF_ERROR(amp::ValidateLossScalerOptions(t.loss_scaler));
+  c.gradient_checkpointing = absl::GetFlag(FLAGS_gradient_checkpointing);
+  c.activation_memory_budget = absl::GetFlag(FLAGS_activation_memory_budget);
+  c.print_memory_plan = absl::GetFlag(FLAGS_print_memory_plan);
+  const int64_t seed = absl::GetFlag(FLAGS_seed);
+  XLMR_RETURN_IF_ERROR(Expect(seed >= 0, "seed", "a non-negative integer", absl::StrCat(seed)));
+  t.seed = static_cast<uint64_t>(seed);
+  XLMR_ASSIGN_OR_RETURN(c.device, ParseDeviceChoice(absl::GetFlag(FLAGS_device)));
+  t.output_dir = UserPath(absl::GetFlag(FLAGS_output_dir));
+  XLMR_RETURN_IF_ERROR(Expect(!t.output_dir.empty(), "output_dir", "a directory", "''"));
+  t.metrics_file = UserPath(absl::GetFlag(FLAGS_metrics_file));
+  t.logging_steps = absl::GetFlag(FLAGS_logging_steps);
+  XLMR_RETURN_IF_ERROR(ExpectPositive(FLAGS_logging_steps, "logging_steps"));
+  t.eval_steps = absl::GetFlag(FLAGS_eval_steps);
+  t.save_steps = absl::GetFlag(FLAGS_save_steps);
+  XLMR_RETURN_IF_ERROR(Expect(t.eval_steps >= 0, "eval_steps", "a non-negative integer", absl::StrCat(t.eval_steps)));
+  XLMR_RETURN_IF_ERROR(Expect(t.save_steps >= 0, "save_steps", "a non-negative integer", absl::StrCat(t.save_steps)));
+  t.save_total_limit = absl::GetFlag(FLAGS_save_total_limit);
+  XLMR_RETURN_IF_ERROR(Expect(t.save_total_limit >= 0, "save_total_limit", "a non-negative integer",
+                              absl::StrCat(t.save_total_limit)));
+  c.resume_from_checkpoint = absl::GetFlag(FLAGS_resume_from_checkpoint);
+  c.resume = !c.resume_from_checkpoint.empty();
+  if (c.resume && c.resume_from_checkpoint != "latest") c.resume_from_checkpoint = UserPath(c.resume_from_checkpoint);
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+std::string EmbeddedDataFile(const std::string& name) {
+  return ShippedFile("recipes/data/langid/" + name);
+}
+
+absl::StatusOr<FinetuneConfig> ReadFinetuneFlags() {
+  FinetuneConfig config;
+  XLMR_RETURN_IF_ERROR(ReadDataFlags(config));
+  XLMR_RETURN_IF_ERROR(ReadOptimizerFlags(config.trainer));
+  XLMR_RETURN_IF_ERROR(ReadRunFlags(config));
+  return config;
+}
+
+}  // namespace xlmr::recipes

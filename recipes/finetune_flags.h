@@ -1,0 +1,42 @@
+// The command line of xlmr_finetune (shared/docs/contract.md): flag names and defaults
+// follow Hugging Face TrainingArguments. ReadFinetuneFlags() turns the parsed flags into a
+// FinetuneConfig and validates every value, so that a bad flag stops the run before any work
+// with one line naming the flag and what was expected.
+#ifndef XLMR_RECIPES_FINETUNE_FLAGS_H_
+#define XLMR_RECIPES_FINETUNE_FLAGS_H_
+
+#include <optional>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "framework/core/device.h"
+#include "framework/data/record_reader.h"
+#include "framework/train/trainer.h"
+
+namespace xlmr::recipes {
+
+struct FinetuneConfig {
+  std::string model_dir;  // empty: the embedded tiny model (random init)
+  std::string train_file, eval_file, test_file;  // resolved paths (embedded data by default)
+  data::ColumnSpec columns;
+  int max_seq_length = 128;
+  std::optional<double> dropout;  // overrides hidden, attention and classifier dropout
+  bool gradient_checkpointing = false;
+  std::string activation_memory_budget;  // as given; parsed by the memory planner
+  bool print_memory_plan = false;
+  DeviceChoice device = DeviceChoice::kAuto;
+  std::string cache_dir;  // tokenized-data cache
+  bool resume = false;    // --resume_from_checkpoint given
+  std::string resume_from_checkpoint;  // the flag's value ("latest" or a path)
+  train::TrainerOptions trainer;
+};
+
+// Reads the absl flags (after absl::ParseCommandLine). InvalidArgument names the flag.
+absl::StatusOr<FinetuneConfig> ReadFinetuneFlags();
+
+// The embedded default's files (recipes/data/langid) inside the runfiles tree.
+std::string EmbeddedDataFile(const std::string& name);
+
+}  // namespace xlmr::recipes
+
+#endif  // XLMR_RECIPES_FINETUNE_FLAGS_H_

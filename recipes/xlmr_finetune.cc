@@ -1,0 +1,143 @@
+// xlmr_finetune: fine-tunes XLM-RoBERTa for sequence classification (shared/docs/contract.md).
+//
+//   bazel run //recipes:xlmr_finetune                      # the embedded default, a few minutes on CPU
+//   bazel run //recipes:xlmr_finetune -- --model_dir=xlm-roberta-base --train_file=train.tsv ...
+//   mpirun -np N bazel-bin/recipes/xlmr_finetune [same flags]
+//
+// Exit status: 0 done; 2 a flag, file or row was invalid (one line says which, nothing was
+// written); 1 training failed (e.g. the fp16 loss scale collapsed).
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/strings/str_cat.h"
+#include "framework/core/status_macros.h"
+#include "framework/distributed/communicator.h"
+#include "models/xlmr/hf_checkpoint.h"
+#include "models/xlmr/init.h"
+#include "recipes/finetune_data.h"
+#include "recipes/finetune_flags.h"
+#include "recipes/runfiles.h"
+
+namespace xlmr::recipes {
+namespace {
+
+constexpr char kTokenizerFile[] = "sentencepiece.bpe.model";
+
+// Everything built before training starts; building it is where user input is validated.
+struct PreparedRun {
+  FinetuneConfig config;
+  std::unique_ptr<distributed::Communicator> comm;
+  std::string tokenizer_path;
+  std::optional<FinetuneData> data;
+  std::unique_ptr<models::XlmrForSequenceClassification> model;
+};
+
+absl::StatusOr<Device> ChooseDevice(DeviceChoice choice) {
+  // The ops have CPU kernels only so far: auto means CPU, and cuda is refused clearly.
+  if (choice == DeviceChoice::kCuda) {
+    return absl::UnimplementedError("--device=cuda: the training ops have no CUDA kernels in this build; use --device=cpu");
+  }
+  return Device::kCpu;
+}
+
+// The model: from --model_dir (or the checkpoint being resumed), else the embedded config
+// with random weights. Its head gets the training file's labels.
+absl::Status BuildModel(PreparedRun& run, const std::string& weights_dir, Device device) {
+  const FinetuneConfig& c = run.config;
+  const std::vector<std::string>& labels = run.data->labels.id2label();
+  if (!weights_dir.empty()) {
+    models::LoadOptions options{labels, c.trainer.seed, device, c.dropout};
+    XLMR_ASSIGN_OR_RETURN(models::LoadedModel loaded, models::LoadPretrained(weights_dir, options));
+    if (c.resume && loaded.fresh_head) {
+      return absl::InvalidArgumentError(absl::StrCat("--resume_from_checkpoint: ", weights_dir,
+                                                     " was trained for other labels than ", c.train_file, "'s"));
+    }
+    run.model = std::move(loaded.model);
+    return absl::OkStatus();
+  }
+  XLMR_ASSIGN_OR_RETURN(models::XlmrConfig config, models::LoadXlmrConfig(EmbeddedDataFile("config.json")));
+  config.id2label = labels;
+  if (c.dropout.has_value()) models::OverrideDropout(config, *c.dropout);
+  run.model = std::make_unique<models::XlmrForSequenceClassification>(std::move(config), device);
+  models::InitializeAllWeights(*run.model, c.trainer.seed);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<PreparedRun> Prepare() {
+  PreparedRun run;
+  XLMR_ASSIGN_OR_RETURN(run.config, ReadFinetuneFlags());
+  FinetuneConfig& c = run.config;
+  XLMR_ASSIGN_OR_RETURN(const distributed::LaunchEnvironment env, distributed::ReadLaunchEnvironment());
+  XLMR_ASSIGN_OR_RETURN(run.comm, distributed::CreateCommunicator(env));
+  XLMR_ASSIGN_OR_RETURN(const Device device, ChooseDevice(c.device));
+  c.trainer.device = device;
+  std::string weights_dir = c.model_dir;
+  if (c.resume) {
+    XLMR_ASSIGN_OR_RETURN(weights_dir, train::ResolveCheckpoint(c.resume_from_checkpoint, c.trainer.output_dir));
+    c.trainer.resume_from_checkpoint = weights_dir;
+  }
+  const std::string config_path =
+      c.model_dir.empty() ? EmbeddedDataFile("config.json") : c.model_dir + "/config.json";
+  run.tokenizer_path = c.model_dir.empty() ? EmbeddedDataFile(kTokenizerFile) : c.model_dir + "/" + kTokenizerFile;
+  XLMR_ASSIGN_OR_RETURN(const models::XlmrConfig model_config, models::LoadXlmrConfig(config_path));
+  const int64_t max_positions = model_config.max_position_embeddings - model_config.pad_token_id - 1;
+  if (c.max_seq_length > max_positions) {
+    return absl::InvalidArgumentError(absl::StrCat("--max_seq_length: expected at most ", max_positions,
+                                                   " (max_position_embeddings of ", config_path, "), got ",
+                                                   c.max_seq_length));
+  }
+  XLMR_ASSIGN_OR_RETURN(models::XlmrTokenizer tokenizer,
+                        models::XlmrTokenizer::Load(run.tokenizer_path, model_config.vocab_size));
+  XLMR_ASSIGN_OR_RETURN(FinetuneData data, LoadFinetuneData(c, tokenizer, run.tokenizer_path));
+  run.data.emplace(std::move(data));
+  XLMR_RETURN_IF_ERROR(BuildModel(run, weights_dir, device));
+  if (c.gradient_checkpointing) run.model->SetRecomputePlan(std::vector<bool>(run.model->num_blocks(), true));
+  c.trainer.num_labels = static_cast<int>(run.data->labels.num_labels());
+  c.trainer.pad_id = static_cast<int32_t>(run.model->config().pad_token_id);
+  return run;
+}
+
+// Writes the model as a Hugging Face directory, with the tokenizer beside it.
+absl::Status SaveModel(const models::XlmrForSequenceClassification& model, const std::string& tokenizer_path,
+                       const std::string& directory) {
+  XLMR_RETURN_IF_ERROR(models::SavePretrained(model, directory));
+  std::error_code error;
+  std::filesystem::copy_file(tokenizer_path, directory + "/" + kTokenizerFile,
+                             std::filesystem::copy_options::overwrite_existing, error);
+  if (error) return absl::DataLossError(absl::StrCat(directory, "/", kTokenizerFile, ": ", error.message()));
+  return absl::OkStatus();
+}
+
+int Main() {
+  absl::StatusOr<PreparedRun> prepared = Prepare();
+  if (!prepared.ok()) {
+    std::fprintf(stderr, "xlmr_finetune: %s\n", std::string(prepared.status().message()).c_str());
+    return 2;
+  }
+  PreparedRun& run = *prepared;
+  const models::XlmrForSequenceClassification& model = *run.model;
+  const std::string tokenizer_path = run.tokenizer_path;
+  train::Trainer trainer(*run.model, run.data->train, run.data->eval ? &*run.data->eval : nullptr,
+                         run.data->test ? &*run.data->test : nullptr, run.config.trainer, *run.comm,
+                         [&](const std::string& dir) { return SaveModel(model, tokenizer_path, dir); });
+  const absl::Status status = trainer.Train();
+  if (!status.ok()) {
+    std::fprintf(stderr, "xlmr_finetune: %s\n", std::string(status.message()).c_str());
+    if (run.comm->world_size() > 1) run.comm->Abort(1);
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace xlmr::recipes
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage("Fine-tunes XLM-RoBERTa for sequence classification.");
+  absl::ParseCommandLine(argc, argv);
+  xlmr::recipes::SetProgramPath(argv[0]);
+  return xlmr::recipes::Main();
+}
