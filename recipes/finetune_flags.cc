@@ -7,6 +7,9 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "framework/core/status_macros.h"
+#include "framework/optim/adamw.h"
+#include "framework/optim/grad_clip.h"
+#include "framework/optim/lr_schedule.h"
 #include "recipes/runfiles.h"
 
 // Model and data.
@@ -137,24 +140,24 @@ absl::Status ReadOptimizerFlags(train::TrainerOptions& t) {
   t.learning_rate = absl::GetFlag(FLAGS_learning_rate);
   XLMR_RETURN_IF_ERROR(Expect(std::isfinite(t.learning_rate) && t.learning_rate >= 0, "learning_rate",
                               "a non-negative number", absl::StrCat(t.learning_rate)));
-  t.weight_decay = absl::GetFlag(FLAGS_weight_decay);
-  XLMR_RETURN_IF_ERROR(ExpectInRange(t.weight_decay, 0, 1, "weight_decay", false));
   t.adam_beta1 = absl::GetFlag(FLAGS_adam_beta1);
   t.adam_beta2 = absl::GetFlag(FLAGS_adam_beta2);
-  XLMR_RETURN_IF_ERROR(ExpectInRange(t.adam_beta1, 0, 1, "adam_beta1", true));
-  XLMR_RETURN_IF_ERROR(ExpectInRange(t.adam_beta2, 0, 1, "adam_beta2", true));
   t.adam_epsilon = absl::GetFlag(FLAGS_adam_epsilon);
-  XLMR_RETURN_IF_ERROR(Expect(std::isfinite(t.adam_epsilon) && t.adam_epsilon > 0, "adam_epsilon",
-                              "a positive number", absl::StrCat(t.adam_epsilon)));
+  t.weight_decay = absl::GetFlag(FLAGS_weight_decay);
+  XLMR_RETURN_IF_ERROR(optim::ValidateAdamWOptions(
+      optim::AdamWOptions{t.adam_beta1, t.adam_beta2, t.adam_epsilon, t.weight_decay}));
   t.max_grad_norm = absl::GetFlag(FLAGS_max_grad_norm);
-  XLMR_RETURN_IF_ERROR(Expect(std::isfinite(t.max_grad_norm) && t.max_grad_norm >= 0, "max_grad_norm",
-                              "a non-negative number (0 disables clipping)", absl::StrCat(t.max_grad_norm)));
+  XLMR_RETURN_IF_ERROR(optim::ValidateMaxGradNorm(t.max_grad_norm));
   t.lr_scheduler_type = absl::GetFlag(FLAGS_lr_scheduler_type);
   t.warmup_ratio = absl::GetFlag(FLAGS_warmup_ratio);
   XLMR_RETURN_IF_ERROR(ExpectInRange(t.warmup_ratio, 0, 1, "warmup_ratio", false));
   t.warmup_steps = absl::GetFlag(FLAGS_warmup_steps);
   XLMR_RETURN_IF_ERROR(Expect(t.warmup_steps >= 0, "warmup_steps", "a non-negative integer",
                               absl::StrCat(t.warmup_steps)));
+  // The schedule's own validation (type, warm-up) on a nominal length; the trainer builds the
+  // real one once the number of steps is known.
+  XLMR_RETURN_IF_ERROR(
+      optim::MakeLrSchedule(t.lr_scheduler_type, t.learning_rate, 1, t.warmup_steps, t.warmup_ratio).status());
   t.num_train_epochs = absl::GetFlag(FLAGS_num_train_epochs);
   t.max_steps = absl::GetFlag(FLAGS_max_steps);
   XLMR_RETURN_IF_ERROR(Expect(t.max_steps > 0 || (t.max_steps == -1 && std::isfinite(t.num_train_epochs) &&

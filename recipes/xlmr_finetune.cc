@@ -79,6 +79,10 @@ absl::StatusOr<PreparedRun> Prepare() {
     XLMR_ASSIGN_OR_RETURN(weights_dir, train::ResolveCheckpoint(c.resume_from_checkpoint, c.trainer.output_dir));
     c.trainer.resume_from_checkpoint = weights_dir;
   }
+  if (!c.model_dir.empty() && !std::filesystem::exists(c.model_dir + "/config.json")) {
+    return absl::NotFoundError(absl::StrCat("--model_dir=", c.model_dir, ": expected a Hugging Face model "
+                                            "directory (config.json, model.safetensors, ", kTokenizerFile, ")"));
+  }
   const std::string config_path =
       c.model_dir.empty() ? EmbeddedDataFile("config.json") : c.model_dir + "/config.json";
   run.tokenizer_path = c.model_dir.empty() ? EmbeddedDataFile(kTokenizerFile) : c.model_dir + "/" + kTokenizerFile;

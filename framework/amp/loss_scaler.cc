@@ -1,6 +1,7 @@
 #include "framework/amp/loss_scaler.h"
 
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"

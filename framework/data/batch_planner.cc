@@ -45,8 +45,8 @@ std::vector<int64_t> ChunkOf(const std::vector<int64_t>& order, int64_t begin, i
 }  // namespace
 
 absl::StatusOr<BatchPlanner> BatchPlanner::Create(const BatchPlanOptions& options) {
-  absl::Status status = MustBePositive(options.per_device_batch_size,
-                                       "--per_device_train_batch_size");
+  absl::Status status =
+      MustBePositive(options.per_device_batch_size, "--per_device_train_batch_size");
   if (status.ok()) {
     status = MustBePositive(options.gradient_accumulation_steps, "--gradient_accumulation_steps");
   }

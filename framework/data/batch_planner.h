@@ -56,7 +56,7 @@ class BatchPlanner {
   static absl::StatusOr<BatchPlanner> Create(const BatchPlanOptions& options);
 
   int64_t global_batch_size() const { return global_batch_size_; }  // G = P*A*W
-  int64_t steps_per_epoch() const;                                    // ceil(N / G)
+  int64_t steps_per_epoch() const;                                  // ceil(N / G)
 
   // The visiting order of `epoch` (>= 0): a permutation of [0, N).
   std::vector<int64_t> EpochOrder(int64_t epoch) const;

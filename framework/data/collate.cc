@@ -11,7 +11,8 @@ Batch Collate(const TokenizedDataset& dataset, const std::vector<int64_t>& indic
   const auto batch_size = static_cast<int64_t>(indices.size());
   int64_t longest = 0;
   for (int64_t index : indices) {
-    XLMR_CHECK(index >= 0 && index < dataset.size()) << "example " << index << " of " << dataset.size();
+    XLMR_CHECK(index >= 0 && index < dataset.size())
+        << "example " << index << " of " << dataset.size();
     longest = std::max(longest, dataset.num_tokens(index));
   }
   Batch batch;

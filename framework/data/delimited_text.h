@@ -20,7 +20,7 @@ struct TextRow {
 struct TextTable {
   std::vector<std::string> header;  // the column names, in file order, all distinct
   int64_t header_line = 0;
-  std::vector<TextRow> rows;        // every row has header.size() fields
+  std::vector<TextRow> rows;  // every row has header.size() fields
 };
 
 // [in] content: the file's bytes without a byte order mark; must hold a non-blank line.

@@ -77,7 +77,8 @@ uint64_t Fingerprint::Value() const {
 absl::StatusOr<uint64_t> FingerprintFile(const std::string& path) {
   std::unique_ptr<FILE, int (*)(FILE*)> file(std::fopen(path.c_str(), "rb"), &std::fclose);
   if (file == nullptr) {
-    return absl::NotFoundError(absl::StrCat(path, ": cannot open file (", std::strerror(errno), ")"));
+    return absl::NotFoundError(
+        absl::StrCat(path, ": cannot open file (", std::strerror(errno), ")"));
   }
   Fingerprint fingerprint;
   std::vector<char> chunk(1 << 20);

@@ -85,9 +85,9 @@ absl::StatusOr<LabelMap> LabelMap::FromId2Label(std::vector<std::string> id2labe
                                                 const std::string& source) {
   const std::set<std::string> distinct(id2label.begin(), id2label.end());
   if (distinct.size() != id2label.size() || distinct.count("") > 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        source, ": id2label must hold distinct, non-empty labels, got [",
-        absl::StrJoin(id2label, ", "), "]"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(source, ": id2label must hold distinct, non-empty labels, got [",
+                     absl::StrJoin(id2label, ", "), "]"));
   }
   return LabelMap(std::move(id2label));
 }
@@ -105,15 +105,13 @@ std::optional<int32_t> LabelMap::Find(absl::string_view label) const {
 
 absl::Status LabelMap::UnknownLabelError(const std::string& file, int64_t line,
                                          absl::string_view label) const {
-  return absl::InvalidArgumentError(
-      absl::StrCat(file, ":", line, ": label '", label,
-                   "' does not occur in the training data (known labels: ", ListLabels(id2label_),
-                   "); check --label_column"));
+  return absl::InvalidArgumentError(absl::StrCat(
+      file, ":", line, ": label '", label, "' does not occur in the training data (known labels: ",
+      ListLabels(id2label_), "); check --label_column"));
 }
 
 absl::StatusOr<std::vector<int32_t>> MapLabels(const std::vector<Record>& records,
-                                               const LabelMap& label_map,
-                                               const std::string& file) {
+                                               const LabelMap& label_map, const std::string& file) {
   std::vector<int32_t> ids;
   ids.reserve(records.size());
   for (const Record& record : records) {

@@ -31,7 +31,8 @@ absl::Status LineError(const std::string& file, int64_t line, absl::string_view 
 absl::StatusOr<std::string> ReadWholeFile(const std::string& path) {
   std::unique_ptr<FILE, int (*)(FILE*)> file(std::fopen(path.c_str(), "rb"), &std::fclose);
   if (file == nullptr) {
-    return absl::NotFoundError(absl::StrCat(path, ": cannot open file (", std::strerror(errno), ")"));
+    return absl::NotFoundError(
+        absl::StrCat(path, ": cannot open file (", std::strerror(errno), ")"));
   }
   std::string content;
   char chunk[1 << 16];
@@ -82,8 +83,7 @@ absl::StatusOr<ColumnIndices> ResolveColumns(const TextTable& table, const std::
   }
   indices.label = FindColumn(table.header, columns.label_column);
   if (!indices.label && require_label) {
-    return MissingColumnError(file, "column", columns.label_column, table.header,
-                              "--label_column");
+    return MissingColumnError(file, "column", columns.label_column, table.header, "--label_column");
   }
   return indices;
 }
@@ -153,8 +153,9 @@ absl::StatusOr<std::string> JsonText(const Json& object, const std::string& name
                                   absl::StrJoin(FieldNames(object), ", "), "); set ", flag));
   }
   if (!it->is_string()) {
-    return LineError(file, line, absl::StrCat("field '", name, "' (", flag,
-                                              ") must be a string, found ", it->type_name()));
+    return LineError(
+        file, line,
+        absl::StrCat("field '", name, "' (", flag, ") must be a string, found ", it->type_name()));
   }
   std::string text = it->get<std::string>();
   if (text.empty()) return EmptyValueError(file, line, "empty text", "field", name, flag);
@@ -174,12 +175,15 @@ absl::StatusOr<std::string> JsonLabel(const Json& object, const std::string& nam
     label = std::to_string(it->get<int64_t>());
   } else if (it != object.end() && !it->is_null()) {
     return LineError(file, line,
-                     absl::StrCat("field '", name, "' (--label_column) must be a string or an "
-                                  "integer, found ", it->type_name(), " ", it->dump()));
+                     absl::StrCat("field '", name,
+                                  "' (--label_column) must be a string or an "
+                                  "integer, found ",
+                                  it->type_name(), " ", it->dump()));
   } else if (it == object.end() && require_label) {
-    return LineError(file, line,
-                     absl::StrCat("no field '", name, "' (fields: ",
-                                  absl::StrJoin(FieldNames(object), ", "), "); set --label_column"));
+    return LineError(
+        file, line,
+        absl::StrCat("no field '", name, "' (fields: ", absl::StrJoin(FieldNames(object), ", "),
+                     "); set --label_column"));
   }
   if (label.empty() && require_label) {
     return EmptyValueError(file, line, "missing label", "field", name, "--label_column");
@@ -194,10 +198,12 @@ absl::StatusOr<Record> RecordFromJsonLine(absl::string_view text, int64_t line,
   try {
     object = Json::parse(text.begin(), text.end());
   } catch (const Json::parse_error& error) {
-    return LineError(file, line, absl::StrCat("invalid JSON (", JsonErrorDetail(error.what()), ")"));
+    return LineError(file, line,
+                     absl::StrCat("invalid JSON (", JsonErrorDetail(error.what()), ")"));
   }
   if (!object.is_object()) {
-    return LineError(file, line, absl::StrCat("expected a JSON object, found ", object.type_name()));
+    return LineError(file, line,
+                     absl::StrCat("expected a JSON object, found ", object.type_name()));
   }
   Record record;
   record.line = line;

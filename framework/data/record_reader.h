@@ -39,9 +39,9 @@ namespace xlmr::data {
 
 // Which columns (or JSON fields) hold the example; defaults are the flags' defaults.
 struct ColumnSpec {
-  std::string text_column = "text";                // --text_column
-  std::optional<std::string> text_pair_column;     // --text_pair_column; none: single texts
-  std::string label_column = "label";              // --label_column
+  std::string text_column = "text";             // --text_column
+  std::optional<std::string> text_pair_column;  // --text_pair_column; none: single texts
+  std::string label_column = "label";           // --label_column
 };
 
 struct Record {

@@ -74,14 +74,13 @@ TokenizedColumns TokenizeRecords(const std::vector<Record>& records, int max_len
 
 absl::StatusOr<TokenizedDataset> BuildTokenCache(const std::string& cache_path, uint64_t key,
                                                  const std::string& data_path,
-                                                 const std::vector<Record>& records,
-                                                 int max_length, const TokenizeFn& tokenize) {
+                                                 const std::vector<Record>& records, int max_length,
+                                                 const TokenizeFn& tokenize) {
   const TokenizedColumns columns = TokenizeRecords(records, max_length, tokenize);
   absl::Status written = internal::WriteTokenCacheFile(cache_path, key, columns);
   if (!written.ok()) {
-    return absl::Status(written.code(),
-                        absl::StrCat("cannot write the token cache for ", data_path, ": ",
-                                     written.message()));
+    return absl::Status(written.code(), absl::StrCat("cannot write the token cache for ", data_path,
+                                                     ": ", written.message()));
   }
   // Serve from the file just written, so a first run reads exactly what later runs will.
   return OpenTokenCache(cache_path, key, data_path);

@@ -83,8 +83,8 @@ TokenizedColumns TokenizeRecords(const std::vector<Record>& records, int max_len
 // returns the dataset mapped from the written file. Errors: the cache cannot be written.
 absl::StatusOr<TokenizedDataset> BuildTokenCache(const std::string& cache_path, uint64_t key,
                                                  const std::string& data_path,
-                                                 const std::vector<Record>& records,
-                                                 int max_length, const TokenizeFn& tokenize);
+                                                 const std::vector<Record>& records, int max_length,
+                                                 const TokenizeFn& tokenize);
 
 // What LoadOrBuildTokenCache did, for the trainer's log.
 struct TokenCacheOutcome {

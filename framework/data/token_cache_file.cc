@@ -56,7 +56,8 @@ absl::Status MakeDirectories(const std::string& directory) {
   for (size_t slash = directory.find('/', 1);; slash = directory.find('/', slash + 1)) {
     const std::string prefix = directory.substr(0, slash);
     if (!prefix.empty() && mkdir(prefix.c_str(), 0755) != 0 && errno != EEXIST) {
-      return absl::PermissionDeniedError(SystemError("cannot create token cache directory", prefix));
+      return absl::PermissionDeniedError(
+          SystemError("cannot create token cache directory", prefix));
     }
     if (slash == std::string::npos) return absl::OkStatus();
   }
@@ -66,7 +67,8 @@ absl::Status WriteSections(const std::string& path, const std::vector<Section>& 
   std::unique_ptr<FILE, int (*)(FILE*)> file(std::fopen(path.c_str(), "wb"), &std::fclose);
   if (file == nullptr) return absl::PermissionDeniedError(SystemError("cannot create", path));
   for (const Section& section : sections) {
-    if (section.bytes > 0 && std::fwrite(section.data, 1, section.bytes, file.get()) != section.bytes) {
+    if (section.bytes > 0 &&
+        std::fwrite(section.data, 1, section.bytes, file.get()) != section.bytes) {
       return absl::ResourceExhaustedError(SystemError("cannot write", path));
     }
   }
@@ -125,8 +127,8 @@ absl::Status CheckHeader(const CacheHeader& header, uint64_t key, uint64_t file_
   }
   if (header.key != key) return DataLoss(path, "written for another key");
   // Each count is bounded by the file size first, so the sum below cannot overflow.
-  for (uint64_t count : {header.num_examples, header.num_tokens, header.num_label_names,
-                         header.label_name_bytes}) {
+  for (uint64_t count :
+       {header.num_examples, header.num_tokens, header.num_label_names, header.label_name_bytes}) {
     if (count > file_bytes) return DataLoss(path, "counts larger than the file");
   }
   const uint64_t expected = sizeof(CacheHeader) + 8 * (header.num_examples + 1) +
@@ -185,8 +187,8 @@ absl::Status WriteTokenCacheFile(const std::string& path, uint64_t key,
     name_offsets.push_back(static_cast<int64_t>(name_bytes.size()));
   }
   std::vector<Section> sections = {
-      SectionOf(columns.offsets),   SectionOf(columns.lines),
-      SectionOf(name_offsets),      SectionOf(columns.token_ids),
+      SectionOf(columns.offsets),     SectionOf(columns.lines),
+      SectionOf(name_offsets),        SectionOf(columns.token_ids),
       SectionOf(columns.label_index), {name_bytes.data(), name_bytes.size()}};
   CacheHeader header{};
   std::memcpy(header.magic, kMagic, sizeof(kMagic));

@@ -7,8 +7,7 @@
 
 namespace xlmr::data {
 
-TokenizedDataset::TokenizedDataset(std::string file, std::shared_ptr<const void> owner,
-                                   Views views)
+TokenizedDataset::TokenizedDataset(std::string file, std::shared_ptr<const void> owner, Views views)
     : file_(std::move(file)), owner_(std::move(owner)), views_(std::move(views)) {
   const size_t n = views_.lines.size();
   XLMR_CHECK_EQ(views_.offsets.size(), n + 1);

@@ -26,11 +26,11 @@ namespace xlmr::data {
 
 // The owned form of a tokenized file (what the token cache writes and reads).
 struct TokenizedColumns {
-  std::vector<int64_t> offsets{0};         // [N + 1], offsets[0] == 0, non-decreasing
-  std::vector<int32_t> token_ids;          // [offsets[N]]
-  std::vector<int64_t> lines;              // [N], 1-based source line of each example
-  std::vector<int32_t> label_index;        // [N], index into label_names, -1 = no label
-  std::vector<std::string> label_names;    // distinct, non-empty, sorted by bytes
+  std::vector<int64_t> offsets{0};       // [N + 1], offsets[0] == 0, non-decreasing
+  std::vector<int32_t> token_ids;        // [offsets[N]]
+  std::vector<int64_t> lines;            // [N], 1-based source line of each example
+  std::vector<int32_t> label_index;      // [N], index into label_names, -1 = no label
+  std::vector<std::string> label_names;  // distinct, non-empty, sorted by bytes
 };
 
 class TokenizedDataset {

@@ -75,6 +75,8 @@ absl::StatusOr<FileContents> ReadWholeFile(const std::string& path) {
   return contents;
 }
 
+// ---- Validating the layout --------------------------------------------------------------------
+
 // Bytes that `entry`'s shape and dtype need, with the reference's overflow and whole-byte checks.
 absl::StatusOr<uint64_t> NeededBytes(const std::string& path, const HeaderEntry& entry) {
   uint64_t elements = 1;

@@ -93,7 +93,8 @@ double LrSchedule::WarmupMultiplier(int64_t current_step) const {
 double LrSchedule::Multiplier(int64_t current_step) const {
   if (type_ == LrScheduleType::kConstant) return 1.0;
   if (current_step < warmup_steps_) return WarmupMultiplier(current_step);
-  const double decay_steps = static_cast<double>(std::max<int64_t>(1, total_steps_ - warmup_steps_));
+  const double decay_steps =
+      static_cast<double>(std::max<int64_t>(1, total_steps_ - warmup_steps_));
   switch (type_) {
     case LrScheduleType::kLinear:
       return std::max(0.0, static_cast<double>(total_steps_ - current_step) / decay_steps);

@@ -74,7 +74,7 @@ std::vector<float> Tensor::ToFloatVector() const {
   std::vector<float> out(static_cast<size_t>(numel()));
   switch (dtype_) {
     case DType::kF32:
-      std::memcpy(out.data(), host.raw_data(), bytes());
+      if (!out.empty()) std::memcpy(out.data(), host.raw_data(), bytes());
       break;
     case DType::kF16:
       for (size_t i = 0; i < out.size(); ++i) out[i] = HalfToFloat(host.data<Half>()[i]);

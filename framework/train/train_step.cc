@@ -59,7 +59,7 @@ void TrainStep::ApplyUpdate(StepOutcome& outcome) {
   const double norm = optim::GlobalL2Norm(grads);
   outcome.grad_norm = norm;
   if (settings_.max_grad_norm > 0) optim::ClipGradNorm(grads, norm, settings_.max_grad_norm);
-  optimizer_.Step(static_cast<float>(outcome.learning_rate));
+  optimizer_.Step(outcome.learning_rate);
   if (settings_.fp16) model_.parameters().RefreshHalfCopy();
 }
 

@@ -25,14 +25,13 @@ std::string ErrorOf(const std::string& path) {
 }
 
 TEST(CsvReaderTest, QuotedFieldsHoldCommasQuotesAndLineBreaks) {
-  const std::string path = WriteTempFile(
-      "quoting.csv",
-      "\"text\",label\n"
-      "\"a, b\",pos\n"
-      "\"she said \"\"hi\"\"\",neg\n"
-      "\"two\nlines\",pos\n"
-      "\"crlf\r\ninside\",neg\n"
-      "plain,\"pos\"\n");
+  const std::string path = WriteTempFile("quoting.csv",
+                                         "\"text\",label\n"
+                                         "\"a, b\",pos\n"
+                                         "\"she said \"\"hi\"\"\",neg\n"
+                                         "\"two\nlines\",pos\n"
+                                         "\"crlf\r\ninside\",neg\n"
+                                         "plain,\"pos\"\n");
   std::vector<Record> records = ReadOk(path);
   ASSERT_EQ(records.size(), 5u);
   EXPECT_EQ(records[0].text, "a, b");
@@ -78,7 +77,8 @@ TEST(CsvReaderTest, TextAfterClosingQuoteIsAnError) {
 }
 
 TEST(CsvReaderTest, UnclosedQuoteNamesTheLineItStartsOn) {
-  const std::string path = WriteTempFile("unclosed.csv", "text,label\nok,pos\n\"never\nclosed,neg\n");
+  const std::string path =
+      WriteTempFile("unclosed.csv", "text,label\nok,pos\n\"never\nclosed,neg\n");
   EXPECT_EQ(ErrorOf(path), path + ":3: a quoted field starts on this line and is never closed");
 }
 

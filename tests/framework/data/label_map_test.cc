@@ -94,7 +94,8 @@ TEST(MapLabelsTest, UnknownAndMissingLabelsNameFileLineAndKnownLabels) {
   EXPECT_EQ(unknown.status().message(),
             "dev.tsv:7: label 'maybe' does not occur in the training data (known labels: neg, "
             "pos); check --label_column");
-  absl::StatusOr<std::vector<int32_t>> missing = MapLabels({RecordWithLabel("", 4)}, *map, "dev.tsv");
+  absl::StatusOr<std::vector<int32_t>> missing =
+      MapLabels({RecordWithLabel("", 4)}, *map, "dev.tsv");
   ASSERT_FALSE(missing.ok());
   EXPECT_EQ(missing.status().message(), "dev.tsv:4: missing label (--label_column)");
 }

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 
 #include <fstream>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -197,7 +198,8 @@ TEST(TokenCacheTest, ChangedDataFileOrMaxLengthIsRetokenized) {
 
 // Builds a cache, damages its file with `damage`, and expects the next load to notice (with
 // `reason` in the outcome), rebuild, and then hit again.
-void ExpectRebuiltAfter(const std::string& name, const std::function<void(const std::string&)>& damage,
+void ExpectRebuiltAfter(const std::string& name,
+                        const std::function<void(const std::string&)>& damage,
                         const std::string& reason) {
   const std::string data = WriteTempFile(name + ".tsv", kData);
   CountingTokenizer tokenizer;
@@ -218,27 +220,36 @@ void ExpectRebuiltAfter(const std::string& name, const std::function<void(const 
 
 TEST(TokenCacheTest, CorruptedPayloadIsRebuilt) {
   // The last bytes are label-name text, the bytes before them label indices and tokens.
-  ExpectRebuiltAfter("corrupt", [](const std::string& path) {
-    Scribble(path, ReadFileBytes(path).size() - 20, 3);
-  }, "checksum mismatch");
+  ExpectRebuiltAfter(
+      "corrupt",
+      [](const std::string& path) { Scribble(path, ReadFileBytes(path).size() - 20, 3); },
+      "checksum mismatch");
 }
 
 TEST(TokenCacheTest, TruncatedFileIsRebuilt) {
-  ExpectRebuiltAfter("truncated", [](const std::string& path) {
-    const std::string bytes = ReadFileBytes(path);
-    std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes.substr(0, bytes.size() - 4);
-  }, "the header implies");
-  ExpectRebuiltAfter("tiny", [](const std::string& path) {
-    std::ofstream(path, std::ios::binary | std::ios::trunc) << "XLMR";
-  }, "shorter than its header");
+  ExpectRebuiltAfter(
+      "truncated",
+      [](const std::string& path) {
+        const std::string bytes = ReadFileBytes(path);
+        std::ofstream(path, std::ios::binary | std::ios::trunc)
+            << bytes.substr(0, bytes.size() - 4);
+      },
+      "the header implies");
+  ExpectRebuiltAfter(
+      "tiny",
+      [](const std::string& path) {
+        std::ofstream(path, std::ios::binary | std::ios::trunc) << "XLMR";
+      },
+      "shorter than its header");
 }
 
 TEST(TokenCacheTest, BadMagicVersionOrKeyIsRebuilt) {
-  ExpectRebuiltAfter("magic", [](const std::string& path) { Scribble(path, 0, 1); }, "bad magic");
-  ExpectRebuiltAfter("version", [](const std::string& path) { Scribble(path, 8, 1); },
-                     "format version");
-  ExpectRebuiltAfter("key", [](const std::string& path) { Scribble(path, 16, 2); },
-                     "written for another key");
+  ExpectRebuiltAfter(
+      "magic", [](const std::string& path) { Scribble(path, 0, 1); }, "bad magic");
+  ExpectRebuiltAfter(
+      "version", [](const std::string& path) { Scribble(path, 8, 1); }, "format version");
+  ExpectRebuiltAfter(
+      "key", [](const std::string& path) { Scribble(path, 16, 2); }, "written for another key");
 }
 
 TEST(TokenCacheTest, RebuildReplacesTheFileAtomically) {
@@ -287,11 +298,13 @@ TEST(TokenCacheTest, UnwritableCacheIsAnErrorAndLeavesNoTemporaryFile) {
 }
 
 TEST(TokenCacheTest, UnlabelledRecordsKeepNoLabel) {
-  const std::string data = WriteTempFile("predict.jsonl", "{\"text\": \"a\"}\n{\"text\": \"b\", \"label\": 1}\n");
+  const std::string data =
+      WriteTempFile("predict.jsonl", "{\"text\": \"a\"}\n{\"text\": \"b\", \"label\": 1}\n");
   TokenCacheSpec spec = SpecFor(data);
   spec.require_label = false;
   CountingTokenizer tokenizer;
-  absl::StatusOr<TokenizedDataset> dataset = LoadOrBuildTokenCache(spec, CacheDir(), tokenizer.Fn());
+  absl::StatusOr<TokenizedDataset> dataset =
+      LoadOrBuildTokenCache(spec, CacheDir(), tokenizer.Fn());
   ASSERT_TRUE(dataset.ok()) << dataset.status();
   EXPECT_EQ(dataset->label_name(0), std::nullopt);
   EXPECT_EQ(dataset->label_name(1), "1");
@@ -307,7 +320,8 @@ TEST(TokenCacheTest, ReadErrorsPassThrough) {
       LoadOrBuildTokenCache(SpecFor(data), CacheDir(), tokenizer.Fn());
   ASSERT_FALSE(dataset.ok());
   EXPECT_EQ(dataset.status().message(), data + ":2: expected 2 tab-separated fields, found 3");
-  EXPECT_FALSE(LoadOrBuildTokenCache(SpecFor(data + ".missing.tsv"), CacheDir(), tokenizer.Fn()).ok());
+  EXPECT_FALSE(
+      LoadOrBuildTokenCache(SpecFor(data + ".missing.tsv"), CacheDir(), tokenizer.Fn()).ok());
 }
 
 TEST(TokenCacheDeathTest, TokenizerLongerThanMaxLengthIsAProgrammingError) {

@@ -130,6 +130,20 @@ TEST(SafetensorsTest, NoMetadataAndNoTensorsGiveAPaddedEmptyObject) {
   EXPECT_TRUE(file->metadata().empty());
 }
 
+TEST(SafetensorsTest, EscapesAndReadsBackNamesLikeThePythonLibrary) {
+  // Non-ASCII stays raw UTF-8; control characters, quote and backslash are escaped; '/' and
+  // DEL are not. Expected bytes checked against safetensors 0.8.0 for the same tensors.
+  const std::string name = "\xc3\xa9\n\x1f\x7f\"\\/\xf0\x9f\x98\x80";  // é, controls, 😀
+  const std::string path = TempPath("names.safetensors");
+  ASSERT_TRUE(WriteSafetensors(path, {{name, Tensor::Zeros({1}, DType::kF32)}}, {}).ok());
+  const std::string header = "{\"\xc3\xa9\\n\\u001f\x7f\\\"\\\\/\xf0\x9f\x98\x80\":"
+                             R"({"dtype":"F32","shape":[1],"data_offsets":[0,4]}})";
+  EXPECT_EQ(ReadFileBytes(path).substr(8, header.size()), header);
+  absl::StatusOr<SafetensorsFile> file = ReadSafetensors(path);
+  ASSERT_TRUE(file.ok()) << file.status();
+  EXPECT_THAT(file->names(), ElementsAre(name));
+}
+
 // tests/framework/io/testdata/reference.safetensors was written by make_reference.py (Python
 // safetensors 0.8.0 + torch); the expected values are the ones that script documents.
 constexpr char kReferencePath[] = "tests/framework/io/testdata/reference.safetensors";
