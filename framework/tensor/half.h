@@ -30,13 +30,72 @@ inline float BitsToFloat(uint32_t bits) {
   return value;
 }
 
-Half FloatToHalf(float value);
-float HalfToFloat(Half value);
-BFloat16 FloatToBFloat16(float value);
+// Defined inline below: the CPU kernels convert every fp16 element through these.
+inline Half FloatToHalf(float value);
+inline float HalfToFloat(Half value);
+inline BFloat16 FloatToBFloat16(float value);
 inline float BFloat16ToFloat(BFloat16 value) { return BitsToFloat(uint32_t{value.bits} << 16); }
 
 // Largest finite half: 65504.
 constexpr float kHalfMax = 65504.0f;
+
+inline Half FloatToHalf(float value) {
+  const uint32_t f = FloatBits(value);
+  const uint16_t sign = static_cast<uint16_t>((f >> 16) & 0x8000u);
+  const uint32_t abs = f & 0x7fffffffu;
+  if (abs >= 0x7f800000u) {  // inf or NaN
+    const bool is_nan = abs > 0x7f800000u;
+    return Half{static_cast<uint16_t>(sign | 0x7c00u | (is_nan ? 0x0200u : 0u))};
+  }
+  // Values >= 65520 round to infinity (65504 is the largest finite, halfway is 65520).
+  if (abs >= 0x477ff000u) return Half{static_cast<uint16_t>(sign | 0x7c00u)};
+  const int exponent = static_cast<int>(abs >> 23) - 127;
+  if (exponent < -25) return Half{sign};  // below half the smallest subnormal: +-0
+  uint32_t mantissa = (abs & 0x7fffffu) | 0x800000u;  // implicit leading one
+  int shift;                                          // bits of the 24-bit mantissa to drop
+  uint32_t biased_exponent;
+  if (exponent < -14) {  // subnormal half: value = m * 2^-24
+    shift = 13 + (-14 - exponent);
+    biased_exponent = 0;
+  } else {
+    shift = 13;
+    biased_exponent = static_cast<uint32_t>(exponent + 15);
+    mantissa &= 0x7fffffu;
+  }
+  uint32_t result = mantissa >> shift;
+  const uint32_t remainder = mantissa & ((1u << shift) - 1u);
+  const uint32_t halfway = 1u << (shift - 1);
+  if (remainder > halfway || (remainder == halfway && (result & 1u))) ++result;
+  // A carry out of the mantissa correctly bumps the exponent (or subnormal -> normal).
+  const uint32_t bits = (biased_exponent << 10) + result;
+  return Half{static_cast<uint16_t>(sign | bits)};
+}
+
+inline float HalfToFloat(Half value) {
+  const uint32_t sign = static_cast<uint32_t>(value.bits & 0x8000u) << 16;
+  const uint32_t exponent = (value.bits >> 10) & 0x1fu;
+  uint32_t mantissa = value.bits & 0x3ffu;
+  if (exponent == 0x1f) return BitsToFloat(sign | 0x7f800000u | (mantissa << 13));
+  if (exponent == 0) {
+    if (mantissa == 0) return BitsToFloat(sign);
+    // Subnormal: normalise.
+    int e = -1;
+    do {
+      ++e;
+      mantissa <<= 1;
+    } while ((mantissa & 0x400u) == 0);
+    mantissa &= 0x3ffu;
+    return BitsToFloat(sign | (static_cast<uint32_t>(127 - 15 - e) << 23) | (mantissa << 13));
+  }
+  return BitsToFloat(sign | ((exponent + 127 - 15) << 23) | (mantissa << 13));
+}
+
+inline BFloat16 FloatToBFloat16(float value) {
+  uint32_t f = FloatBits(value);
+  if ((f & 0x7fffffffu) > 0x7f800000u) return BFloat16{static_cast<uint16_t>((f >> 16) | 0x40u)};
+  const uint32_t rounding_bias = 0x7fffu + ((f >> 16) & 1u);
+  return BFloat16{static_cast<uint16_t>((f + rounding_bias) >> 16)};
+}
 
 }  // namespace xlmr
 
