@@ -3,6 +3,7 @@
 #include "framework/core/status_macros.h"
 #include "framework/data/fingerprint.h"
 #include "framework/data/token_cache.h"
+#include "recipes/tokenize_fn.h"
 
 namespace xlmr::recipes {
 namespace {
@@ -16,13 +17,7 @@ absl::StatusOr<data::TokenizedDataset> Tokenize(const std::string& path, const F
   spec.require_label = true;
   spec.tokenizer_fingerprint = fingerprint;
   spec.max_length = config.max_seq_length;
-  const int max_length = config.max_seq_length;
-  auto tokenize = [&tokenizer, max_length](const std::string& text, const std::optional<std::string>& pair) {
-    std::optional<absl::string_view> pair_view;
-    if (pair.has_value()) pair_view = *pair;
-    return tokenizer.Encode(text, pair_view, max_length).input_ids;
-  };
-  return data::LoadOrBuildTokenCache(spec, config.cache_dir, tokenize);
+  return data::LoadOrBuildTokenCache(spec, config.cache_dir, MakeTokenizeFn(tokenizer, config.max_seq_length));
 }
 
 }  // namespace

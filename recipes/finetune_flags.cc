@@ -10,6 +10,7 @@
 #include "framework/optim/adamw.h"
 #include "framework/optim/grad_clip.h"
 #include "framework/optim/lr_schedule.h"
+#include "recipes/embedded_default.h"
 #include "recipes/runfiles.h"
 
 // Model and data.
@@ -28,6 +29,7 @@ ABSL_FLAG(int, max_seq_length, 128, "tokens per example, special tokens included
 ABSL_FLAG(int64_t, per_device_train_batch_size, 8, "examples per micro-step per process");
 ABSL_FLAG(int64_t, per_device_eval_batch_size, 32, "examples per evaluation batch per process");
 ABSL_FLAG(int64_t, gradient_accumulation_steps, 1, "micro-steps per optimizer step");
+ABSL_FLAG(bool, group_by_length, false, "batch examples of similar length together (less padding)");
 // Optimiser.
 ABSL_FLAG(double, learning_rate, 2e-5, "peak AdamW learning rate");
 ABSL_FLAG(double, weight_decay, 0.0, "decoupled weight decay (never on biases and LayerNorm weights)");
@@ -137,6 +139,7 @@ absl::Status ReadOptimizerFlags(train::TrainerOptions& t) {
   t.per_device_train_batch_size = absl::GetFlag(FLAGS_per_device_train_batch_size);
   t.per_device_eval_batch_size = absl::GetFlag(FLAGS_per_device_eval_batch_size);
   t.gradient_accumulation_steps = absl::GetFlag(FLAGS_gradient_accumulation_steps);
+  t.group_by_length = absl::GetFlag(FLAGS_group_by_length);
   t.learning_rate = absl::GetFlag(FLAGS_learning_rate);
   XLMR_RETURN_IF_ERROR(Expect(std::isfinite(t.learning_rate) && t.learning_rate >= 0, "learning_rate",
                               "a non-negative number", absl::StrCat(t.learning_rate)));
@@ -210,8 +213,12 @@ std::string EmbeddedDataFile(const std::string& name) {
   return ShippedFile("recipes/data/langid/" + name);
 }
 
-absl::StatusOr<FinetuneConfig> ReadFinetuneFlags() {
+absl::StatusOr<FinetuneConfig> ReadFinetuneFlags(const std::set<std::string>& given) {
   FinetuneConfig config;
+  if (IsEmbeddedDefaultRun(given)) {
+    XLMR_ASSIGN_OR_RETURN(config.embedded_training_args,
+                          ApplyEmbeddedTrainingArgs(EmbeddedDataFile("training_args.json"), given));
+  }
   XLMR_RETURN_IF_ERROR(ReadDataFlags(config));
   XLMR_RETURN_IF_ERROR(ReadOptimizerFlags(config.trainer));
   XLMR_RETURN_IF_ERROR(ReadRunFlags(config));

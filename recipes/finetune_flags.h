@@ -6,7 +6,9 @@
 #define XLMR_RECIPES_FINETUNE_FLAGS_H_
 
 #include <optional>
+#include <set>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "framework/core/device.h"
@@ -29,10 +31,14 @@ struct FinetuneConfig {
   bool resume = false;    // --resume_from_checkpoint given
   std::string resume_from_checkpoint;  // the flag's value ("latest" or a path)
   train::TrainerOptions trainer;
+  // The embedded default's training arguments that were applied ("name=value"), for the log.
+  std::vector<std::string> embedded_training_args;
 };
 
-// Reads the absl flags (after absl::ParseCommandLine). InvalidArgument names the flag.
-absl::StatusOr<FinetuneConfig> ReadFinetuneFlags();
+// Reads the absl flags (after absl::ParseCommandLine); `given` names the flags the command
+// line set (FlagsOnCommandLine), which decides the embedded default's training arguments.
+// InvalidArgument names the flag.
+absl::StatusOr<FinetuneConfig> ReadFinetuneFlags(const std::set<std::string>& given);
 
 // The embedded default's files (recipes/data/langid) inside the runfiles tree.
 std::string EmbeddedDataFile(const std::string& name);

@@ -9,16 +9,24 @@
 #include <cstdio>
 #include <filesystem>
 #include <memory>
+#include <string>
+#include <vector>
 
+#include "absl/flags/commandlineflag.h"
 #include "absl/flags/parse.h"
+#include "absl/flags/reflection.h"
 #include "absl/flags/usage.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "framework/core/status_macros.h"
 #include "framework/distributed/communicator.h"
+#include "framework/distributed/rank_agreement.h"
 #include "models/xlmr/hf_checkpoint.h"
 #include "models/xlmr/init.h"
+#include "recipes/embedded_default.h"
 #include "recipes/finetune_data.h"
 #include "recipes/finetune_flags.h"
+#include "recipes/memory_plan.h"
 #include "recipes/runfiles.h"
 
 namespace xlmr::recipes {
@@ -66,13 +74,26 @@ absl::Status BuildModel(PreparedRun& run, const std::string& weights_dir, Device
   return absl::OkStatus();
 }
 
-absl::StatusOr<PreparedRun> Prepare() {
-  PreparedRun run;
-  XLMR_ASSIGN_OR_RETURN(run.config, ReadFinetuneFlags());
+// Every flag of this program with its value as given (Abseil's own flags, e.g. --flagfile,
+// left out: what they load is compared instead), for the check that all ranks agree.
+std::vector<distributed::Setting> FlagSettings() {
+  std::vector<distributed::Setting> settings;
+  for (const auto& [name, flag] : absl::GetAllFlags()) {
+    if (flag->Filename().find("absl/flags/") != std::string::npos) continue;
+    settings.push_back({std::string(name), flag->CurrentValue()});
+  }
+  return settings;
+}
+
+// Fills `run`; on error `run.comm` is set when the communicator was created by then (the
+// caller then agrees on the outcome with the other ranks).
+absl::Status Prepare(const std::set<std::string>& given, PreparedRun& run) {
+  XLMR_ASSIGN_OR_RETURN(run.config, ReadFinetuneFlags(given));
   FinetuneConfig& c = run.config;
   XLMR_ASSIGN_OR_RETURN(const distributed::LaunchEnvironment env, distributed::ReadLaunchEnvironment());
-  XLMR_ASSIGN_OR_RETURN(run.comm, distributed::CreateCommunicator(env));
   XLMR_ASSIGN_OR_RETURN(const Device device, ChooseDevice(c.device));
+  XLMR_ASSIGN_OR_RETURN(run.comm, distributed::CreateCommunicator(env, device));
+  XLMR_RETURN_IF_ERROR(distributed::CheckSettingsMatchRankZero(*run.comm, FlagSettings()));
   c.trainer.device = device;
   std::string weights_dir = c.model_dir;
   if (c.resume) {
@@ -98,10 +119,15 @@ absl::StatusOr<PreparedRun> Prepare() {
   XLMR_ASSIGN_OR_RETURN(FinetuneData data, LoadFinetuneData(c, tokenizer, run.tokenizer_path));
   run.data.emplace(std::move(data));
   XLMR_RETURN_IF_ERROR(BuildModel(run, weights_dir, device));
-  if (c.gradient_checkpointing) run.model->SetRecomputePlan(std::vector<bool>(run.model->num_blocks(), true));
+  XLMR_RETURN_IF_ERROR(ConfigureRecompute(MemoryPlanRequestFrom(c), *run.model, run.comm->rank() == 0));
   c.trainer.num_labels = static_cast<int>(run.data->labels.num_labels());
   c.trainer.pad_id = static_cast<int32_t>(run.model->config().pad_token_id);
-  return run;
+  if (run.comm->rank() == 0 && !c.embedded_training_args.empty()) {
+    std::fprintf(stderr, "embedded default run: %s (from recipes/data/langid/training_args.json; "
+                 "flags on the command line override them)\n",
+                 absl::StrJoin(c.embedded_training_args, " ").c_str());
+  }
+  return absl::OkStatus();
 }
 
 // Writes the model as a Hugging Face directory, with the tokenizer beside it.
@@ -115,13 +141,21 @@ absl::Status SaveModel(const models::XlmrForSequenceClassification& model, const
   return absl::OkStatus();
 }
 
-int Main() {
-  absl::StatusOr<PreparedRun> prepared = Prepare();
-  if (!prepared.ok()) {
-    std::fprintf(stderr, "xlmr_finetune: %s\n", std::string(prepared.status().message()).c_str());
+int Main(const std::set<std::string>& given) {
+  PreparedRun run;
+  const absl::Status prepared = Prepare(given, run);
+  if (run.comm == nullptr) {  // before the ranks could talk: flags, launcher, MPI start-up
+    std::fprintf(stderr, "xlmr_finetune: %s\n", std::string(prepared.message()).c_str());
     return 2;
   }
-  PreparedRun& run = *prepared;
+  // Every rank learns whether all are ready, so none waits in a collective for a rank that
+  // stopped; each distinct error is printed once, by a rank that hit it.
+  const distributed::AgreedOutcome outcome = distributed::AgreeOnOutcome(*run.comm, prepared);
+  if (!outcome.all_ok) {
+    if (!outcome.report.empty()) std::fprintf(stderr, "xlmr_finetune: %s\n", outcome.report.c_str());
+    return 2;
+  }
+  if (run.config.print_memory_plan) return 0;  // Prepare printed the memory/recompute curve
   const models::XlmrForSequenceClassification& model = *run.model;
   const std::string tokenizer_path = run.tokenizer_path;
   train::Trainer trainer(*run.model, run.data->train, run.data->eval ? &*run.data->eval : nullptr,
@@ -129,8 +163,12 @@ int Main() {
                          [&](const std::string& dir) { return SaveModel(model, tokenizer_path, dir); });
   const absl::Status status = trainer.Train();
   if (!status.ok()) {
-    std::fprintf(stderr, "xlmr_finetune: %s\n", std::string(status.message()).c_str());
-    if (run.comm->world_size() > 1) run.comm->Abort(1);
+    const bool several = run.comm->world_size() > 1;
+    std::fprintf(stderr, "xlmr_finetune: %s%s\n",
+                 several ? absl::StrCat("rank ", run.comm->rank(), ": ").c_str() : "",
+                 std::string(status.message()).c_str());
+    // The other ranks may be waiting in a collective this rank will never join: stop the job.
+    if (several) run.comm->Abort(1);
     return 1;
   }
   return 0;
@@ -141,7 +179,8 @@ int Main() {
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage("Fine-tunes XLM-RoBERTa for sequence classification.");
+  const std::set<std::string> given = xlmr::recipes::FlagsOnCommandLine(argc, argv);
   absl::ParseCommandLine(argc, argv);
   xlmr::recipes::SetProgramPath(argv[0]);
-  return xlmr::recipes::Main();
+  return xlmr::recipes::Main(given);
 }

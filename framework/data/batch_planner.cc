@@ -56,6 +56,8 @@ absl::StatusOr<BatchPlanner> BatchPlanner::Create(const BatchPlanOptions& option
   }
   XLMR_CHECK(options.world_size > 0 && options.rank >= 0 && options.rank < options.world_size)
       << "rank " << options.rank << " of world size " << options.world_size;
+  XLMR_CHECK(options.lengths.empty() || static_cast<int64_t>(options.lengths.size()) == options.dataset_size)
+      << "one length per example";
   return BatchPlanner(options);
 }
 
@@ -78,7 +80,19 @@ std::vector<int64_t> BatchPlanner::EpochOrder(int64_t epoch) const {
     const auto j = static_cast<int64_t>(UniformBelow(engine, static_cast<uint64_t>(i) + 1));
     std::swap(order[i], order[j]);
   }
+  if (!options_.lengths.empty()) GroupByLength(order);
   return order;
+}
+
+void BatchPlanner::GroupByLength(std::vector<int64_t>& order) const {
+  const int64_t megabatch = kLengthGroupFactor * global_batch_size_;
+  for (int64_t begin = 0; begin < options_.dataset_size; begin += megabatch) {
+    const auto first = order.begin() + begin;
+    const auto last = order.begin() + std::min(options_.dataset_size, begin + megabatch);
+    std::stable_sort(first, last, [this](int64_t a, int64_t b) {
+      return options_.lengths[a] > options_.lengths[b];
+    });
+  }
 }
 
 const std::vector<int64_t>& BatchPlanner::CachedOrder(int64_t epoch) {

@@ -40,7 +40,15 @@ struct BatchPlanOptions {
   int64_t rank = 0;                         // r in [0, W)
   uint64_t seed = 42;                       // --seed
   bool shuffle = true;
+  // --group_by_length (HF's LengthGroupedSampler): when not empty (one length per example),
+  // each epoch's shuffled order is cut into megabatches of kLengthGroupFactor global batches
+  // and each megabatch is sorted by length, longest first, so a batch holds examples of
+  // similar length and pads little. Global batches stay the same for any P x A x W split.
+  std::vector<int64_t> lengths;
 };
+
+// Global batches per megabatch under group_by_length (HF uses 50).
+inline constexpr int64_t kLengthGroupFactor = 50;
 
 // This rank's share of one optimizer step.
 struct StepAssignment {
@@ -69,6 +77,7 @@ class BatchPlanner {
   explicit BatchPlanner(const BatchPlanOptions& options);
   // order(epoch), computed once per epoch (steps of one epoch are asked for in a row).
   const std::vector<int64_t>& CachedOrder(int64_t epoch);
+  void GroupByLength(std::vector<int64_t>& order) const;
 
   BatchPlanOptions options_;
   int64_t global_batch_size_;

@@ -1,8 +1,13 @@
 // Communicator: the collective operations data-parallel training needs, over the ranks of one
 // launch. Implementations: LocalCommunicator (world size 1, the identity, no MPI calls at
-// all), MpiCommunicator (host buffers through OpenMPI) and, for GPU tensors, NCCL.
+// all), MpiCommunicator (host buffers through OpenMPI) and NcclCommunicator (gradient buckets
+// in GPU memory through NCCL; its host-side collectives go through MPI or the identity).
 //
 // Every rank must call the same collectives in the same order (as with MPI itself).
+//
+// Threads: AllReduceSum may be called from one communication thread while the main thread
+// makes no other call on the communicator (GradientSynchronizer does exactly that); every other
+// call comes from the main thread.
 #ifndef XLMR_FRAMEWORK_DISTRIBUTED_COMMUNICATOR_H_
 #define XLMR_FRAMEWORK_DISTRIBUTED_COMMUNICATOR_H_
 
@@ -13,6 +18,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "framework/core/device.h"
 #include "framework/distributed/launch_environment.h"
 #include "framework/tensor/tensor.h"
 
@@ -29,6 +35,13 @@ class Communicator {
   // normalises each rank's loss by the global batch's example count, so the sum is exactly
   // the gradient of the mean loss even when ranks hold different numbers of examples.
   virtual void AllReduceSum(Tensor& data) = 0;
+  // True when AllReduceSum returns only once the sum is complete, so overlapping it with
+  // backward takes a host thread (MPI). False when it costs nothing (the identity) or only
+  // enqueues work on a device stream (NCCL).
+  virtual bool AllReduceBlocksHost() const = 0;
+  // Orders the computation that follows after every AllReduceSum issued so far: a no-op for
+  // blocking implementations; for NCCL, the compute stream waits for the communication stream.
+  virtual void WaitForAllReduces() {}
   // Logical AND over ranks (e.g. "all gradients finite").
   virtual bool AllTrue(bool value) = 0;
   // Sum over ranks of a few doubles (metrics: losses, token counts), in place.
@@ -48,9 +61,17 @@ class Communicator {
   int64_t allreduce_calls_ = 0;
 };
 
-// The communicator for this process: MPI when launched by mpirun with more than one rank,
-// otherwise the local identity.
-absl::StatusOr<std::unique_ptr<Communicator>> CreateCommunicator(const LaunchEnvironment& env);
+// The communicator for this process and the device that holds its gradients.
+//   Device::kCpu:  MPI when launched by mpirun with more than one rank, else the identity.
+//   Device::kCuda: NCCL, on GPU `env.local_rank` (one rank per GPU, as mpirun numbers the ranks
+//                  of each host), with MPI (or the identity for one process) beside it for the
+//                  host-side collectives and the NCCL unique id. Unimplemented when this binary
+//                  was built without CUDA.
+// Errors: MPI_Init or NCCL initialisation failing, or no usable GPU for the local rank.
+// Defined in communicator.cc (target :communicator), which links the NCCL implementation when
+// CUDA is built.
+absl::StatusOr<std::unique_ptr<Communicator>> CreateCommunicator(const LaunchEnvironment& env,
+                                                                 Device device = Device::kCpu);
 
 }  // namespace xlmr::distributed
 

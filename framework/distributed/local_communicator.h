@@ -12,6 +12,7 @@ class LocalCommunicator final : public Communicator {
   int rank() const override { return 0; }
   int world_size() const override { return 1; }
   void AllReduceSum(Tensor&) override { ++allreduce_calls_; }
+  bool AllReduceBlocksHost() const override { return false; }
   bool AllTrue(bool value) override { return value; }
   void AllReduceSumDoubles(double*, size_t) override {}
   std::vector<double> AllGatherDoubles(const std::vector<double>& local) override { return local; }

@@ -2,6 +2,7 @@
 
 #include <mpi.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
@@ -22,13 +23,31 @@ namespace xlmr::distributed {
 absl::StatusOr<std::unique_ptr<MpiCommunicator>> MpiCommunicator::Create() {
   int initialized = 0;
   MPI_CHECK(MPI_Initialized(&initialized));
-  if (!initialized && MPI_Init(nullptr, nullptr) != MPI_SUCCESS) {
-    return absl::UnavailableError("MPI_Init failed: is this process started by mpirun?");
+  int provided = MPI_THREAD_SINGLE;
+  if (!initialized) {
+    if (MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided) != MPI_SUCCESS) {
+      return absl::UnavailableError("MPI_Init_thread failed: is this process started by mpirun?");
+    }
+  } else {
+    MPI_CHECK(MPI_Query_thread(&provided));
+  }
+  if (provided < MPI_THREAD_SERIALIZED) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the MPI library provides thread level ", provided, ", below MPI_THREAD_SERIALIZED (",
+        MPI_THREAD_SERIALIZED, "), which the overlapped gradient all-reduce needs"));
   }
   int rank = 0, size = 1;
   MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
   MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &size));
   return std::unique_ptr<MpiCommunicator>(new MpiCommunicator(rank, size));
+}
+
+std::unique_lock<std::mutex> MpiCommunicator::EnterMpi() {
+  std::unique_lock<std::mutex> lock(in_mpi_, std::try_to_lock);
+  XLMR_CHECK(lock.owns_lock())
+      << "two threads called MPI at once (MPI_THREAD_SERIALIZED): the main thread must wait for "
+         "GradientSynchronizer::Finish() before its own collectives";
+  return lock;
 }
 
 MpiCommunicator::~MpiCommunicator() {
@@ -38,6 +57,7 @@ MpiCommunicator::~MpiCommunicator() {
 }
 
 void MpiCommunicator::AllReduceSum(Tensor& data) {
+  const auto in_mpi = EnterMpi();
   XLMR_CHECK(data.dtype() == DType::kF32 && data.device() == Device::kCpu)
       << "MPI all-reduce takes host f32 buffers";
   float* values = data.data<float>();
@@ -51,17 +71,20 @@ void MpiCommunicator::AllReduceSum(Tensor& data) {
 }
 
 bool MpiCommunicator::AllTrue(bool value) {
+  const auto in_mpi = EnterMpi();
   int local = value ? 1 : 0, global = 0;
   MPI_CHECK(MPI_Allreduce(&local, &global, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD));
   return global != 0;
 }
 
 void MpiCommunicator::AllReduceSumDoubles(double* values, size_t count) {
+  const auto in_mpi = EnterMpi();
   MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, values, static_cast<int>(count), MPI_DOUBLE, MPI_SUM,
                           MPI_COMM_WORLD));
 }
 
 std::vector<double> MpiCommunicator::AllGatherDoubles(const std::vector<double>& local) {
+  const auto in_mpi = EnterMpi();
   const int count = static_cast<int>(local.size());
   std::vector<int> counts(world_size_), displacements(world_size_);
   MPI_CHECK(MPI_Allgather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, MPI_COMM_WORLD));
@@ -77,6 +100,7 @@ std::vector<double> MpiCommunicator::AllGatherDoubles(const std::vector<double>&
 }
 
 void MpiCommunicator::Broadcast(void* data, size_t bytes, int root) {
+  const auto in_mpi = EnterMpi();
   const size_t chunk = static_cast<size_t>(std::numeric_limits<int>::max());
   for (size_t begin = 0; begin < bytes; begin += chunk) {
     const int count = static_cast<int>(std::min(chunk, bytes - begin));
@@ -84,7 +108,10 @@ void MpiCommunicator::Broadcast(void* data, size_t bytes, int root) {
   }
 }
 
-void MpiCommunicator::Barrier() { MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD)); }
+void MpiCommunicator::Barrier() {
+  const auto in_mpi = EnterMpi();
+  MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
+}
 
 void MpiCommunicator::Abort(int exit_code) {
   std::fflush(stdout);

@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "framework/random/philox.h"
+#include "framework/recompute/memory_model.h"
+#include "framework/recompute/recompute_plan.h"
 #include "framework/tensor/dtype.h"
 #include "framework/tensor/parameter_store.h"
 #include "framework/tensor/tensor.h"
@@ -49,8 +51,16 @@ class TrainableModel {
   virtual ParameterStore& parameters() = 0;
   // Number of blocks the recompute plan chooses for.
   virtual int num_blocks() const = 0;
-  // recompute[i]: block i keeps only its input in forward and is recomputed before backward.
-  virtual void SetRecomputePlan(std::vector<bool> recompute) = 0;
+  // What each block keeps for its backward (framework/recompute/recompute_plan.h): an empty
+  // plan keeps everything, otherwise one entry per block. Every plan computes bit-identical
+  // results; only activation memory and time differ.
+  virtual void SetRecomputePlan(recompute::RecomputePlan plan) = 0;
+  // Measures the activation bytes of one training micro-step at batch shape
+  // [batch_size, sequence_length] under `context` (framework/recompute/memory_model.h), for
+  // the planner. Leaves no activations behind; may zero the gradients and reset the device's
+  // memory peaks (call it before training, not inside a step).
+  virtual recompute::PassMemory MeasurePassMemory(int64_t batch_size, int64_t sequence_length,
+                                                  const PassContext& context) = 0;
 
   // Returns logits [B, num_labels]; keeps activations for Backward when keep_activations.
   virtual Tensor Forward(const ModelInputs& inputs, const PassContext& context,

@@ -11,6 +11,7 @@
 #include "framework/data/batch_planner.h"
 #include "framework/data/collate.h"
 #include "framework/distributed/gradient_synchronizer.h"
+#include "framework/distributed/replica_check.h"
 #include "framework/optim/adamw.h"
 #include "framework/optim/lr_schedule.h"
 #include "framework/train/metrics_writer.h"
@@ -50,6 +51,7 @@ class Trainer::Run {
   absl::Status TrainOneStep();
   absl::Status EvaluateAndRecord(bool final_evaluation);
   absl::Status SaveCheckpoint();
+  absl::Status CheckReplicasAgree(const std::string& when);
   void RecordStep(const StepOutcome& outcome, double step_seconds, int64_t step_tokens);
   TrainingState CurrentSettings() const;
   // Counters that continue across a resume.
@@ -91,10 +93,13 @@ absl::Status Trainer::Run::Prepare() {
   XLMR_ASSIGN_OR_RETURN(schedule_, optim::MakeLrSchedule(options_.lr_scheduler_type, options_.learning_rate,
                                                          t_.total_steps(), options_.warmup_steps,
                                                          options_.warmup_ratio));
-  XLMR_ASSIGN_OR_RETURN(planner_, data::BatchPlanner::Create(data::BatchPlanOptions{
-                                       t_.train_data_.size(), options_.per_device_train_batch_size,
-                                       options_.gradient_accumulation_steps, t_.comm_.world_size(),
-                                       t_.comm_.rank(), options_.seed, /*shuffle=*/true}));
+  data::BatchPlanOptions plan{t_.train_data_.size(), options_.per_device_train_batch_size,
+                              options_.gradient_accumulation_steps, t_.comm_.world_size(),
+                              t_.comm_.rank(), options_.seed, /*shuffle=*/true, {}};
+  if (options_.group_by_length) {
+    for (int64_t i = 0; i < t_.train_data_.size(); ++i) plan.lengths.push_back(t_.train_data_.num_tokens(i));
+  }
+  XLMR_ASSIGN_OR_RETURN(planner_, data::BatchPlanner::Create(plan));
   state_ = CurrentSettings();
   const bool resuming = !options_.resume_from_checkpoint.empty();
   if (resuming) {
@@ -210,8 +215,20 @@ absl::Status Trainer::Run::SaveCheckpoint() {
   return status;
 }
 
+// With several ranks: stops the run if the ranks' weights are not bitwise identical (the
+// replicas diverged, so the saved model would depend on the rank); rank 0 logs the agreement.
+absl::Status Trainer::Run::CheckReplicasAgree(const std::string& when) {
+  if (t_.comm_.world_size() == 1) return absl::OkStatus();
+  XLMR_ASSIGN_OR_RETURN(const uint64_t fingerprint,
+                        distributed::CheckReplicasIdentical(t_.comm_, t_.model_.parameters().master(), when));
+  progress_.Message(absl::StrFormat("weights identical on all %d ranks %s (fingerprint %016x)",
+                                    t_.comm_.world_size(), when, fingerprint));
+  return absl::OkStatus();
+}
+
 absl::Status Trainer::Run::Execute() {
   XLMR_RETURN_IF_ERROR(Prepare());
+  XLMR_RETURN_IF_ERROR(CheckReplicasAgree("at the start of training"));
   start_ = std::chrono::steady_clock::now();
   while (state_.global_step < t_.total_steps()) {
     XLMR_RETURN_IF_ERROR(TrainOneStep());
@@ -222,6 +239,7 @@ absl::Status Trainer::Run::Execute() {
     if (save_due || last) XLMR_RETURN_IF_ERROR(SaveCheckpoint());
   }
   progress_.Finish();
+  XLMR_RETURN_IF_ERROR(CheckReplicasAgree(absl::StrCat("after step ", state_.global_step)));
   XLMR_RETURN_IF_ERROR(EvaluateAndRecord(true));
   nlohmann::ordered_json results = {{"step", state_.global_step}, {"epoch", Epoch()}};
   if (last_eval_.has_value()) results.update(EvalRecord(*last_eval_, "eval"));

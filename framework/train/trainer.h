@@ -51,6 +51,7 @@ struct TrainerOptions {
   std::string resume_from_checkpoint;  // a checkpoint directory (already resolved) or empty
   int32_t pad_id = 1;
   int num_labels = 2;
+  bool group_by_length = false;  // batches of similar length (HF LengthGroupedSampler)
 };
 
 class Trainer {

@@ -1,5 +1,7 @@
 #include "models/xlmr/encoder_block.h"
 
+#include <utility>
+
 #include "framework/ops/activations.h"
 #include "framework/ops/attention.h"
 #include "framework/ops/dropout.h"
@@ -16,117 +18,191 @@ Tensor Rows(const Tensor& t) { return t.Reshaped({t.numel() / t.dim(-1), t.dim(-
 // Autocast's cast of a linear's input: a no-op when the dtype already matches.
 Tensor ToDType(const Tensor& t, DType dtype) { return t.dtype() == dtype ? t : ops::Cast(t, dtype); }
 
+// Moves a saved tensor out (its slot becomes empty), so that it is freed with the last handle.
+Tensor Take(Tensor& slot) { return std::exchange(slot, Tensor()); }
+
 }  // namespace
+
+void EncoderBlockSaved::Retain(recompute::BlockRecompute mode) {
+  if (mode == recompute::BlockRecompute::kFull) {
+    Tensor kept_input = std::move(input);
+    Clear();
+    input = std::move(kept_input);  // all that a recompute needs
+    return;
+  }
+  if (input.storage() != input_mm.storage()) input = Tensor();  // backward reads input_mm
+  if (mode == recompute::BlockRecompute::kSelective) {
+    attention_probs = Tensor();
+    context = Tensor();
+  }
+}
 
 Tensor EncoderBlock::MatmulWeight(const ParameterStore& store, int index,
                                   const ForwardContext& context) const {
   return context.fp16 ? store.half_param(index) : store.param(index);
 }
 
+float EncoderBlock::HiddenDropout(const ForwardContext& context) const {
+  return context.training ? config_.hidden_dropout_prob : 0.0f;
+}
+
+float EncoderBlock::AttentionDropout(const ForwardContext& context) const {
+  return context.training ? config_.attention_probs_dropout_prob : 0.0f;
+}
+
 Tensor EncoderBlock::Forward(const Tensor& input, const Tensor& key_mask, const ParameterStore& store,
                              const ForwardContext& context, EncoderBlockSaved* saved) const {
+  saved->input = input;
+  const Tensor attention_output = ForwardAttention(key_mask, store, context, *saved);
+  return ForwardFeedForward(attention_output, store, context, *saved);
+}
+
+void EncoderBlock::Recompute(recompute::BlockRecompute mode, const Tensor& key_mask,
+                             const ParameterStore& store, const ForwardContext& context,
+                             EncoderBlockSaved* saved) const {
+  switch (mode) {
+    case recompute::BlockRecompute::kKeep:
+      return;
+    case recompute::BlockRecompute::kSelective:
+      ForwardAttentionCore(key_mask, context, *saved);
+      return;
+    case recompute::BlockRecompute::kFull: {
+      const Tensor input = saved->input;
+      Forward(input, key_mask, store, context, saved);  // the block output is not needed again
+      return;
+    }
+  }
+}
+
+// LayerNorm(dropout(dense(attention(q, k, v))) + x), x = s.input.
+Tensor EncoderBlock::ForwardAttention(const Tensor& key_mask, const ParameterStore& store,
+                                      const ForwardContext& context, EncoderBlockSaved& s) const {
   const DType mm = context.matmul_dtype();
-  const Shape shape = input.shape();  // [B,S,H]
-  const float hidden_p = context.training ? config_.hidden_dropout_prob : 0.0f;
-  const float attention_p = context.training ? config_.attention_probs_dropout_prob : 0.0f;
+  const Shape shape = s.input.shape();  // [B,S,H]
   auto weight = [&](int index) { return MatmulWeight(store, index, context); };
   auto bias = [&](int index) { return store.param(index); };
-  EncoderBlockSaved& s = *saved;
-
-  s.input = input;
-  s.input_mm = ToDType(input, mm);
+  s.input_mm = ToDType(s.input, mm);
   const Tensor x = Rows(s.input_mm);
   s.query = ops::Linear(x, weight(params_.query_weight), bias(params_.query_bias), mm).Reshaped(shape);
   s.key = ops::Linear(x, weight(params_.key_weight), bias(params_.key_bias), mm).Reshaped(shape);
   s.value = ops::Linear(x, weight(params_.value_weight), bias(params_.value_bias), mm).Reshaped(shape);
-  ops::AttentionOutput attention =
-      ops::Attention(s.query, s.key, s.value, key_mask, config_.num_attention_heads, attention_p,
-                     context.KeyFor(layer_, kAttentionProbsDropout));
-  s.context = attention.context;
-  s.attention_probs = attention.probs;
+  ForwardAttentionCore(key_mask, context, s);
 
   Tensor projected = ops::Linear(Rows(s.context), weight(params_.attention_output_weight),
                                  bias(params_.attention_output_bias), mm);
-  projected = ops::Dropout(projected, hidden_p, context.KeyFor(layer_, kAttentionOutputDropout));
-  s.attention_sum = ops::Add(projected.Reshaped(shape), input, DType::kF32);
-  ops::LayerNormOutput norm1 =
+  projected = ops::Dropout(projected, HiddenDropout(context),
+                           context.KeyFor(layer_, kAttentionOutputDropout));
+  s.attention_sum = ops::Add(projected.Reshaped(shape), s.input, DType::kF32);
+  ops::LayerNormOutput norm =
       ops::LayerNorm(s.attention_sum, store.param(params_.attention_norm_weight),
                      store.param(params_.attention_norm_bias), config_.layer_norm_eps, DType::kF32);
-  s.attention_output = norm1.y;
-  s.attention_mean = norm1.mean;
-  s.attention_rstd = norm1.rstd;
-
-  s.attention_output_mm = ToDType(s.attention_output, mm);
-  s.intermediate = ops::Linear(Rows(s.attention_output_mm), weight(params_.intermediate_weight),
-                               bias(params_.intermediate_bias), mm);
-  s.activated = ops::Gelu(s.intermediate);
-  Tensor ffn = ops::Linear(s.activated, weight(params_.output_weight), bias(params_.output_bias), mm);
-  ffn = ops::Dropout(ffn, hidden_p, context.KeyFor(layer_, kFeedForwardOutputDropout));
-  s.output_sum = ops::Add(ffn.Reshaped(shape), s.attention_output, DType::kF32);
-  ops::LayerNormOutput norm2 =
-      ops::LayerNorm(s.output_sum, store.param(params_.output_norm_weight),
-                     store.param(params_.output_norm_bias), config_.layer_norm_eps, DType::kF32);
-  s.output_mean = norm2.mean;
-  s.output_rstd = norm2.rstd;
-  return norm2.y;
+  s.attention_mean = norm.mean;
+  s.attention_rstd = norm.rstd;
+  return norm.y;
 }
 
-Tensor EncoderBlock::Backward(const Tensor& d_output, const Tensor& key_mask,
-                              const EncoderBlockSaved& s, ParameterStore& store,
-                              const ForwardContext& context) const {
+void EncoderBlock::ForwardAttentionCore(const Tensor& key_mask, const ForwardContext& context,
+                                        EncoderBlockSaved& s) const {
+  ops::AttentionOutput attention =
+      ops::Attention(s.query, s.key, s.value, key_mask, config_.num_attention_heads,
+                     AttentionDropout(context), context.KeyFor(layer_, kAttentionProbsDropout));
+  s.context = attention.context;
+  s.attention_probs = attention.probs;
+}
+
+// LayerNorm(dropout(dense(gelu(dense(a)))) + a), a = attention_output.
+Tensor EncoderBlock::ForwardFeedForward(const Tensor& attention_output, const ParameterStore& store,
+                                        const ForwardContext& context, EncoderBlockSaved& s) const {
   const DType mm = context.matmul_dtype();
-  const Shape shape = s.input.shape();
-  const float hidden_p = context.training ? config_.hidden_dropout_prob : 0.0f;
-  const float attention_p = context.training ? config_.attention_probs_dropout_prob : 0.0f;
-  // Backward of a Linear / LayerNorm whose parameters are store entries w and b.
-  auto linear_backward = [&](const Tensor& dy, const Tensor& x, int w, int b) {
-    Tensor dw = store.grad(w);
-    Tensor db = store.grad(b);
-    return ops::LinearBackward(dy, x, MatmulWeight(store, w, context), &dw, &db, mm);
-  };
-  auto norm_backward = [&](const Tensor& dy, const Tensor& x, const Tensor& mean,
-                           const Tensor& rstd, int w, int b) {
-    Tensor dw = store.grad(w);
-    Tensor db = store.grad(b);
-    return ops::LayerNormBackward(dy, x, store.param(w), mean, rstd, &dw, &db);
-  };
+  s.attention_output_mm = ToDType(attention_output, mm);
+  s.intermediate = ops::Linear(Rows(s.attention_output_mm), MatmulWeight(store, params_.intermediate_weight, context),
+                               store.param(params_.intermediate_bias), mm);
+  s.activated = ops::Gelu(s.intermediate);
+  Tensor ffn = ops::Linear(s.activated, MatmulWeight(store, params_.output_weight, context),
+                           store.param(params_.output_bias), mm);
+  ffn = ops::Dropout(ffn, HiddenDropout(context), context.KeyFor(layer_, kFeedForwardOutputDropout));
+  s.output_sum = ops::Add(ffn.Reshaped(attention_output.shape()), attention_output, DType::kF32);
+  ops::LayerNormOutput norm =
+      ops::LayerNorm(s.output_sum, store.param(params_.output_norm_weight),
+                     store.param(params_.output_norm_bias), config_.layer_norm_eps, DType::kF32);
+  s.output_mean = norm.mean;
+  s.output_rstd = norm.rstd;
+  return norm.y;
+}
 
-  // Feed-forward sub-block: LayerNorm(dropout(dense(gelu(dense(a)))) + a).
-  Tensor d_output_sum = norm_backward(d_output, s.output_sum, s.output_mean, s.output_rstd,
-                                      params_.output_norm_weight, params_.output_norm_bias);
-  Tensor d_ffn = ops::DropoutBackward(ToDType(Rows(d_output_sum), mm), hidden_p,
+Tensor EncoderBlock::LinearBackward(const Tensor& dy, const Tensor& x, int weight, int bias,
+                                    ParameterStore& store, const ForwardContext& context) const {
+  Tensor dw = store.grad(weight);
+  Tensor db = store.grad(bias);
+  return ops::LinearBackward(dy, x, MatmulWeight(store, weight, context), &dw, &db,
+                             context.matmul_dtype());
+}
+
+Tensor EncoderBlock::NormBackward(const Tensor& dy, const Tensor& x, const Tensor& mean,
+                                  const Tensor& rstd, int weight, int bias,
+                                  ParameterStore& store) const {
+  Tensor dw = store.grad(weight);
+  Tensor db = store.grad(bias);
+  return ops::LayerNormBackward(dy, x, store.param(weight), mean, rstd, &dw, &db);
+}
+
+Tensor EncoderBlock::Backward(Tensor d_output, const Tensor& key_mask, EncoderBlockSaved* saved,
+                              ParameterStore& store, const ForwardContext& context) const {
+  XLMR_CHECK(saved->attention_probs.defined() && saved->intermediate.defined())
+      << "layer " << layer_ << ": Backward needs the complete saved activations (Recompute first)";
+  Tensor d_attention_output = BackwardFeedForward(std::move(d_output), *saved, store, context);
+  Tensor d_input = BackwardAttention(std::move(d_attention_output), key_mask, *saved, store, context);
+  saved->Clear();
+  return d_input;
+}
+
+Tensor EncoderBlock::BackwardFeedForward(Tensor d_output, EncoderBlockSaved& s, ParameterStore& store,
+                                         const ForwardContext& context) const {
+  const DType mm = context.matmul_dtype();
+  const Tensor d_output_sum = NormBackward(Take(d_output), Take(s.output_sum), Take(s.output_mean),
+                                           Take(s.output_rstd), params_.output_norm_weight,
+                                           params_.output_norm_bias, store);
+  Tensor d_ffn = ops::DropoutBackward(ToDType(Rows(d_output_sum), mm), HiddenDropout(context),
                                       context.KeyFor(layer_, kFeedForwardOutputDropout));
-  Tensor d_activated =
-      linear_backward(d_ffn, s.activated, params_.output_weight, params_.output_bias);
-  Tensor d_intermediate = ops::GeluBackward(d_activated, s.intermediate);
-  Tensor d_attention_output_mm =
-      linear_backward(d_intermediate, Rows(s.attention_output_mm), params_.intermediate_weight,
-                      params_.intermediate_bias);
+  Tensor d_activated = LinearBackward(Take(d_ffn), Take(s.activated), params_.output_weight,
+                                      params_.output_bias, store, context);
+  Tensor d_intermediate = ops::GeluBackward(Take(d_activated), Take(s.intermediate));
+  const Tensor d_attention_output_mm =
+      LinearBackward(Take(d_intermediate), Rows(Take(s.attention_output_mm)),
+                     params_.intermediate_weight, params_.intermediate_bias, store, context);
   // The residual branch and the projection branch meet in fp32.
-  Tensor d_attention_output =
-      ops::Add(d_output_sum, d_attention_output_mm.Reshaped(shape), DType::kF32);
+  return ops::Add(d_output_sum, d_attention_output_mm.Reshaped(d_output_sum.shape()), DType::kF32);
+}
 
-  // Attention sub-block: LayerNorm(dropout(dense(attention(q, k, v))) + x).
-  Tensor d_attention_sum =
-      norm_backward(d_attention_output, s.attention_sum, s.attention_mean, s.attention_rstd,
-                    params_.attention_norm_weight, params_.attention_norm_bias);
-  Tensor d_projected = ops::DropoutBackward(ToDType(Rows(d_attention_sum), mm), hidden_p,
+Tensor EncoderBlock::BackwardAttention(Tensor d_attention_output, const Tensor& key_mask,
+                                       EncoderBlockSaved& s, ParameterStore& store,
+                                       const ForwardContext& context) const {
+  const DType mm = context.matmul_dtype();
+  const Shape shape = s.input_mm.shape();
+  const Tensor d_attention_sum =
+      NormBackward(Take(d_attention_output), Take(s.attention_sum), Take(s.attention_mean),
+                   Take(s.attention_rstd), params_.attention_norm_weight, params_.attention_norm_bias, store);
+  Tensor d_projected = ops::DropoutBackward(ToDType(Rows(d_attention_sum), mm), HiddenDropout(context),
                                             context.KeyFor(layer_, kAttentionOutputDropout));
-  Tensor d_context = linear_backward(d_projected, Rows(s.context), params_.attention_output_weight,
-                                     params_.attention_output_bias);
+  Tensor d_context = LinearBackward(Take(d_projected), Rows(Take(s.context)), params_.attention_output_weight,
+                                    params_.attention_output_bias, store, context);
   ops::AttentionGrads d_qkv = ops::AttentionBackward(
-      d_context.Reshaped(shape), s.query, s.key, s.value, s.attention_probs, key_mask,
-      config_.num_attention_heads, attention_p, context.KeyFor(layer_, kAttentionProbsDropout));
+      Take(d_context).Reshaped(shape), Take(s.query), Take(s.key), Take(s.value),
+      Take(s.attention_probs), key_mask, config_.num_attention_heads, AttentionDropout(context),
+      context.KeyFor(layer_, kAttentionProbsDropout));
 
-  const Tensor x = Rows(s.input_mm);
-  const Tensor dq = linear_backward(Rows(d_qkv.dq), x, params_.query_weight, params_.query_bias);
-  const Tensor dk = linear_backward(Rows(d_qkv.dk), x, params_.key_weight, params_.key_bias);
-  const Tensor dv = linear_backward(Rows(d_qkv.dv), x, params_.value_weight, params_.value_bias);
+  const Tensor x = Rows(Take(s.input_mm));
+  s.input = Tensor();  // fp32: the same tensor as input_mm
   // Summed into the residual branch in fp32 (autograd would first sum the three fp16
   // gradients of the shared fp16 input in fp16; fp32 is the more accurate choice).
-  Tensor d_input = ops::Add(d_attention_sum, dq.Reshaped(shape), DType::kF32);
-  d_input = ops::Add(d_input, dk.Reshaped(shape), DType::kF32);
-  return ops::Add(d_input, dv.Reshaped(shape), DType::kF32);
+  auto add_projection_grad = [&](const Tensor& sum, Tensor d_projection, int weight, int bias) {
+    const Tensor dx = LinearBackward(Rows(Take(d_projection)), x, weight, bias, store, context);
+    return ops::Add(sum, dx.Reshaped(shape), DType::kF32);
+  };
+  Tensor d_input = add_projection_grad(d_attention_sum, std::move(d_qkv.dq), params_.query_weight,
+                                       params_.query_bias);
+  d_input = add_projection_grad(d_input, std::move(d_qkv.dk), params_.key_weight, params_.key_bias);
+  return add_projection_grad(d_input, std::move(d_qkv.dv), params_.value_weight, params_.value_bias);
 }
 
 }  // namespace xlmr::models

@@ -1,16 +1,20 @@
 // One post-LN XLM-R encoder layer (HF XLMRobertaLayer): self-attention, dense + dropout +
 // residual + LayerNorm, feed-forward (dense, exact GELU, dense) + dropout + residual + LayerNorm.
 //
-// Forward fills an EncoderBlockSaved with exactly what Backward needs; nothing else is kept.
-// Recompute (activation checkpointing) is running Forward again from the saved block input
-// right before Backward: dropout masks are keyed by (step, micro-step, layer, site), so the
-// recomputed activations are bit-identical.
+// Forward fills an EncoderBlockSaved with what Backward needs and what a recompute starts
+// from. Activation checkpointing (framework/recompute/recompute_plan.h) is two calls around
+// that: saved.Retain(mode) right after Forward frees what the plan drops, and Recompute(mode)
+// right before Backward computes it again. Dropout masks are keyed by (step, micro-step,
+// layer, site), so the recomputed activations are bit-identical and so is everything after.
+// Backward consumes the saved activations, freeing each right after its last use (as autograd
+// frees a node's saved tensors), so a block's backward never holds what it is done with.
 //
 // Precision (PyTorch autocast): the residual stream and LayerNorms are fp32; every matrix
 // product consumes a `matmul_dtype` copy of its input (fp16 under --fp16) and emits that dtype.
 #ifndef XLMR_MODELS_XLMR_ENCODER_BLOCK_H_
 #define XLMR_MODELS_XLMR_ENCODER_BLOCK_H_
 
+#include "framework/recompute/recompute_plan.h"
 #include "framework/tensor/parameter_store.h"
 #include "framework/tensor/tensor.h"
 #include "models/xlmr/config.h"
@@ -20,23 +24,32 @@
 namespace xlmr::models {
 
 // Shapes: B batch, S sequence, H hidden, I intermediate, N heads; "mm" = matmul dtype.
+//
+// Backward reads everything but `input`, which only a whole-block recompute reads (under fp32
+// it is the same tensor as input_mm). The attention core (attention_probs and context) is
+// what kSelective drops: its [B,N,S,S] probabilities are the s^2 term of a block's
+// activations, and ops::Attention recomputes both from q, k, v in one call.
 struct EncoderBlockSaved {
-  Tensor input;              // [B,S,H] f32: block input (the residual of the attention sub-block)
+  Tensor input;              // [B,S,H] f32: block input, what a whole-block recompute starts from
   Tensor input_mm;           // [B,S,H] mm: what Q/K/V projections read (== input in fp32 mode)
   Tensor query, key, value;  // [B,S,H] mm
-  Tensor attention_probs;    // [B,N,S,S] softmax before dropout
-  Tensor context;            // [B,S,H] mm: attention output before the output projection
+  Tensor attention_probs;    // [B,N,S,S] f32: softmax before dropout (attention core)
+  Tensor context;            // [B,S,H] mm: attention output before the output projection (core)
   Tensor attention_sum;      // [B,S,H] f32: dropout(dense(context)) + input, LayerNorm's input
   Tensor attention_mean, attention_rstd;  // [B*S] f32
-  Tensor attention_output;   // [B,S,H] f32: the residual of the feed-forward sub-block
-  Tensor attention_output_mm;  // [B,S,H] mm: what the intermediate projection reads
+  Tensor attention_output_mm;  // [B,S,H] mm: LayerNorm's output as the intermediate projection reads it
   Tensor intermediate;       // [B,S,I] mm: before GELU
   Tensor activated;          // [B,S,I] mm: after GELU
   Tensor output_sum;         // [B,S,H] f32: LayerNorm's input
   Tensor output_mean, output_rstd;  // [B*S] f32
 
-  bool empty() const { return !input.defined(); }
+  bool empty() const { return !input.defined() && !input_mm.defined(); }
   void Clear() { *this = EncoderBlockSaved(); }
+  // Frees what `mode` does not keep between forward and backward:
+  //   kKeep       `input` when it is a separate tensor (fp16: backward reads input_mm);
+  //   kSelective  that, and the attention core;
+  //   kFull       everything but `input`.
+  void Retain(recompute::BlockRecompute mode);
 };
 
 class EncoderBlock {
@@ -49,14 +62,46 @@ class EncoderBlock {
   Tensor Forward(const Tensor& input, const Tensor& key_mask, const ParameterStore& store,
                  const ForwardContext& context, EncoderBlockSaved* saved) const;
 
-  // [in] d_output [B,S,H] f32, saved from Forward. Parameter gradients are accumulated (+=)
-  // into store's gradient buffer. Returns d_input [B,S,H] f32.
-  Tensor Backward(const Tensor& d_output, const Tensor& key_mask, const EncoderBlockSaved& saved,
+  // [in,out] saved: as saved->Retain(mode) left it after the Forward of this pass; on return,
+  // holding everything Backward reads, bit-identical to what Forward had filled (after a whole
+  // recompute `input` is still there too: Retain(kKeep) drops what Backward does not read).
+  // `context` must be the Forward's.
+  void Recompute(recompute::BlockRecompute mode, const Tensor& key_mask, const ParameterStore& store,
+                 const ForwardContext& context, EncoderBlockSaved* saved) const;
+
+  // [in] d_output [B,S,H] f32 (taken: released once consumed). [in,out] saved: holding what
+  // Backward reads (after Recompute); consumed, empty on return. Parameter gradients are
+  // accumulated (+=) into store's gradient buffer. Returns d_input [B,S,H] f32.
+  Tensor Backward(Tensor d_output, const Tensor& key_mask, EncoderBlockSaved* saved,
                   ParameterStore& store, const ForwardContext& context) const;
 
  private:
+  // Forward of the attention sub-block from s.input; returns its output [B,S,H] f32.
+  Tensor ForwardAttention(const Tensor& key_mask, const ParameterStore& store,
+                          const ForwardContext& context, EncoderBlockSaved& s) const;
+  // s.context and s.attention_probs from s.query, key, value.
+  void ForwardAttentionCore(const Tensor& key_mask, const ForwardContext& context,
+                            EncoderBlockSaved& s) const;
+  // Forward of the feed-forward sub-block from `attention_output` (the attention sub-block's
+  // output, its residual); returns the block output.
+  Tensor ForwardFeedForward(const Tensor& attention_output, const ParameterStore& store,
+                            const ForwardContext& context, EncoderBlockSaved& s) const;
+  // Backward of the feed-forward sub-block; returns d(attention_output) [B,S,H] f32.
+  Tensor BackwardFeedForward(Tensor d_output, EncoderBlockSaved& s, ParameterStore& store,
+                             const ForwardContext& context) const;
+  // Backward of the attention sub-block; returns d(input) [B,S,H] f32.
+  Tensor BackwardAttention(Tensor d_attention_output, const Tensor& key_mask, EncoderBlockSaved& s,
+                           ParameterStore& store, const ForwardContext& context) const;
+
   // A weight as the matrix products read it: the fp16 working copy under fp16, else the master.
   Tensor MatmulWeight(const ParameterStore& store, int index, const ForwardContext& context) const;
+  // Backward of a Linear / LayerNorm whose parameters are store entries `weight` and `bias`.
+  Tensor LinearBackward(const Tensor& dy, const Tensor& x, int weight, int bias,
+                        ParameterStore& store, const ForwardContext& context) const;
+  Tensor NormBackward(const Tensor& dy, const Tensor& x, const Tensor& mean, const Tensor& rstd,
+                      int weight, int bias, ParameterStore& store) const;
+  float HiddenDropout(const ForwardContext& context) const;
+  float AttentionDropout(const ForwardContext& context) const;
 
   const XlmrConfig& config_;
   EncoderBlockParams params_;

@@ -16,34 +16,26 @@ XlmrForSequenceClassification::XlmrForSequenceClassification(XlmrConfig config, 
   blocks_saved_.resize(config_.num_hidden_layers);
 }
 
-void XlmrForSequenceClassification::SetRecomputePlan(std::vector<bool> recompute) {
-  XLMR_CHECK(recompute.empty() || static_cast<int>(recompute.size()) == num_blocks());
-  recompute_ = std::move(recompute);
-}
-
-bool XlmrForSequenceClassification::Recomputes(int block) const {
-  return !recompute_.empty() && recompute_[block];
+void XlmrForSequenceClassification::SetRecomputePlan(recompute::RecomputePlan plan) {
+  XLMR_CHECK(plan.blocks.empty() || static_cast<int>(plan.blocks.size()) == num_blocks())
+      << "recompute plan '" << plan.ToString() << "' for " << num_blocks() << " blocks";
+  plan_ = std::move(plan);
 }
 
 Tensor XlmrForSequenceClassification::Forward(const ModelInputs& inputs,
                                               const ForwardContext& context,
                                               bool keep_activations) {
   ReleaseActivations();
-  key_mask_ = inputs.attention_mask;
-  Tensor hidden = embeddings_.Forward(inputs.input_ids, store_, context, &embeddings_saved_);
+  Tensor hidden = ForwardEmbeddings(inputs, context);
   for (int i = 0; i < num_blocks(); ++i) {
-    EncoderBlockSaved& saved = blocks_saved_[i];
-    hidden = blocks_[i].Forward(hidden, key_mask_, store_, context, &saved);
-    if (!keep_activations) {
-      saved.Clear();
-    } else if (Recomputes(i)) {
-      Tensor input = saved.input;
-      saved.Clear();
-      saved.input = std::move(input);  // all that a recompute needs
+    hidden = ForwardBlock(i, hidden, context);
+    if (keep_activations) {
+      blocks_saved_[i].Retain(plan_.ModeOf(i));
+    } else {
+      blocks_saved_[i].Clear();
     }
   }
-  encoder_output_ = hidden;
-  Tensor logits = head_.Forward(hidden, store_, context, &head_saved_);
+  Tensor logits = ForwardHead(hidden, context);
   if (!keep_activations) ReleaseActivations();
   return logits;
 }
@@ -51,24 +43,14 @@ Tensor XlmrForSequenceClassification::Forward(const ModelInputs& inputs,
 void XlmrForSequenceClassification::Backward(const Tensor& d_logits, const ForwardContext& context,
                                              const train::BucketReadyFn& on_bucket_ready) {
   XLMR_CHECK(encoder_output_.defined()) << "Backward without a Forward that kept activations";
-  Tensor d_hidden = head_.Backward(d_logits, head_saved_, store_, context);
-  head_saved_.Clear();
-  encoder_output_ = Tensor();
+  Tensor d_hidden = BackwardHead(d_logits, context);
   on_bucket_ready(HeadBucket());
   for (int i = num_blocks() - 1; i >= 0; --i) {
-    EncoderBlockSaved& saved = blocks_saved_[i];
-    if (Recomputes(i)) {
-      const Tensor input = saved.input;
-      blocks_[i].Forward(input, key_mask_, store_, context, &saved);
-    }
-    d_hidden = blocks_[i].Backward(d_hidden, key_mask_, saved, store_, context);
-    saved.Clear();
+    d_hidden = BackwardBlock(i, plan_.ModeOf(i), std::move(d_hidden), context);
     on_bucket_ready(BlockBucket(config_, i));
   }
-  embeddings_.Backward(d_hidden, embeddings_saved_, store_, context);
-  embeddings_saved_.Clear();
+  BackwardEmbeddings(d_hidden, context);
   on_bucket_ready(EmbeddingBucket(config_));
-  key_mask_ = Tensor();
 }
 
 void XlmrForSequenceClassification::ReleaseActivations() {
@@ -77,6 +59,46 @@ void XlmrForSequenceClassification::ReleaseActivations() {
   for (EncoderBlockSaved& saved : blocks_saved_) saved.Clear();
   encoder_output_ = Tensor();
   head_saved_.Clear();
+}
+
+Tensor XlmrForSequenceClassification::ForwardEmbeddings(const ModelInputs& inputs,
+                                                        const ForwardContext& context) {
+  key_mask_ = inputs.attention_mask;
+  return embeddings_.Forward(inputs.input_ids, store_, context, &embeddings_saved_);
+}
+
+Tensor XlmrForSequenceClassification::ForwardBlock(int i, const Tensor& hidden,
+                                                   const ForwardContext& context) {
+  return blocks_[i].Forward(hidden, key_mask_, store_, context, &blocks_saved_[i]);
+}
+
+Tensor XlmrForSequenceClassification::ForwardHead(const Tensor& encoder_output,
+                                                  const ForwardContext& context) {
+  encoder_output_ = encoder_output;
+  return head_.Forward(encoder_output, store_, context, &head_saved_);
+}
+
+Tensor XlmrForSequenceClassification::BackwardHead(const Tensor& d_logits,
+                                                   const ForwardContext& context) {
+  Tensor d_hidden = head_.Backward(d_logits, head_saved_, store_, context);
+  head_saved_.Clear();
+  encoder_output_ = Tensor();
+  return d_hidden;
+}
+
+Tensor XlmrForSequenceClassification::BackwardBlock(int i, recompute::BlockRecompute mode,
+                                                    Tensor d_output, const ForwardContext& context) {
+  EncoderBlockSaved& saved = blocks_saved_[i];
+  blocks_[i].Recompute(mode, key_mask_, store_, context, &saved);
+  saved.Retain(recompute::BlockRecompute::kKeep);  // a whole recompute refilled `input` too
+  return blocks_[i].Backward(std::move(d_output), key_mask_, &saved, store_, context);
+}
+
+void XlmrForSequenceClassification::BackwardEmbeddings(const Tensor& d_hidden,
+                                                       const ForwardContext& context) {
+  embeddings_.Backward(d_hidden, embeddings_saved_, store_, context);
+  embeddings_saved_.Clear();
+  key_mask_ = Tensor();
 }
 
 }  // namespace xlmr::models

@@ -1,18 +1,22 @@
 // XlmrForSequenceClassification: the whole model (embeddings, encoder blocks, classification
 // head) with explicit Forward and Backward, parameters in one ParameterStore.
 //
-// Forward keeps, per block, what that block's backward needs (EncoderBlockSaved), or only the
-// block's input when the recompute plan says so; Backward then recomputes that block just
-// before its backward. Backward walks the blocks last to first and reports each completed
-// gradient bucket (head, last block, ..., embeddings), so a synchroniser can start reducing
-// it while backward goes on.
+// Forward keeps, per block, what the recompute plan says that block keeps
+// (framework/recompute/recompute_plan.h): everything its backward needs (EncoderBlockSaved),
+// all but the attention core, or only its input. Backward recomputes what was dropped right
+// before that block's backward. Backward walks the blocks last to first and reports each
+// completed gradient bucket (head, last block, ..., embeddings), so a synchroniser can start
+// reducing it while backward goes on.
 #ifndef XLMR_MODELS_XLMR_MODEL_H_
 #define XLMR_MODELS_XLMR_MODEL_H_
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <vector>
 
+#include "framework/recompute/memory_model.h"
+#include "framework/recompute/recompute_plan.h"
 #include "framework/tensor/parameter_store.h"
 #include "framework/tensor/tensor.h"
 #include "models/xlmr/classification_head.h"
@@ -34,9 +38,9 @@ class XlmrForSequenceClassification final : public train::TrainableModel {
   const ParameterStore& parameters() const { return store_; }
   int num_blocks() const override { return static_cast<int>(config_.num_hidden_layers); }
 
-  // recompute[i] == true: block i keeps only its input in forward and is recomputed before
-  // its backward. Empty (the default) keeps everything.
-  void SetRecomputePlan(std::vector<bool> recompute) override;
+  // Empty (the default) keeps everything; otherwise one entry per block.
+  void SetRecomputePlan(recompute::RecomputePlan plan) override;
+  const recompute::RecomputePlan& recompute_plan() const { return plan_; }
 
   // Returns logits [B, num_labels] (matmul dtype). Keeps the activations for Backward when
   // `keep_activations`; evaluation passes false and keeps nothing.
@@ -52,8 +56,31 @@ class XlmrForSequenceClassification final : public train::TrainableModel {
   // Drops any saved activations (e.g. when a step is abandoned).
   void ReleaseActivations() override;
 
+  // The probe of the memory model (memory_probe.cc): runs the embeddings, ONE encoder block
+  // and the head, forward, cross-entropy and backward, on synthetic inputs of shape
+  // [batch_size, sequence_length] (no padding), phase by phase through the same functions as
+  // Forward and Backward, and reads the activation bytes of each phase from the device's
+  // MemoryStats. Every block has the same shapes, so the block's numbers stand for all.
+  // [in] context: the training pass's precision and dropout (training must be true; fp16
+  //      needs parameters().EnableHalfCopy() first).
+  // Side effects: drops saved activations, zeroes the gradient buffer (the probe accumulated
+  // into it) and resets the device's MemoryStats peaks. external_bytes is left 0.
+  recompute::PassMemory MeasurePassMemory(int64_t batch_size, int64_t sequence_length,
+                                          const ForwardContext& context) override;
+
  private:
-  bool Recomputes(int block) const;
+  // The phases of one pass, in execution order. Forward/Backward and the probe share them.
+  Tensor ForwardEmbeddings(const ModelInputs& inputs, const ForwardContext& context);
+  // Runs block i into blocks_saved_[i] (complete); returns its output.
+  Tensor ForwardBlock(int i, const Tensor& hidden, const ForwardContext& context);
+  Tensor ForwardHead(const Tensor& encoder_output, const ForwardContext& context);
+  // Returns d(encoder output); frees the head's activations and the encoder output.
+  Tensor BackwardHead(const Tensor& d_logits, const ForwardContext& context);
+  // Recomputes what `mode` dropped, runs block i's backward (which frees its activations and
+  // d_output as it consumes them); returns d(block input).
+  Tensor BackwardBlock(int i, recompute::BlockRecompute mode, Tensor d_output,
+                       const ForwardContext& context);
+  void BackwardEmbeddings(const Tensor& d_hidden, const ForwardContext& context);
 
   XlmrConfig config_;
   ParameterLayout layout_;
@@ -61,7 +88,7 @@ class XlmrForSequenceClassification final : public train::TrainableModel {
   Embeddings embeddings_;
   std::vector<EncoderBlock> blocks_;
   ClassificationHead head_;
-  std::vector<bool> recompute_;
+  recompute::RecomputePlan plan_;
 
   // Saved between Forward and Backward.
   Tensor key_mask_;

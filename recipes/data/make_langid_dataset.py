@@ -161,7 +161,11 @@ def split_of(text):
 
 
 def build_splits(locale_dir):
-    """Returns {split: [(text, label)]} and {language: {split: count before capping}}."""
+    """Returns {split: [(text, label)]} and {language: {split: count before capping}}.
+
+    Exits with a message when a language cannot fill a split's cap, since the data set is meant
+    to be balanced (other catalogs than Debian 12's may hold fewer translations).
+    """
     per_language = {lang: collect_language(locale_dir, lang) for lang in LANGUAGES}
     owners = {}
     for lang, texts in per_language.items():
@@ -176,6 +180,11 @@ def build_splits(locale_dir):
         for text in texts:
             by_split[split_of(text)].append(text)
         available[lang] = {name: len(items) for name, items in by_split.items()}
+        available[lang]["shared"] = len(per_language[lang]) - len(texts)
+        short = [name for name, items in by_split.items() if len(items) < SPLIT_CAPS[name]]
+        if short:
+            sys.exit(f"{locale_dir}/{lang}: too few messages for the {', '.join(short)} split(s)"
+                     f" (have {available[lang]}, need {SPLIT_CAPS})")
         for name, items in by_split.items():
             # The cap keeps the texts with the smallest hash: a fixed pseudo-random sample.
             items.sort(key=lambda t: text_hash("sample:" + t))
@@ -272,11 +281,12 @@ def main():
         json.dump(model_config(sorted(LANGUAGES)), f, indent=2, ensure_ascii=False)
         f.write("\n")
 
-    print("language  available(train/dev/test)  written(train/dev/test)")
+    print("language  shared with another language  available(train/dev/test)  written")
     for lang in LANGUAGES:
         written = [sum(1 for _, l in splits[n] if l == lang) for n in SPLIT_CAPS]
         have = [available[lang][n] for n in SPLIT_CAPS]
-        print(f"{lang:8s}  {'/'.join(map(str, have)):>24s}  {'/'.join(map(str, written)):>22s}")
+        print(f"{lang:8s}  {available[lang]['shared']:28d}  {'/'.join(map(str, have)):>24s}"
+              f"  {'/'.join(map(str, written))}")
     print("total", {name: len(rows) for name, rows in splits.items()})
 
 

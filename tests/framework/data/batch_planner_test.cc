@@ -159,6 +159,41 @@ TEST(BatchPlannerTest, SameGlobalBatchesWhateverTheSplit) {
   }
 }
 
+TEST(BatchPlannerTest, GroupByLengthSortsEachMegabatchAndKeepsThePermutation) {
+  // 1000 examples, G = 4: megabatches of 50 x 4 = 200 examples, each sorted longest first.
+  BatchPlanOptions options;
+  options.dataset_size = 1000;
+  options.per_device_batch_size = 2;
+  options.gradient_accumulation_steps = 2;
+  for (int64_t i = 0; i < 1000; ++i) options.lengths.push_back((i * 37) % 101);
+  absl::StatusOr<BatchPlanner> grouped = BatchPlanner::Create(options);
+  ASSERT_TRUE(grouped.ok());
+  const std::vector<int64_t> order = grouped->EpochOrder(0);
+  EXPECT_EQ(Sorted(order), Range(1000));
+  for (int64_t begin = 0; begin < 1000; begin += 200) {
+    for (int64_t i = begin + 1; i < begin + 200; ++i) {
+      ASSERT_GE(options.lengths[order[i - 1]], options.lengths[order[i]]) << "position " << i;
+    }
+  }
+  // Each megabatch holds the same examples as the ungrouped shuffle's.
+  options.lengths.clear();
+  const std::vector<int64_t> plain = BatchPlanner::Create(options)->EpochOrder(0);
+  for (int64_t begin = 0; begin < 1000; begin += 200) {
+    EXPECT_EQ(Sorted({order.begin() + begin, order.begin() + begin + 200}),
+              Sorted({plain.begin() + begin, plain.begin() + begin + 200}));
+  }
+  // A batch's padding is small: its lengths span little of the 0..100 range.
+  const StepAssignment step = grouped->Assign(0, 7);
+  int64_t longest = 0, shortest = 1000;
+  for (const auto& micro : step.micro_batches) {
+    for (int64_t i : micro) {
+      longest = std::max(longest, (i * 37) % 101);
+      shortest = std::min(shortest, (i * 37) % 101);
+    }
+  }
+  EXPECT_LE(longest - shortest, 5);
+}
+
 TEST(BatchPlannerTest, InvalidOptionsNameTheFlag) {
   BatchPlanOptions options;
   options.dataset_size = 10;

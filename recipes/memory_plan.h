@@ -1,0 +1,94 @@
+// The recompute plan of xlmr_finetune, from its memory flags (shared/docs/contract.md):
+//
+//   neither flag                   every block keeps its activations.
+//   --gradient_checkpointing       every block keeps only its input and is recomputed whole
+//                                  before its backward ("RRR..."); nothing is measured.
+//   --activation_memory_budget=B   the model is probed once at the worst-case batch shape
+//                                  [per_device_train_batch_size, max_seq_length]
+//                                  (framework/recompute/memory_model.h), and the planner picks
+//                                  the plan with the least recompute whose predicted activation
+//                                  peak is <= B (bytes, or a fraction of the keep-everything
+//                                  peak; framework/recompute/budget_flag.h). Rank 0 prints the
+//                                  plan, its predicted peak and its recompute on stderr. When no
+//                                  plan fits, the run stops before training with one line naming
+//                                  the flag and the smallest budget that would fit (exit 2).
+//   both                           the budget wins and a line says so: the budget states the
+//                                  memory the user can give, so honouring it exactly is the more
+//                                  specific request, and when recomputing every block is what it
+//                                  takes, the planner chooses exactly that. Running the budget's
+//                                  cheaper plan instead of "RRR..." never uses more memory than
+//                                  the user allowed.
+//   --print_memory_plan            rank 0 prints the whole memory/recompute trade-off curve (the
+//                                  Pareto front; the budget's choice marked when one is given) on
+//                                  stdout; the caller then exits 0 without training.
+//
+// The predicted peak is what metrics.jsonl reports as peak_activation_bytes for a step whose
+// micro-batches are all full length; on CPU it includes the trainer's host copies of the
+// accumulation window's batches, which live in the same memory.
+#ifndef XLMR_RECIPES_MEMORY_PLAN_H_
+#define XLMR_RECIPES_MEMORY_PLAN_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "framework/core/device.h"
+#include "framework/recompute/planner.h"
+#include "framework/train/model_interface.h"
+#include "recipes/finetune_flags.h"
+
+namespace xlmr::recipes {
+
+struct MemoryPlanRequest {
+  bool gradient_checkpointing = false;
+  std::string activation_memory_budget;  // the flag's text; empty: no budget
+  bool print_memory_plan = false;
+  int64_t batch_size = 8;                   // --per_device_train_batch_size
+  int64_t max_seq_length = 128;             // --max_seq_length
+  int64_t gradient_accumulation_steps = 1;  // host batches held during a step on CPU
+  bool fp16 = false;
+  uint64_t seed = 42;
+  Device device = Device::kCpu;
+};
+
+MemoryPlanRequest MemoryPlanRequestFrom(const FinetuneConfig& config);
+
+// Applies the plan the request asks for to `model` (see the table above). `is_main`: rank 0,
+// the only one that prints. Under fp16 it enables the model's fp16 weight copy (the probe
+// runs the fp16 pass). InvalidArgument names --activation_memory_budget.
+absl::Status ConfigureRecompute(const MemoryPlanRequest& request, train::TrainableModel& model,
+                                bool is_main);
+
+// The pieces, for tests and the benchmark.
+
+// Bytes the trainer's host batches of one step hold on CPU (data::Collate: ids and mask
+// [B,S] i32, labels [B] i32, per micro-batch); 0 for another device.
+int64_t HostBatchBytes(const MemoryPlanRequest& request);
+
+// The probe's measurements at the request's worst-case shape, host batches included.
+recompute::PassMemory MeasureForRequest(const MemoryPlanRequest& request,
+                                        train::TrainableModel& model);
+
+struct BudgetedPlan {
+  recompute::PlannedRecompute planned;
+  int64_t budget_bytes = 0;  // the budget resolved to bytes
+};
+
+// The plan for the budget (parsed from request.activation_memory_budget), or InvalidArgument
+// naming the flag: a malformed value, or no plan fits (with the smallest budget that would).
+absl::StatusOr<BudgetedPlan> PlanForBudget(const MemoryPlanRequest& request,
+                                           const recompute::PassMemory& memory);
+
+// One line: the plan, its predicted peak against the budget, its recompute.
+std::string DescribePlan(const BudgetedPlan& plan, const recompute::PassMemory& memory);
+
+// The Pareto front as a table, `chosen` (if any) marked with '*'.
+std::string FormatParetoFront(const std::vector<recompute::PlannedRecompute>& front,
+                              const recompute::PassMemory& memory, const MemoryPlanRequest& request,
+                              const std::optional<recompute::RecomputePlan>& chosen);
+
+}  // namespace xlmr::recipes
+
+#endif  // XLMR_RECIPES_MEMORY_PLAN_H_

@@ -1,0 +1,99 @@
+#include "recipes/predict_writer.h"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <limits>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "framework/core/check.h"
+#include "nlohmann/json.hpp"
+
+namespace xlmr::recipes {
+namespace {
+
+// The double whose shortest decimal spelling is the shortest spelling of the float `value`,
+// so that the JSON shows what torch would print for a float32 tensor ("0.1", not
+// "0.10000000149011612") and still reads back, as float32, to exactly `value`.
+double ShortestFloat(double value) {
+  const float f = static_cast<float>(value);
+  if (!std::isfinite(f)) return value;  // JSON has no inf/NaN: nlohmann writes null
+  for (int digits = 1; digits < std::numeric_limits<float>::max_digits10; ++digits) {
+    const std::string text = absl::StrFormat("%.*g", digits, f);
+    if (std::strtof(text.c_str(), nullptr) == f) return std::strtod(text.c_str(), nullptr);
+  }
+  return f;  // max_digits10 digits always read back
+}
+
+absl::Status OutputError(const std::string& path, const std::string& what) {
+  return absl::PermissionDeniedError(absl::StrCat("--output_file=", path, ": ", what, ": ", std::strerror(errno)));
+}
+
+}  // namespace
+
+std::string PredictionJsonLine(int64_t index, const train::Prediction& prediction,
+                               const std::vector<std::string>& id2label) {
+  XLMR_CHECK(prediction.label >= 0 && prediction.label < static_cast<int32_t>(id2label.size()));
+  nlohmann::ordered_json line;
+  line["index"] = index;
+  line["label"] = id2label[prediction.label];
+  nlohmann::ordered_json logits = nlohmann::ordered_json::array();
+  for (double logit : prediction.logits) logits.push_back(ShortestFloat(logit));
+  line["logits"] = std::move(logits);
+  line["probabilities"] = prediction.probabilities;
+  return line.dump();
+}
+
+absl::StatusOr<PredictionWriter> PredictionWriter::Open(const std::string& path,
+                                                        std::vector<std::string> id2label) {
+  std::FILE* file = std::fopen((path + ".tmp").c_str(), "w");
+  if (file == nullptr) return OutputError(path, absl::StrCat("cannot create ", path, ".tmp"));
+  return PredictionWriter(path, file, std::move(id2label));
+}
+
+PredictionWriter::PredictionWriter(std::string path, std::FILE* file, std::vector<std::string> id2label)
+    : path_(std::move(path)), file_(file), id2label_(std::move(id2label)) {}
+
+PredictionWriter::PredictionWriter(PredictionWriter&& other) noexcept
+    : path_(std::move(other.path_)),
+      file_(other.file_),
+      id2label_(std::move(other.id2label_)),
+      next_index_(other.next_index_) {
+  other.file_ = nullptr;
+}
+
+PredictionWriter::~PredictionWriter() {
+  if (file_ == nullptr) return;
+  std::fclose(file_);
+  std::error_code ignored;  // best effort: the run is failing already
+  std::filesystem::remove(TemporaryPath(), ignored);
+}
+
+absl::Status PredictionWriter::Write(const std::vector<train::Prediction>& predictions) {
+  XLMR_CHECK(file_ != nullptr);
+  for (const train::Prediction& prediction : predictions) {
+    const std::string line = PredictionJsonLine(next_index_++, prediction, id2label_) + "\n";
+    if (std::fwrite(line.data(), 1, line.size(), file_) != line.size()) {
+      return OutputError(path_, absl::StrCat("cannot write ", TemporaryPath()));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status PredictionWriter::Commit() {
+  XLMR_CHECK(file_ != nullptr);
+  const bool closed = std::fclose(file_) == 0;
+  file_ = nullptr;
+  if (!closed || std::rename(TemporaryPath().c_str(), path_.c_str()) != 0) {
+    const absl::Status error = OutputError(path_, absl::StrCat("cannot finish ", TemporaryPath()));
+    std::error_code ignored;
+    std::filesystem::remove(TemporaryPath(), ignored);
+    return error;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace xlmr::recipes

@@ -1,0 +1,22 @@
+// The tokenizing function both recipes hand to the data layer (xlmr_finetune's token cache,
+// xlmr_predict's input file), so that training and prediction encode text identically.
+#ifndef XLMR_RECIPES_TOKENIZE_FN_H_
+#define XLMR_RECIPES_TOKENIZE_FN_H_
+
+#include "framework/data/token_cache.h"
+#include "models/xlmr/tokenizer.h"
+
+namespace xlmr::recipes {
+
+// The tokenizer file inside a Hugging Face XLM-R model directory.
+inline constexpr char kTokenizerFileName[] = "sentencepiece.bpe.model";
+
+// A text (or text pair) to model ids with special tokens, cut to `max_length` ids by
+// `longest_first` with the fast tokenizer's pair rule (what AutoTokenizer gives HF users).
+// `tokenizer` is borrowed: it must outlive the returned function.
+// Requires max_length >= 3 (single texts) or 5 (pairs): the callers validate their flag.
+data::TokenizeFn MakeTokenizeFn(const models::XlmrTokenizer& tokenizer, int max_length);
+
+}  // namespace xlmr::recipes
+
+#endif  // XLMR_RECIPES_TOKENIZE_FN_H_

@@ -1,0 +1,229 @@
+// GradientSynchronizer and TrainStep against fake communicators that pretend to be one of two
+// identical ranks (the sum over ranks doubles every value) and record every all-reduce.
+//
+// Checked: nothing is communicated on non-final micro-steps; on the final one each bucket is
+// reduced exactly once, in order, as soon as backward reports it; with a communicator whose
+// all-reduce blocks the host the reduction runs on a communication thread and really overlaps
+// the rest of backward; and a whole TrainStep issues (optimizer steps x buckets) all-reduces,
+// each after the bucket's last gradient contribution. All comparisons are exact: the fake
+// multiplies by 2, which is exact in floating point.
+#include "framework/distributed/gradient_synchronizer.h"
+
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "framework/amp/loss_scaler.h"
+#include "framework/optim/adamw.h"
+#include "framework/optim/lr_schedule.h"
+#include "framework/train/train_step.h"
+#include "gtest/gtest.h"
+#include "models/xlmr/init.h"
+#include "tests/framework/distributed/tiny_training.h"
+
+namespace xlmr::distributed {
+namespace {
+
+struct RecordedAllReduce {
+  int64_t offset = 0;            // in the flat gradient buffer: identifies the bucket
+  std::vector<float> values;     // the bucket as handed over (before the sum)
+  std::thread::id thread;
+};
+
+// One of two identical ranks. Not thread-safe beyond the synchronizer's contract (all-reduces
+// from one thread at a time, other calls only after Finish).
+class FakeTwoRankCommunicator : public Communicator {
+ public:
+  FakeTwoRankCommunicator(const ParameterStore& store, bool blocks_host)
+      : store_(store), blocks_host_(blocks_host) {}
+
+  int rank() const override { return 0; }
+  int world_size() const override { return 2; }
+  void AllReduceSum(Tensor& data) override {
+    RecordedAllReduce record;
+    record.offset = data.data<float>() - store_.grads().data<float>();
+    record.values = data.ToFloatVector();
+    record.thread = std::this_thread::get_id();
+    BeforeSum(record);
+    float* values = data.data<float>();
+    for (int64_t i = 0; i < data.numel(); ++i) values[i] *= 2.0f;
+    calls.push_back(std::move(record));
+    ++allreduce_calls_;
+  }
+  bool AllReduceBlocksHost() const override { return blocks_host_; }
+  bool AllTrue(bool value) override { return value; }
+  void AllReduceSumDoubles(double* values, size_t count) override {
+    for (size_t i = 0; i < count; ++i) values[i] *= 2;
+  }
+  std::vector<double> AllGatherDoubles(const std::vector<double>& local) override { return local; }
+  void Broadcast(void*, size_t, int) override {}
+  void Barrier() override {}
+  [[noreturn]] void Abort(int) override { std::abort(); }
+
+  std::vector<RecordedAllReduce> calls;
+
+ protected:
+  virtual void BeforeSum(const RecordedAllReduce&) {}
+
+ private:
+  const ParameterStore& store_;
+  bool blocks_host_;
+};
+
+ParameterStore FourBucketStore() {
+  std::vector<ParameterSpec> specs;
+  for (int bucket = 0; bucket < 4; ++bucket) {
+    specs.push_back({"w" + std::to_string(bucket), {3, 2}, true, bucket});
+    specs.push_back({"b" + std::to_string(bucket), {3}, false, bucket});
+  }
+  return ParameterStore(std::move(specs), Device::kCpu);
+}
+
+void FillGrads(ParameterStore& store) {
+  float* grads = store.grads().data<float>();
+  for (int64_t i = 0; i < store.total_elements(); ++i) grads[i] = 0.5f + static_cast<float>(i);
+}
+
+class SynchronizerModes : public ::testing::TestWithParam<bool> {};
+
+TEST_P(SynchronizerModes, NonFinalMicroStepsCommunicateNothing) {
+  ParameterStore store = FourBucketStore();
+  FakeTwoRankCommunicator comm(store, /*blocks_host=*/GetParam());
+  GradientSynchronizer sync(comm, store);
+  sync.BeginStep();
+  const auto hook = sync.HookFor(/*last_micro_step=*/false);
+  for (int bucket = 0; bucket < 4; ++bucket) hook(bucket);
+  EXPECT_EQ(comm.allreduce_calls(), 0);
+  const auto last = sync.HookFor(/*last_micro_step=*/true);
+  for (int bucket = 0; bucket < 4; ++bucket) last(bucket);
+  sync.Finish();
+  EXPECT_EQ(comm.allreduce_calls(), 4);
+}
+
+TEST_P(SynchronizerModes, EachBucketIsReducedOnceInOrder) {
+  ParameterStore store = FourBucketStore();
+  FillGrads(store);
+  const std::vector<float> before = store.grads().ToFloatVector();
+  FakeTwoRankCommunicator comm(store, GetParam());
+  GradientSynchronizer sync(comm, store);
+  EXPECT_EQ(sync.has_communication_thread(), GetParam());
+  sync.BeginStep();
+  const auto hook = sync.HookFor(true);
+  hook(0);
+  hook(1);
+  sync.Finish();  // buckets 2 and 3 were never reported (e.g. an empty micro-batch)
+  ASSERT_EQ(comm.calls.size(), 4u);
+  for (int bucket = 0; bucket < 4; ++bucket) {
+    EXPECT_EQ(comm.calls[bucket].offset, store.buckets()[bucket].offset);
+    EXPECT_EQ(comm.calls[bucket].thread == std::this_thread::get_id(), !GetParam())
+        << "blocking all-reduces belong on the communication thread, others inline";
+  }
+  const std::vector<float> after = store.grads().ToFloatVector();
+  for (size_t i = 0; i < after.size(); ++i) EXPECT_EQ(after[i], 2.0f * before[i]) << i;
+}
+
+INSTANTIATE_TEST_SUITE_P(BlockingAndNot, SynchronizerModes, ::testing::Bool());
+
+TEST(GradientSynchronizerTest, OneRankNeedsNoThread) {
+  ParameterStore store = FourBucketStore();
+  class OneRank : public FakeTwoRankCommunicator {
+   public:
+    using FakeTwoRankCommunicator::FakeTwoRankCommunicator;
+    int world_size() const override { return 1; }
+  } comm(store, /*blocks_host=*/true);
+  GradientSynchronizer sync(comm, store);
+  EXPECT_FALSE(sync.has_communication_thread());
+}
+
+// Holds the first all-reduce until the main thread has reported every bucket, i.e. until
+// backward has gone on past the bucket being reduced. A synchronizer that reduced inline would
+// never get there (it is stuck in this very call): the wait then times out and says so.
+class GatedCommunicator : public FakeTwoRankCommunicator {
+ public:
+  using FakeTwoRankCommunicator::FakeTwoRankCommunicator;
+
+  void Reported() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    ++reported_;
+    changed_.notify_all();
+  }
+  bool overlapped() const { return overlapped_; }
+
+ protected:
+  void BeforeSum(const RecordedAllReduce&) override {
+    if (!calls.empty()) return;
+    std::unique_lock<std::mutex> lock(mutex_);
+    overlapped_ = changed_.wait_for(lock, std::chrono::seconds(20), [&] { return reported_ == 4; });
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  int reported_ = 0;
+  bool overlapped_ = false;
+};
+
+TEST(GradientSynchronizerTest, BlockingAllReduceOverlapsTheRestOfBackward) {
+  ParameterStore store = FourBucketStore();
+  GatedCommunicator comm(store, /*blocks_host=*/true);
+  GradientSynchronizer sync(comm, store);
+  sync.BeginStep();
+  const auto hook = sync.HookFor(true);
+  for (int bucket = 0; bucket < 4; ++bucket) {
+    hook(bucket);  // "backward" goes on to the next block right away
+    comm.Reported();
+  }
+  sync.Finish();
+  EXPECT_TRUE(comm.overlapped()) << "bucket 0's all-reduce blocked backward of the blocks below";
+  EXPECT_EQ(comm.allreduce_calls(), 4);
+}
+
+// A whole optimizer step: 3 micro-steps per step, 2 steps, the tiny 4-bucket XLM-R.
+// Scaler off and clipping off, so the gradients after Run() are exactly the reduced ones.
+TEST(GradientSynchronizerTest, TrainStepReducesEachBucketOnceAfterItsLastContribution) {
+  for (const bool blocks_host : {false, true}) {
+    SCOPED_TRACE(blocks_host ? "communication thread" : "inline");
+    const data::TokenizedDataset dataset = testing::TinyDataset(12);
+    models::XlmrForSequenceClassification model(testing::TinyConfig(), Device::kCpu);
+    models::InitializeAllWeights(model, 7);
+    ParameterStore& store = model.parameters();
+    FakeTwoRankCommunicator comm(store, blocks_host);
+    GradientSynchronizer sync(comm, store);
+    amp::LossScalerOptions scaler_options;
+    scaler_options.enabled = false;
+    amp::DynamicLossScaler scaler(scaler_options);
+    optim::AdamW optimizer(store, optim::AdamWOptions{0.9, 0.999, 1e-8, 0.0});
+    auto schedule = optim::MakeLrSchedule("constant", 1e-3, 2, 0, 0.0);
+    ASSERT_TRUE(schedule.ok());
+    train::TrainStep step(model, sync, scaler, optimizer, *schedule,
+                          train::StepSettings{false, /*max_grad_norm=*/0.0, 7, Device::kCpu});
+    const int buckets = static_cast<int>(store.buckets().size());
+    ASSERT_EQ(buckets, 4);
+    for (int s = 0; s < 2; ++s) {
+      const std::vector<data::Batch> micro_batches = {testing::TinyBatch(dataset, 6 * s, 2),
+                                                      testing::TinyBatch(dataset, 6 * s + 2, 2),
+                                                      testing::TinyBatch(dataset, 6 * s + 4, 2)};
+      comm.calls.clear();
+      auto outcome = step.Run(s, micro_batches, /*global_examples=*/12);
+      ASSERT_TRUE(outcome.ok());
+      EXPECT_FALSE(outcome->skipped);
+      EXPECT_EQ(comm.allreduce_calls(), (s + 1) * buckets) << "all-reduces after step " << s + 1;
+      ASSERT_EQ(static_cast<int>(comm.calls.size()), buckets);
+      // The bucket as handed over, doubled, is the final gradient: nothing was added to it
+      // after its all-reduce, so it came after all 3 micro-steps had contributed.
+      const std::vector<float> grads = store.grads().ToFloatVector();
+      for (int b = 0; b < buckets; ++b) {
+        const FlatRange& range = store.buckets()[b];
+        ASSERT_EQ(comm.calls[b].offset, range.offset);
+        for (int64_t i = 0; i < range.size; ++i) {
+          ASSERT_EQ(grads[range.offset + i], 2.0f * comm.calls[b].values[i]) << "bucket " << b;
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace xlmr::distributed

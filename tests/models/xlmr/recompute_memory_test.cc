@@ -1,0 +1,148 @@
+// The activation memory of recompute plans, measured on real training steps of a tiny model
+// (MemoryStatsFor(kCpu), kActivations, peaks reset after collation as the trainer does):
+//
+// - the probe's memory model predicts the measured peak of every plan exactly;
+// - full checkpointing holds the block inputs plus one block: adding blocks adds only their
+//   inputs to the peak;
+// - the budget planner's plan fits the budget in reality, and no plan that fits (in reality,
+//   all 3^4 of them measured) recomputes less.
+//
+// Tolerance: none (bytes are compared exactly). Every allocation's size is a function of the
+// batch shape, the CPU backend allocates nothing else under kActivations, and the probe runs
+// the same functions as the training pass, so the prediction is exact by construction; a
+// mismatch means the probe and the pass have diverged.
+#include <algorithm>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "framework/recompute/memory_model.h"
+#include "framework/recompute/planner.h"
+#include "framework/recompute/recompute_plan.h"
+#include "gtest/gtest.h"
+#include "tests/models/xlmr/recompute_test_util.h"
+
+namespace xlmr::testing {
+namespace {
+
+using recompute::BlockRecompute;
+using recompute::PassMemory;
+using recompute::RecomputePlan;
+
+constexpr int kSeq = 24;  // every example is this long: each batch has the probed shape
+constexpr StepShape kShape{4, 2};
+
+// The probe's numbers for the shape of kShape's batches, host batches included.
+PassMemory Probe(TinyTrainer& trainer, bool fp16, const std::vector<data::Batch>& batches) {
+  train::PassContext context;
+  context.training = true;
+  context.fp16 = fp16;
+  PassMemory memory = trainer.model().MeasurePassMemory(kShape.per_device_batch, kSeq, context);
+  memory.external_bytes = HostBytes(batches);
+  return memory;
+}
+
+// All 3^L plans, as strings.
+std::vector<RecomputePlan> AllPlans(int layers) {
+  std::vector<RecomputePlan> plans{RecomputePlan{}};
+  for (int i = 0; i < layers; ++i) {
+    std::vector<RecomputePlan> longer;
+    for (const RecomputePlan& plan : plans) {
+      for (BlockRecompute mode : {BlockRecompute::kKeep, BlockRecompute::kSelective, BlockRecompute::kFull}) {
+        RecomputePlan extended = plan;
+        extended.blocks.push_back(mode);
+        longer.push_back(extended);
+      }
+    }
+    plans = longer;
+  }
+  return plans;
+}
+
+// The measured activation peak of one training step under `plan`.
+int64_t MeasuredPeak(int layers, bool fp16, const RecomputePlan& plan) {
+  const data::TokenizedDataset dataset = TinyRecomputeDataset(8, kSeq, /*uniform=*/true);
+  TinyTrainer trainer(layers, fp16);
+  trainer.model().SetRecomputePlan(plan);
+  return trainer.Step(0, StepBatches(dataset, kShape, 0)).peak_activation_bytes;
+}
+
+class RecomputeMemoryTest : public ::testing::TestWithParam<bool> {};
+
+TEST_P(RecomputeMemoryTest, ProbePredictsEveryPlansMeasuredPeakExactly) {
+  const bool fp16 = GetParam();
+  const data::TokenizedDataset dataset = TinyRecomputeDataset(8, kSeq, true);
+  const std::vector<data::Batch> batches = StepBatches(dataset, kShape, 0);
+  TinyTrainer prober(3, fp16);
+  const PassMemory memory = Probe(prober, fp16, batches);
+  for (const RecomputePlan& plan : AllPlans(3)) {
+    EXPECT_EQ(MeasuredPeak(3, fp16, plan), recompute::EvaluatePlan(memory, plan).peak_bytes)
+        << "plan " << plan.ToString();
+  }
+}
+
+TEST_P(RecomputeMemoryTest, FullCheckpointingHoldsBlockInputsPlusOneBlock) {
+  // With every block recomputed whole, the peak is at most
+  //   L * input_bytes                                  the stored block inputs
+  //   + max(forward_peak + input_bytes, backward_peak)  one block's full activations, its
+  //                                                      recompute/backward temporaries and
+  //                                                      the gradient flowing through it
+  //   + backward_base + max(head_peak, embedding peaks)  the head's and embeddings' activations
+  // and adding blocks adds exactly input_bytes each, where keeping everything adds keep_bytes.
+  const bool fp16 = GetParam();
+  const data::TokenizedDataset dataset = TinyRecomputeDataset(8, kSeq, true);
+  TinyTrainer prober(2, fp16);
+  const PassMemory memory = Probe(prober, fp16, StepBatches(dataset, kShape, 0));
+  const recompute::BlockMemory& block = memory.blocks[0];
+  const int64_t one_block = std::max(block.forward_peak + block.input_bytes, block.backward_peak);
+  const int64_t head_and_embeddings =
+      recompute::BackwardBase(memory) +
+      std::max({memory.head_peak, memory.embedding_forward_peak, memory.embedding_backward_peak});
+  int64_t full[7] = {}, keep[7] = {};
+  for (int layers : {2, 6}) {
+    full[layers] = MeasuredPeak(layers, fp16, RecomputePlan::Uniform(layers, BlockRecompute::kFull));
+    keep[layers] = MeasuredPeak(layers, fp16, RecomputePlan::Uniform(layers, BlockRecompute::kKeep));
+    EXPECT_LE(full[layers], layers * block.input_bytes + one_block + head_and_embeddings) << layers << " layers";
+  }
+  EXPECT_EQ(full[6] - full[2], 4 * block.input_bytes);
+  EXPECT_EQ(keep[6] - keep[2], 4 * block.keep_bytes);
+  EXPECT_GT(block.keep_bytes, 4 * block.input_bytes);  // so the per-layer term really shrank
+}
+
+TEST_P(RecomputeMemoryTest, BudgetPlanFitsAndNoFittingPlanRecomputesLess) {
+  constexpr int kLayers = 4;
+  const bool fp16 = GetParam();
+  const data::TokenizedDataset dataset = TinyRecomputeDataset(8, kSeq, true);
+  TinyTrainer prober(kLayers, fp16);
+  const PassMemory memory = Probe(prober, fp16, StepBatches(dataset, kShape, 0));
+  // Brute force over reality: every plan's measured peak.
+  const std::vector<RecomputePlan> plans = AllPlans(kLayers);
+  std::vector<int64_t> measured;
+  for (const RecomputePlan& plan : plans) measured.push_back(MeasuredPeak(kLayers, fp16, plan));
+  const int64_t keep_all = measured[0];
+  const int64_t lowest = *std::min_element(measured.begin(), measured.end());
+  ASSERT_LT(lowest, keep_all / 2);
+  for (double fraction : {1.0, 0.9, 0.75, 0.6, 0.5}) {
+    const int64_t budget = std::max(lowest, static_cast<int64_t>(fraction * keep_all));
+    SCOPED_TRACE(budget);
+    const std::optional<recompute::PlannedRecompute> chosen = recompute::ChooseRecomputePlan(memory, budget);
+    ASSERT_TRUE(chosen.has_value());
+    EXPECT_LE(MeasuredPeak(kLayers, fp16, chosen->plan), budget) << chosen->plan.ToString();
+    for (size_t p = 0; p < plans.size(); ++p) {
+      if (measured[p] > budget) continue;
+      EXPECT_GE(recompute::EvaluatePlan(memory, plans[p]).recompute_flops, chosen->cost.recompute_flops)
+          << plans[p].ToString() << " fits (" << measured[p] << " bytes) and recomputes less than "
+          << chosen->plan.ToString();
+    }
+  }
+  EXPECT_FALSE(recompute::ChooseRecomputePlan(memory, lowest - 1).has_value());
+}
+
+INSTANTIATE_TEST_SUITE_P(Precision, RecomputeMemoryTest, ::testing::Values(false, true),
+                         [](const ::testing::TestParamInfo<bool>& info) {
+                           return info.param ? std::string("Fp16") : std::string("Fp32");
+                         });
+
+}  // namespace
+}  // namespace xlmr::testing

@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# xlmr_predict end to end: fine-tunes the embedded default for 5 steps, predicts 20 rows of the
+# embedded test split and checks the output lines of the contract; then every bad input must
+# stop the run with exit status 2, one line naming the flag or file, and no output file.
+# Args: xlmr_finetune, xlmr_predict, the embedded test split (test.tsv).
+set -uo pipefail
+absolute() { echo "$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"; }
+finetune=$(absolute "$1")
+predict=$(absolute "$2")
+test_split=$(absolute "$3")
+cd "$TEST_TMPDIR"
+fail() { echo "FAILED: $*"; exit 1; }
+
+"$finetune" --max_steps=5 --output_dir=model --cache_dir=cache > finetune.log 2>&1 || {
+  cat finetune.log; fail "xlmr_finetune --max_steps=5"; }
+head -n 21 "$test_split" > rows.tsv  # header + 20 rows
+# The same rows as .jsonl (JSON-escaping backslashes and quotes; .tsv fields hold no tabs or
+# newlines), to check that the format does not change the predictions.
+awk -F'\t' 'NR > 1 { gsub(/\\/, "\\\\", $1); gsub(/"/, "\\\"", $1);
+                     printf "{\"text\": \"%s\", \"label\": \"%s\"}\n", $1, $2 }' rows.tsv > rows.jsonl
+
+"$predict" --model_dir=model --input_file=rows.tsv --output_file=pred.jsonl 2> predict.log || {
+  cat predict.log; fail "xlmr_predict on rows.tsv"; }
+[ "$(wc -l < pred.jsonl)" -eq 20 ] || fail "expected 20 lines, got $(wc -l < pred.jsonl)"
+[ ! -e pred.jsonl.tmp ] || fail "pred.jsonl.tmp left behind"
+
+# The model's labels, from config.json's id2label ("0": "ar", ...), in id order.
+labels=$(sed -n '/"id2label"/,/}/p' model/config.json | grep -o '"[0-9]*": "[^"]*"' |
+         sort -t'"' -k2,2n | sed 's/.*: "\(.*\)"/\1/' | tr '\n' ' ')
+num_labels=$(echo "$labels" | wc -w)
+[ "$num_labels" -eq 20 ] || fail "expected 20 labels in model/config.json, found $num_labels"
+
+# Per line: index i (in input order), label among the model's and equal to the argmax of the
+# logits and of the probabilities, num_labels logits and probabilities, probabilities summing
+# to 1. Tolerance 1e-12: the probabilities are a float64 softmax printed so that they read
+# back exactly, so their sum is 1 up to ~20 roundings of 1.1e-16 each.
+awk -v labels="$labels" -v n="$num_labels" '
+  function values(key,    s) {  # the numbers of array `key` in the current line, into v[1..]
+    s = $0; sub(".*\"" key "\":\\[", "", s); sub("\\].*", "", s); return split(s, v, ",")
+  }
+  function argmax(count,    i, best) { best = 1; for (i = 2; i <= count; ++i) if (v[i] > v[best]) best = i; return best }
+  BEGIN { split(labels, name, " ") }
+  {
+    line = NR - 1
+    if ($0 !~ "^\\{\"index\":" line ",\"label\":\"[^\"]+\",\"logits\":\\[[^]]+\\],\"probabilities\":\\[[^]]+\\]\\}$") {
+      print "line " line ": unexpected fields: " $0; bad = 1; next
+    }
+    label = $0; sub(/.*"label":"/, "", label); sub(/".*/, "", label)
+    if (values("logits") != n) { print "line " line ": expected " n " logits"; bad = 1 }
+    if (name[argmax(n)] != label) { print "line " line ": label " label " is not the argmax of the logits"; bad = 1 }
+    if (values("probabilities") != n) { print "line " line ": expected " n " probabilities"; bad = 1 }
+    if (name[argmax(n)] != label) { print "line " line ": label " label " is not the argmax of the probabilities"; bad = 1 }
+    total = 0; for (i = 1; i <= n; ++i) { if (v[i] < 0 || v[i] > 1) bad = 1; total += v[i] }
+    if (total < 1 - 1e-12 || total > 1 + 1e-12) { printf "line %d: probabilities sum to %.17g\n", line, total; bad = 1 }
+  }
+  END { exit bad }' pred.jsonl || fail "malformed prediction lines"
+
+"$predict" --model_dir=model --input_file=rows.jsonl --output_file=pred_from_jsonl.jsonl 2> predict.log || {
+  cat predict.log; fail "xlmr_predict on rows.jsonl"; }
+cmp -s pred.jsonl pred_from_jsonl.jsonl || fail "the .jsonl input gave other predictions than the .tsv input"
+
+expect_usage_error() {  # expected-substring, flags...
+  local expected="$1"; shift
+  rm -f out.jsonl out.jsonl.tmp
+  "$predict" --output_file=out.jsonl "$@" > stdout.txt 2> stderr.txt
+  local status=$?
+  if [ "$status" -ne 2 ] || [ "$(wc -l < stderr.txt)" -ne 1 ] || ! grep -qF -- "$expected" stderr.txt ||
+     [ -e out.jsonl ] || [ -e out.jsonl.tmp ]; then
+    echo "FAILED for $*: status $status, output $(ls out.jsonl* 2> /dev/null || echo absent), stderr:"
+    cat stderr.txt
+    failures=$((failures + 1))
+  fi
+}
+failures=0
+expect_usage_error "--model_dir=no_such_model" --model_dir=no_such_model --input_file=rows.tsv
+expect_usage_error "--model_dir" --input_file=rows.tsv
+expect_usage_error "missing.tsv" --model_dir=model --input_file=missing.tsv
+expect_usage_error "--text_column" --model_dir=model --input_file=rows.tsv --text_column=sentence
+expect_usage_error "--max_seq_length" --model_dir=model --input_file=rows.tsv --max_seq_length=100000
+expect_usage_error "--per_device_eval_batch_size" --model_dir=model --input_file=rows.tsv --per_device_eval_batch_size=0
+expect_usage_error "--device" --model_dir=model --input_file=rows.tsv --device=tpu
+[ "$failures" -eq 0 ] || exit 1
+echo "predict test passed"
