@@ -78,8 +78,8 @@ def main():
         if not same:
             raise SystemExit("the runs did not train on the same batches: not comparable")
     s = summarize(ours, shapes, config, num_labels, args.warmup)
-    print(f"- measured steps: {s['steps']} after {args.warmup} warm-up steps; median padded batch "
-          f"{statistics.median(b for _, b in shapes):.0f} tokens long, "
+    print(f"- measured steps: {s['steps']} after {args.warmup} warm-up steps; median padded length "
+          f"{statistics.median(length for _, length in shapes):.0f} tokens, "
           f"{statistics.median(step_flops(config, b, l, num_labels) for b, l in shapes) / 1e9:.2f} GFLOP/step")
     print()
     print("| run | median step (ms) | tokens/s | GFLOP/s | peak RSS (MiB) | RSS before training (MiB) "

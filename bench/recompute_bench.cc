@@ -115,7 +115,9 @@ class Harness {
     const auto begin = std::chrono::steady_clock::now();
     const auto outcome = step_.Run(step_count_++, {batch}, batch.labels.numel());
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
-    if (!outcome.ok()) std::fprintf(stderr, "step failed: %s\n", std::string(outcome.status().message()).c_str());
+    if (!outcome.ok()) {
+      std::fprintf(stderr, "step failed: %s\n", std::string(outcome.status().message()).c_str());
+    }
     r.measured_peak = stats.Of(MemoryCategory::kActivations).peak - others;
     return seconds;
   }
@@ -215,7 +217,8 @@ int Main() {
               absl::GetFlag(FLAGS_steps));
   std::printf("|---|---|---|---|---|\n");
   for (const PlanResult& r : results) {
-    std::printf("| %s | %s | %s (%lld B) | %s (%lld B) | %.3f s |\n", r.name.c_str(), r.plan.ToString().c_str(),
+    std::printf("| %s | %s | %s (%lld B) | %s (%lld B) | %.3f s |\n", r.name.c_str(),
+                r.plan.ToString().c_str(),
                 recompute::FormatBytes(r.predicted_peak).c_str(), static_cast<long long>(r.predicted_peak),
                 recompute::FormatBytes(r.measured_peak).c_str(), static_cast<long long>(r.measured_peak),
                 r.median_seconds);

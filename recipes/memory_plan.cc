@@ -151,7 +151,10 @@ absl::Status ConfigureRecompute(const MemoryPlanRequest& request, train::Trainab
     return absl::OkStatus();
   }
   // A malformed budget is reported before the (slower) probe.
-  if (has_budget) XLMR_RETURN_IF_ERROR(recompute::ParseMemoryBudget(request.activation_memory_budget, kBudgetFlag).status());
+  if (has_budget) {
+    XLMR_RETURN_IF_ERROR(
+        recompute::ParseMemoryBudget(request.activation_memory_budget, kBudgetFlag).status());
+  }
   if (request.fp16) model.parameters().EnableHalfCopy();
   const PassMemory memory = MeasureForRequest(request, model);
   if (request.print_memory_plan) {

@@ -40,9 +40,8 @@ bool IsPlainDecimal(absl::string_view text) {
 // Splits "1.5 GiB" into ("1.5", "gib"); the unit is lower-cased and may be empty.
 std::pair<absl::string_view, std::string> SplitNumberAndUnit(absl::string_view text) {
   size_t end = 0;
-  while (end < text.size() && (absl::ascii_isdigit(static_cast<unsigned char>(text[end])) || text[end] == '.')) {
-    ++end;
-  }
+  auto numeric = [](char c) { return absl::ascii_isdigit(static_cast<unsigned char>(c)) || c == '.'; };
+  while (end < text.size() && numeric(text[end])) ++end;
   return {text.substr(0, end), absl::AsciiStrToLower(absl::StripAsciiWhitespace(text.substr(end)))};
 }
 
@@ -73,7 +72,8 @@ absl::StatusOr<MemoryBudget> WithoutUnit(absl::string_view number_text, double n
     return MemoryBudget{MemoryBudget::Kind::kBytes, bytes, 0.0};
   }
   return Invalid(flag_name, text,
-                 number <= 0 ? "must be positive" : "above 1 without a unit: write whole bytes or add a unit");
+                 number <= 0 ? "must be positive"
+                             : "above 1 without a unit: write whole bytes or add a unit");
 }
 
 }  // namespace

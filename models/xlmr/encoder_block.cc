@@ -115,8 +115,9 @@ Tensor EncoderBlock::ForwardFeedForward(const Tensor& attention_output, const Pa
                                         const ForwardContext& context, EncoderBlockSaved& s) const {
   const DType mm = context.matmul_dtype();
   s.attention_output_mm = ToDType(attention_output, mm);
-  s.intermediate = ops::Linear(Rows(s.attention_output_mm), MatmulWeight(store, params_.intermediate_weight, context),
-                               store.param(params_.intermediate_bias), mm);
+  s.intermediate =
+      ops::Linear(Rows(s.attention_output_mm), MatmulWeight(store, params_.intermediate_weight, context),
+                  store.param(params_.intermediate_bias), mm);
   s.activated = ops::Gelu(s.intermediate);
   Tensor ffn = ops::Linear(s.activated, MatmulWeight(store, params_.output_weight, context),
                            store.param(params_.output_bias), mm);

@@ -103,7 +103,8 @@ TEST_P(RecomputeMemoryTest, FullCheckpointingHoldsBlockInputsPlusOneBlock) {
   for (int layers : {2, 6}) {
     full[layers] = MeasuredPeak(layers, fp16, RecomputePlan::Uniform(layers, BlockRecompute::kFull));
     keep[layers] = MeasuredPeak(layers, fp16, RecomputePlan::Uniform(layers, BlockRecompute::kKeep));
-    EXPECT_LE(full[layers], layers * block.input_bytes + one_block + head_and_embeddings) << layers << " layers";
+    EXPECT_LE(full[layers], layers * block.input_bytes + one_block + head_and_embeddings)
+        << layers << " layers";
   }
   EXPECT_EQ(full[6] - full[2], 4 * block.input_bytes);
   EXPECT_EQ(keep[6] - keep[2], 4 * block.keep_bytes);

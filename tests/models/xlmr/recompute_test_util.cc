@@ -92,7 +92,8 @@ MeasuredStep TinyTrainer::Step(int step, const std::vector<data::Batch>& batches
 int64_t HostBytes(const std::vector<data::Batch>& batches) {
   int64_t bytes = 0;
   for (const data::Batch& batch : batches) {
-    bytes += static_cast<int64_t>(batch.input_ids.bytes() + batch.attention_mask.bytes() + batch.labels.bytes());
+    bytes += static_cast<int64_t>(batch.input_ids.bytes() + batch.attention_mask.bytes() +
+                                  batch.labels.bytes());
   }
   return bytes;
 }
