@@ -32,14 +32,14 @@ echo "forced overflow: $skipped skipped steps, scale $s1 -> $(python_free_field 
 
 for mode in fp32 fp16; do
   flags=(); [ "$mode" = fp16 ] && flags=(--fp16)
-  "$finetune" "${common[@]}" "${flags[@]}" --learning_rate=1e-3 --per_device_train_batch_size=16 \
-    --max_steps=100 --output_dir="$mode" > "$mode.log" 2>&1 || { cat "$mode.log"; exit 1; }
+  "$finetune" "${common[@]}" "${flags[@]}" \
+    --max_steps=200 --output_dir="$mode" > "$mode.log" 2>&1 || { cat "$mode.log"; exit 1; }
   grep '"type":"train"' "$mode/metrics.jsonl" | sed -E 's/.*"loss":([^,]*),.*/\1/' > "$mode.losses"
   grep '"type":"train"' "$mode/metrics.jsonl" | sed -E 's/.*"peak_activation_bytes":([^,]*),.*/\1/' | sort -n | tail -1 > "$mode.peak"
   sed -nE 's/.*"eval_accuracy": ([0-9.e-]*).*/\1/p' "$mode/eval_results.json" > "$mode.accuracy"
 done
 paste fp32.losses fp16.losses | awk '{ d = $1 - $2; s += (d < 0 ? -d : d); n++ }
-  END { printf "mean |loss fp16 - fp32| over %d steps: %.5f\n", n, s / n; exit !(n == 100 && s / n <= 0.03) }'
+  END { printf "mean |loss fp16 - fp32| over %d steps: %.5f\n", n, s / n; exit !(n == 200 && s / n <= 0.03) }'
 awk -v a="$(cat fp32.accuracy)" -v b="$(cat fp16.accuracy)" 'BEGIN { d = a - b; if (d < 0) d = -d;
   printf "eval accuracy fp32 %.4f fp16 %.4f\n", a, b; exit !(d <= 0.04) }'
 awk -v a="$(cat fp32.peak)" -v b="$(cat fp16.peak)" 'BEGIN {
