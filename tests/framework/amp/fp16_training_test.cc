@@ -5,97 +5,52 @@
 #include <cstdio>
 #include <vector>
 
-#include "framework/amp/loss_scaler.h"
-#include "framework/data/collate.h"
-#include "framework/distributed/gradient_synchronizer.h"
-#include "framework/distributed/local_communicator.h"
-#include "framework/optim/adamw.h"
-#include "framework/optim/lr_schedule.h"
-#include "framework/train/train_step.h"
 #include "gtest/gtest.h"
-#include "models/xlmr/init.h"
+#include "tests/testing/tiny_xlmr.h"
 
 namespace xlmr::train {
 namespace {
 
-models::XlmrConfig TinyConfig(double initializer_range) {
-  models::XlmrConfig c;
-  c.vocab_size = 40;
-  c.hidden_size = 16;
-  c.num_hidden_layers = 3;
-  c.num_attention_heads = 2;
-  c.intermediate_size = 24;
-  c.max_position_embeddings = 20;
-  c.type_vocab_size = 1;
-  c.layer_norm_eps = 1e-5;
-  c.hidden_dropout_prob = 0.1;
-  c.attention_probs_dropout_prob = 0.1;
-  c.initializer_range = initializer_range;
-  c.id2label = {"a", "b"};
-  return c;
-}
-
 data::Batch TinyBatch() {
-  data::TokenizedColumns columns;
-  columns.label_names = {"a", "b"};
-  for (int i = 0; i < 6; ++i) {
-    const int length = 4 + i;
-    columns.token_ids.push_back(0);
-    for (int t = 1; t < length - 1; ++t) columns.token_ids.push_back(4 + (i * 11 + t * 7) % 36);
-    columns.token_ids.push_back(2);
-    columns.offsets.push_back(static_cast<int64_t>(columns.token_ids.size()));
-    columns.lines.push_back(i + 2);
-    columns.label_index.push_back(i % 2);
-  }
-  data::TokenizedDataset dataset = data::TokenizedDataset::FromColumns("tiny.tsv", std::move(columns));
-  EXPECT_TRUE(dataset.AssignLabelIds(*data::LabelMap::FromTrainingLabels({"a", "b"}, "tiny.tsv")).ok());
-  return data::Collate(dataset, {0, 1, 2, 3, 4, 5}, 1);
+  testing::TinyDataOptions data;
+  data.labels = {"a", "b"};
+  return testing::TinyBatch(testing::TinyDataset(6, data), 0, 6);
 }
 
-// A model, optimizer, scaler and step wired as the trainer wires them.
-struct Harness {
-  Harness(bool fp16, double init_scale, double initializer_range)
-      : model(TinyConfig(initializer_range), Device::kCpu),
-        sync(comm, model.parameters()),
-        scaler(ScalerOptions(fp16, init_scale)),
-        optimizer(model.parameters(), optim::AdamWOptions{}),
-        schedule(*optim::MakeLrSchedule("linear", 1e-3, 10, 2, 0.0)),
-        step(model, sync, scaler, optimizer, schedule, StepSettings{fp16, 1.0, 5, Device::kCpu}) {
-    models::InitializeAllWeights(model, 3);
-    if (fp16) model.parameters().EnableHalfCopy();
-  }
-  static amp::LossScalerOptions ScalerOptions(bool fp16, double init_scale) {
-    amp::LossScalerOptions o;
-    o.enabled = fp16;
-    o.init_scale = init_scale;
-    return o;
-  }
-  models::XlmrForSequenceClassification model;
-  distributed::LocalCommunicator comm;
-  distributed::GradientSynchronizer sync;
-  amp::DynamicLossScaler scaler;
-  optim::AdamW optimizer;
-  optim::LrSchedule schedule;
-  TrainStep step;
-};
+// 3 blocks, dropout 0.1, a linear schedule warming up over 2 of 10 steps, AdamW defaults.
+testing::TinyTrainerOptions Options(bool fp16, double init_scale, double initializer_range) {
+  testing::TinyTrainerOptions o;
+  o.model.layers = 3;
+  o.model.dropout = 0.1;
+  o.model.initializer_range = initializer_range;
+  o.model.labels = {"a", "b"};
+  o.fp16 = fp16;
+  o.loss_scale = init_scale;
+  o.lr_schedule = "linear";
+  o.warmup_steps = 2;
+  o.total_steps = 10;
+  o.adam = optim::AdamWOptions{};
+  o.init_seed = 3;
+  o.dropout_seed = 5;
+  return o;
+}
 
 TEST(Fp16TrainingTest, OverflowSkipsTheStepAndHalvesTheScaleUntilItFits) {
-  Harness h(/*fp16=*/true, /*init_scale=*/1e38, 0.2);
+  testing::TinyTrainer h(Options(/*fp16=*/true, /*init_scale=*/1e38, 0.2));
   const data::Batch batch = TinyBatch();
-  const std::vector<float> initial_weights = h.model.parameters().master().ToFloatVector();
+  const std::vector<float> initial_weights = h.model().parameters().master().ToFloatVector();
   double expected_scale = static_cast<float>(1e38);
   int skipped = 0;
   for (int s = 0; s < 200; ++s) {
-    auto outcome = h.step.Run(s, {batch}, 6);
-    ASSERT_TRUE(outcome.ok()) << outcome.status();
-    EXPECT_EQ(outcome->loss_scale, expected_scale);
-    if (!outcome->skipped) break;
+    const StepOutcome outcome = h.Step(s, {batch});
+    EXPECT_EQ(outcome.loss_scale, expected_scale);
+    if (!outcome.skipped) break;
     ++skipped;
     // Nothing moved: weights, moments, the optimizer's step count (so the LR schedule).
-    EXPECT_EQ(h.model.parameters().master().ToFloatVector(), initial_weights);
-    EXPECT_EQ(h.optimizer.step_count(), 0);
-    EXPECT_FALSE(outcome->grad_norm.has_value());
-    const std::vector<float> m = h.optimizer.exp_avg().ToFloatVector();
+    EXPECT_EQ(h.model().parameters().master().ToFloatVector(), initial_weights);
+    EXPECT_EQ(h.optimizer().step_count(), 0);
+    EXPECT_FALSE(outcome.grad_norm.has_value());
+    const std::vector<float> m = h.optimizer().exp_avg().ToFloatVector();
     EXPECT_TRUE(std::all_of(m.begin(), m.end(), [](float v) { return v == 0.0f; }));
     expected_scale = static_cast<float>(expected_scale * 0.5);
   }
@@ -104,30 +59,29 @@ TEST(Fp16TrainingTest, OverflowSkipsTheStepAndHalvesTheScaleUntilItFits) {
   EXPECT_LT(skipped, 200);
   // The first real update: AdamW counted it and its moments moved (the weights themselves do
   // not: the first step of a linear warm-up has learning rate 0, as in HF).
-  EXPECT_EQ(h.optimizer.step_count(), 1);
-  const std::vector<float> m = h.optimizer.exp_avg().ToFloatVector();
+  EXPECT_EQ(h.optimizer().step_count(), 1);
+  const std::vector<float> m = h.optimizer().exp_avg().ToFloatVector();
   EXPECT_TRUE(std::any_of(m.begin(), m.end(), [](float v) { return v != 0.0f; }));
 }
 
 TEST(Fp16TrainingTest, FirstUpdateAfterSkipsUsesTheFirstScheduledRate) {
-  Harness h(true, 1e38, 0.2);
+  testing::TinyTrainer h(Options(true, 1e38, 0.2));
   const data::Batch batch = TinyBatch();
   for (int s = 0;; ++s) {
-    auto outcome = h.step.Run(s, {batch}, 6);
-    ASSERT_TRUE(outcome.ok());
-    if (!outcome->skipped) {
+    const StepOutcome outcome = h.Step(s, {batch});
+    if (!outcome.skipped) {
       // Linear warm-up over 2 steps: the first update uses lambda(0) = 0 of the schedule,
       // however many steps were skipped before it.
-      EXPECT_EQ(outcome->learning_rate, h.schedule.LearningRate(1));
+      EXPECT_EQ(outcome.learning_rate, h.schedule().LearningRate(1));
       break;
     }
   }
 }
 
-// The sum of |g| over the embedding gradients (the deepest in backward).
-std::vector<float> EmbeddingGrads(Harness& h) {
-  const ParameterStore& store = h.model.parameters();
-  return store.grad(h.model.layout().embeddings.word).ToFloatVector();
+// The word-embedding gradient (the deepest in backward).
+std::vector<float> EmbeddingGrads(testing::TinyTrainer& h) {
+  const ParameterStore& store = h.model().parameters();
+  return store.grad(h.model().layout().embeddings.word).ToFloatVector();
 }
 
 TEST(Fp16TrainingTest, LossScalingRescuesGradientsThatFp16FlushesToZero) {
@@ -136,10 +90,8 @@ TEST(Fp16TrainingTest, LossScalingRescuesGradientsThatFp16FlushesToZero) {
   // (6e-8) unless the loss is scaled up first.
   const data::Batch batch = TinyBatch();
   auto grads_with = [&](bool fp16, double scale) {
-    Harness h(fp16, scale, 2e-3);
-    auto outcome = h.step.Run(0, {batch}, 6);
-    EXPECT_TRUE(outcome.ok());
-    EXPECT_FALSE(outcome->skipped);
+    testing::TinyTrainer h(Options(fp16, scale, 2e-3));
+    EXPECT_FALSE(h.Step(0, {batch}).skipped);
     return EmbeddingGrads(h);
   };
   const std::vector<float> reference = grads_with(false, 1.0);

@@ -20,7 +20,7 @@
 #include "framework/optim/lr_schedule.h"
 #include "framework/train/train_step.h"
 #include "models/xlmr/init.h"
-#include "tests/framework/distributed/tiny_training.h"
+#include "tests/testing/tiny_xlmr.h"
 
 namespace xlmr::distributed {
 namespace {
@@ -60,7 +60,7 @@ int Run() {
   const int rank = comm.rank();
 
   const data::TokenizedDataset dataset = testing::TinyDataset(8);
-  models::XlmrForSequenceClassification model(testing::TinyConfig(), Device::kCpu);
+  models::XlmrForSequenceClassification model(testing::TinyXlmrConfig(), Device::kCpu);
   models::InitializeAllWeights(model, 7);
   ParameterStore& store = model.parameters();
   store.EnableHalfCopy();

@@ -13,56 +13,13 @@
 #include <memory>
 #include <vector>
 
-#include "framework/amp/loss_scaler.h"
 #include "framework/data/batch_planner.h"
 #include "framework/data/collate.h"
-#include "framework/distributed/gradient_synchronizer.h"
-#include "framework/distributed/local_communicator.h"
-#include "framework/optim/adamw.h"
-#include "framework/optim/lr_schedule.h"
-#include "framework/train/train_step.h"
 #include "gtest/gtest.h"
-#include "models/xlmr/init.h"
+#include "tests/testing/tiny_xlmr.h"
 
 namespace xlmr::train {
 namespace {
-
-models::XlmrConfig TinyConfig() {
-  models::XlmrConfig c;
-  c.vocab_size = 40;
-  c.hidden_size = 16;
-  c.num_hidden_layers = 2;
-  c.num_attention_heads = 2;
-  c.intermediate_size = 24;
-  c.max_position_embeddings = 20;
-  c.type_vocab_size = 1;
-  c.layer_norm_eps = 1e-5;
-  c.hidden_dropout_prob = 0.0;
-  c.attention_probs_dropout_prob = 0.0;
-  c.initializer_range = 0.2;
-  c.id2label = {"a", "b", "c"};
-  return c;
-}
-
-// `n` examples of varied lengths (3..10 tokens) and labels.
-data::TokenizedDataset TinyDataset(int n) {
-  data::TokenizedColumns columns;
-  columns.label_names = {"a", "b", "c"};
-  for (int i = 0; i < n; ++i) {
-    const int length = 3 + (i * 7) % 8;
-    columns.token_ids.push_back(0);
-    for (int t = 1; t < length - 1; ++t) columns.token_ids.push_back(4 + (i * 13 + t * 5) % 36);
-    columns.token_ids.push_back(2);
-    columns.offsets.push_back(static_cast<int64_t>(columns.token_ids.size()));
-    columns.lines.push_back(i + 2);
-    columns.label_index.push_back(i % 3);
-  }
-  data::TokenizedDataset dataset = data::TokenizedDataset::FromColumns("tiny.tsv", std::move(columns));
-  auto labels = data::LabelMap::FromTrainingLabels({"a", "b", "c"}, "tiny.tsv");
-  EXPECT_TRUE(labels.ok());
-  EXPECT_TRUE(dataset.AssignLabelIds(*labels).ok());
-  return dataset;
-}
 
 struct RunResult {
   std::vector<std::vector<float>> grads_per_step;
@@ -71,31 +28,21 @@ struct RunResult {
 
 // Trains `steps` optimizer steps with per-device batch P and accumulation A (one rank).
 RunResult Train(const data::TokenizedDataset& dataset, int64_t p, int64_t a, int steps) {
-  models::XlmrForSequenceClassification model(TinyConfig(), Device::kCpu);
-  models::InitializeAllWeights(model, 7);
-  distributed::LocalCommunicator comm;
-  distributed::GradientSynchronizer sync(comm, model.parameters());
-  amp::LossScalerOptions scaler_options;
-  scaler_options.enabled = false;
-  amp::DynamicLossScaler scaler(scaler_options);
-  optim::AdamW optimizer(model.parameters(), optim::AdamWOptions{0.9, 0.999, 1e-4, 0.01});
-  auto schedule = optim::MakeLrSchedule("constant", 1e-3, steps, 0, 0.0);
-  EXPECT_TRUE(schedule.ok());
-  auto planner = data::BatchPlanner::Create({dataset.size(), p, a, 1, 0, 11, true});
+  testing::TinyTrainerOptions options;
+  options.adam.eps = 1e-4;  // see the tolerance note at the top
+  testing::TinyTrainer trainer(options);
+  auto planner = data::BatchPlanner::Create({dataset.size(), p, a, 1, 0, 11, true, {}});
   EXPECT_TRUE(planner.ok());
-  TrainStep step(model, sync, scaler, optimizer, *schedule, StepSettings{false, 1.0, 11, Device::kCpu});
   RunResult result;
   for (int s = 0; s < steps; ++s) {
     const int64_t per_epoch = planner->steps_per_epoch();
     const data::StepAssignment assignment = planner->Assign(s / per_epoch, s % per_epoch);
     std::vector<data::Batch> batches;
     for (const auto& indices : assignment.micro_batches) batches.push_back(data::Collate(dataset, indices, 1));
-    auto outcome = step.Run(s, batches, assignment.global_examples);
-    EXPECT_TRUE(outcome.ok());
-    EXPECT_FALSE(outcome->skipped);
-    result.grads_per_step.push_back(model.parameters().grads().ToFloatVector());
+    EXPECT_FALSE(trainer.Step(s, batches, assignment.global_examples).skipped);
+    result.grads_per_step.push_back(trainer.model().parameters().grads().ToFloatVector());
   }
-  result.weights = model.parameters().master().ToFloatVector();
+  result.weights = trainer.model().parameters().master().ToFloatVector();
   return result;
 }
 
@@ -115,7 +62,7 @@ void ExpectClose(const std::vector<float>& a, const std::vector<float>& b, doubl
 TEST(AccumulationTest, SplitsOfTheGlobalBatchGiveTheSameStep) {
   // 11 examples, global batch 8: step 1 is full, step 2 holds the 3 left (uneven and empty
   // micro-batches for the accumulating splits).
-  const data::TokenizedDataset dataset = TinyDataset(11);
+  const data::TokenizedDataset dataset = testing::TinyDataset(11);
   const RunResult whole = Train(dataset, 8, 1, 2);
   for (auto [p, a] : {std::pair<int64_t, int64_t>{4, 2}, {2, 4}, {1, 8}}) {
     const RunResult split = Train(dataset, p, a, 2);
@@ -130,7 +77,7 @@ TEST(AccumulationTest, SplitsOfTheGlobalBatchGiveTheSameStep) {
 TEST(AccumulationTest, PartialBatchIsTheMeanOverItsOwnExamples) {
   // The gradient of the 3-example last batch must not be diluted by the 8 of a full batch:
   // doubling the dataset's last 3 examples' weight would show up here as a factor 8/3.
-  const data::TokenizedDataset dataset = TinyDataset(11);
+  const data::TokenizedDataset dataset = testing::TinyDataset(11);
   const RunResult run = Train(dataset, 4, 2, 2);
   const double full = MaxAbs(run.grads_per_step[0]);
   const double partial = MaxAbs(run.grads_per_step[1]);

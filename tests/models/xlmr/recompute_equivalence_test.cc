@@ -36,7 +36,7 @@ std::vector<uint32_t> Bits(const std::vector<float>& values) {
 // Three optimizer steps of two micro-batches of 4 varied-length (padded) examples.
 Trajectory Train(const std::string& plan, bool fp16, uint64_t dropout_seed = 11) {
   const data::TokenizedDataset dataset = TinyRecomputeDataset(24, 12, /*uniform=*/false);
-  TinyTrainer trainer(kLayers, fp16, dropout_seed);
+  RecomputeTrainer trainer(kLayers, fp16, dropout_seed);
   auto parsed = recompute::ParseRecomputePlan(plan);
   EXPECT_TRUE(parsed.ok()) << parsed.status();
   trainer.model().SetRecomputePlan(*parsed);

@@ -34,7 +34,7 @@ constexpr int kSeq = 24;  // every example is this long: each batch has the prob
 constexpr StepShape kShape{4, 2};
 
 // The probe's numbers for the shape of kShape's batches, host batches included.
-PassMemory Probe(TinyTrainer& trainer, bool fp16, const std::vector<data::Batch>& batches) {
+PassMemory Probe(RecomputeTrainer& trainer, bool fp16, const std::vector<data::Batch>& batches) {
   train::PassContext context;
   context.training = true;
   context.fp16 = fp16;
@@ -63,7 +63,7 @@ std::vector<RecomputePlan> AllPlans(int layers) {
 // The measured activation peak of one training step under `plan`.
 int64_t MeasuredPeak(int layers, bool fp16, const RecomputePlan& plan) {
   const data::TokenizedDataset dataset = TinyRecomputeDataset(8, kSeq, /*uniform=*/true);
-  TinyTrainer trainer(layers, fp16);
+  RecomputeTrainer trainer(layers, fp16);
   trainer.model().SetRecomputePlan(plan);
   return trainer.Step(0, StepBatches(dataset, kShape, 0)).peak_activation_bytes;
 }
@@ -74,7 +74,7 @@ TEST_P(RecomputeMemoryTest, ProbePredictsEveryPlansMeasuredPeakExactly) {
   const bool fp16 = GetParam();
   const data::TokenizedDataset dataset = TinyRecomputeDataset(8, kSeq, true);
   const std::vector<data::Batch> batches = StepBatches(dataset, kShape, 0);
-  TinyTrainer prober(3, fp16);
+  RecomputeTrainer prober(3, fp16);
   const PassMemory memory = Probe(prober, fp16, batches);
   for (const RecomputePlan& plan : AllPlans(3)) {
     EXPECT_EQ(MeasuredPeak(3, fp16, plan), recompute::EvaluatePlan(memory, plan).peak_bytes)
@@ -92,7 +92,7 @@ TEST_P(RecomputeMemoryTest, FullCheckpointingHoldsBlockInputsPlusOneBlock) {
   // and adding blocks adds exactly input_bytes each, where keeping everything adds keep_bytes.
   const bool fp16 = GetParam();
   const data::TokenizedDataset dataset = TinyRecomputeDataset(8, kSeq, true);
-  TinyTrainer prober(2, fp16);
+  RecomputeTrainer prober(2, fp16);
   const PassMemory memory = Probe(prober, fp16, StepBatches(dataset, kShape, 0));
   const recompute::BlockMemory& block = memory.blocks[0];
   const int64_t one_block = std::max(block.forward_peak + block.input_bytes, block.backward_peak);
@@ -115,7 +115,7 @@ TEST_P(RecomputeMemoryTest, BudgetPlanFitsAndNoFittingPlanRecomputesLess) {
   constexpr int kLayers = 4;
   const bool fp16 = GetParam();
   const data::TokenizedDataset dataset = TinyRecomputeDataset(8, kSeq, true);
-  TinyTrainer prober(kLayers, fp16);
+  RecomputeTrainer prober(kLayers, fp16);
   const PassMemory memory = Probe(prober, fp16, StepBatches(dataset, kShape, 0));
   // Brute force over reality: every plan's measured peak.
   const std::vector<RecomputePlan> plans = AllPlans(kLayers);

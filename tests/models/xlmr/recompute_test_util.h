@@ -1,6 +1,5 @@
-// A tiny XLM-R trained through the real TrainStep, for the recompute tests: the model, its
-// optimizer, loss scaler and gradient synchronizer wired as the trainer wires them, and
-// deterministic data (no shuffling: micro-batch m of step s is examples [(sA+m)P, (sA+m+1)P)).
+// The tiny XLM-R of tests/testing, trained through the real TrainStep, for the recompute
+// tests: its peak activation memory per step, and deterministic data (no shuffling: micro-batch m of step s is examples [(sA+m)P, (sA+m+1)P)).
 #ifndef XLMR_TESTS_MODELS_XLMR_RECOMPUTE_TEST_UTIL_H_
 #define XLMR_TESTS_MODELS_XLMR_RECOMPUTE_TEST_UTIL_H_
 
@@ -8,19 +7,16 @@
 #include <string>
 #include <vector>
 
-#include "framework/amp/loss_scaler.h"
 #include "framework/data/collate.h"
 #include "framework/data/tokenized_dataset.h"
-#include "framework/distributed/gradient_synchronizer.h"
-#include "framework/distributed/local_communicator.h"
-#include "framework/optim/adamw.h"
-#include "framework/optim/lr_schedule.h"
 #include "framework/train/train_step.h"
 #include "models/xlmr/model.h"
+#include "tests/testing/tiny_xlmr.h"
 
 namespace xlmr::testing {
 
-// Hidden 16, 4 heads, intermediate 32, dropout 0.1 everywhere, `layers` blocks, 3 labels.
+// The shared tiny model (tests/testing/tiny_xlmr.h) with 4 heads, intermediate 32, dropout
+// 0.1 everywhere and `layers` blocks.
 models::XlmrConfig TinyRecomputeConfig(int layers);
 
 // `n` examples; lengths vary in [3, max_length] unless `uniform`, where every example has
@@ -43,23 +39,18 @@ struct MeasuredStep {
   int64_t peak_activation_bytes = 0;
 };
 
-class TinyTrainer {
+// The shared TinyTrainer with the recompute tests' model: weights from seed 7, AdamW (lr 1e-3,
+// weight decay 0.01), fp16 with loss scale 1024 and the fp16 weight copy.
+class RecomputeTrainer {
  public:
-  // Weights from seed 7; AdamW with lr 1e-3; fp16: loss scale 1024 and the fp16 weight copy.
-  TinyTrainer(int layers, bool fp16, uint64_t dropout_seed = 11);
+  RecomputeTrainer(int layers, bool fp16, uint64_t dropout_seed = 11);
 
-  models::XlmrForSequenceClassification& model() { return model_; }
-  // One optimizer step over `batches`; fails the test when the step fails.
+  models::XlmrForSequenceClassification& model() { return trainer_.model(); }
+  // One optimizer step over `batches` with its measured activation peak.
   MeasuredStep Step(int step, const std::vector<data::Batch>& batches);
 
  private:
-  models::XlmrForSequenceClassification model_;
-  distributed::LocalCommunicator comm_;
-  distributed::GradientSynchronizer sync_;
-  amp::DynamicLossScaler scaler_;
-  optim::AdamW optimizer_;
-  optim::LrSchedule schedule_;
-  train::TrainStep step_;
+  TinyTrainer trainer_;
 };
 
 // The bytes of the host batches (what the trainer holds through a step on CPU).

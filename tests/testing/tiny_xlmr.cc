@@ -1,0 +1,97 @@
+#include "tests/testing/tiny_xlmr.h"
+
+#include <numeric>
+#include <utility>
+
+#include "framework/data/label_map.h"
+#include "framework/distributed/local_communicator.h"
+#include "gtest/gtest.h"
+#include "models/xlmr/init.h"
+
+namespace xlmr::testing {
+namespace {
+
+amp::LossScalerOptions ScalerOptions(const TinyTrainerOptions& options) {
+  amp::LossScalerOptions scaler;
+  scaler.enabled = options.fp16;
+  scaler.init_scale = options.loss_scale;
+  return scaler;
+}
+
+distributed::Communicator& CommOrLocal(distributed::Communicator* comm,
+                                       std::unique_ptr<distributed::Communicator>& owned) {
+  if (comm != nullptr) return *comm;
+  owned = std::make_unique<distributed::LocalCommunicator>();
+  return *owned;
+}
+
+}  // namespace
+
+models::XlmrConfig TinyXlmrConfig(const TinyModelOptions& options) {
+  models::XlmrConfig c;
+  c.vocab_size = 40;
+  c.hidden_size = 16;
+  c.num_hidden_layers = options.layers;
+  c.num_attention_heads = options.heads;
+  c.intermediate_size = options.intermediate;
+  c.max_position_embeddings = options.max_positions;
+  c.type_vocab_size = 1;
+  c.layer_norm_eps = 1e-5;
+  c.hidden_dropout_prob = options.dropout;
+  c.attention_probs_dropout_prob = options.dropout;
+  c.initializer_range = options.initializer_range;
+  c.id2label = options.labels;
+  return c;
+}
+
+data::TokenizedDataset TinyDataset(int n, const TinyDataOptions& options) {
+  data::TokenizedColumns columns;
+  columns.label_names = options.labels;
+  const int num_labels = static_cast<int>(options.labels.size());
+  for (int i = 0; i < n; ++i) {
+    const int length = options.uniform ? options.max_length : 3 + (i * 7) % (options.max_length - 2);
+    columns.token_ids.push_back(0);
+    for (int t = 1; t < length - 1; ++t) columns.token_ids.push_back(4 + (i * 13 + t * 5) % 36);
+    columns.token_ids.push_back(2);
+    columns.offsets.push_back(static_cast<int64_t>(columns.token_ids.size()));
+    columns.lines.push_back(i + 2);
+    columns.label_index.push_back(i % num_labels);
+  }
+  data::TokenizedDataset dataset = data::TokenizedDataset::FromColumns("tiny.tsv", std::move(columns));
+  absl::StatusOr<data::LabelMap> labels = data::LabelMap::FromTrainingLabels(options.labels, "tiny.tsv");
+  EXPECT_TRUE(labels.ok()) << labels.status();
+  EXPECT_TRUE(dataset.AssignLabelIds(*labels).ok());
+  return dataset;
+}
+
+data::Batch TinyBatch(const data::TokenizedDataset& dataset, int64_t first, int64_t count) {
+  std::vector<int64_t> indices(count);
+  std::iota(indices.begin(), indices.end(), first);
+  return data::Collate(dataset, indices, /*pad_id=*/1);
+}
+
+TinyTrainer::TinyTrainer(const TinyTrainerOptions& options, distributed::Communicator* comm)
+    : model_(TinyXlmrConfig(options.model), Device::kCpu),
+      sync_(CommOrLocal(comm, owned_comm_), model_.parameters()),
+      scaler_(ScalerOptions(options)),
+      optimizer_(model_.parameters(), options.adam),
+      schedule_(*optim::MakeLrSchedule(options.lr_schedule, options.learning_rate, options.total_steps,
+                                       options.warmup_steps, 0.0)),
+      step_(model_, sync_, scaler_, optimizer_, schedule_,
+            train::StepSettings{options.fp16, options.max_grad_norm, options.dropout_seed, Device::kCpu}) {
+  models::InitializeAllWeights(model_, options.init_seed);
+  if (options.fp16) model_.parameters().EnableHalfCopy();
+}
+
+train::StepOutcome TinyTrainer::Step(int step, const std::vector<data::Batch>& batches,
+                                     int64_t global_examples) {
+  if (global_examples < 0) {
+    global_examples = 0;
+    for (const data::Batch& batch : batches) global_examples += batch.labels.numel();
+  }
+  absl::StatusOr<train::StepOutcome> outcome = step_.Run(step, batches, global_examples);
+  EXPECT_TRUE(outcome.ok()) << outcome.status();
+  return outcome.ok() ? *outcome : train::StepOutcome{};
+}
+
+}  // namespace xlmr::testing

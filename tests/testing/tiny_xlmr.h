@@ -1,0 +1,88 @@
+// A tiny XLM-R classifier, its data and its training step, shared by the tests that train
+// through the real TrainStep (accumulation, fp16, recompute, data parallelism): small enough
+// that a step takes milliseconds, shaped like the real model.
+#ifndef XLMR_TESTS_TESTING_TINY_XLMR_H_
+#define XLMR_TESTS_TESTING_TINY_XLMR_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "framework/amp/loss_scaler.h"
+#include "framework/data/collate.h"
+#include "framework/data/tokenized_dataset.h"
+#include "framework/distributed/communicator.h"
+#include "framework/distributed/gradient_synchronizer.h"
+#include "framework/optim/adamw.h"
+#include "framework/optim/lr_schedule.h"
+#include "framework/train/train_step.h"
+#include "models/xlmr/model.h"
+
+namespace xlmr::testing {
+
+// Vocabulary 40, hidden 16; the rest as given.
+struct TinyModelOptions {
+  int layers = 2;
+  int heads = 2;
+  int intermediate = 24;
+  int max_positions = 40;
+  double dropout = 0.0;  // hidden and attention
+  double initializer_range = 0.2;
+  std::vector<std::string> labels = {"a", "b", "c"};
+};
+models::XlmrConfig TinyXlmrConfig(const TinyModelOptions& options = {});
+
+// `n` examples with label i % |labels| and ids from a fixed pattern; lengths vary in
+// [3, max_length] unless `uniform` (then every example has max_length tokens).
+struct TinyDataOptions {
+  std::vector<std::string> labels = {"a", "b", "c"};
+  int max_length = 10;
+  bool uniform = false;
+};
+data::TokenizedDataset TinyDataset(int n, const TinyDataOptions& options = {});
+
+// Examples [first, first + count) as one padded batch (pad id 1).
+data::Batch TinyBatch(const data::TokenizedDataset& dataset, int64_t first, int64_t count);
+
+struct TinyTrainerOptions {
+  TinyModelOptions model;
+  uint64_t init_seed = 7;
+  uint64_t dropout_seed = 11;
+  bool fp16 = false;
+  double loss_scale = 1024.0;  // initial scale under fp16
+  std::string lr_schedule = "constant";
+  double learning_rate = 1e-3;
+  int64_t warmup_steps = 0;
+  int64_t total_steps = 100;
+  optim::AdamWOptions adam = {0.9, 0.999, 1e-8, 0.01};
+  double max_grad_norm = 1.0;
+};
+
+// The model, optimizer, loss scaler and gradient synchronizer wired as the trainer wires them.
+class TinyTrainer {
+ public:
+  // `comm` may be null (a world-size-1 LocalCommunicator is used).
+  explicit TinyTrainer(const TinyTrainerOptions& options = {}, distributed::Communicator* comm = nullptr);
+
+  models::XlmrForSequenceClassification& model() { return model_; }
+  optim::AdamW& optimizer() { return optimizer_; }
+  const optim::LrSchedule& schedule() const { return schedule_; }
+
+  // One optimizer step over this rank's micro-batches; `global_examples` < 0 means the sum of
+  // the batches' sizes (one rank). Fails the test when the step fails.
+  train::StepOutcome Step(int step, const std::vector<data::Batch>& batches, int64_t global_examples = -1);
+
+ private:
+  std::unique_ptr<distributed::Communicator> owned_comm_;
+  models::XlmrForSequenceClassification model_;
+  distributed::GradientSynchronizer sync_;
+  amp::DynamicLossScaler scaler_;
+  optim::AdamW optimizer_;
+  optim::LrSchedule schedule_;
+  train::TrainStep step_;
+};
+
+}  // namespace xlmr::testing
+
+#endif  // XLMR_TESTS_TESTING_TINY_XLMR_H_
