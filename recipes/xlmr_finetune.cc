@@ -28,11 +28,11 @@
 #include "recipes/finetune_flags.h"
 #include "recipes/memory_plan.h"
 #include "recipes/runfiles.h"
+#include "recipes/tokenize_fn.h"
 
 namespace xlmr::recipes {
 namespace {
 
-constexpr char kTokenizerFile[] = "sentencepiece.bpe.model";
 
 // Everything built before training starts; building it is where user input is validated.
 struct PreparedRun {
@@ -102,11 +102,11 @@ absl::Status Prepare(const std::set<std::string>& given, PreparedRun& run) {
   }
   if (!c.model_dir.empty() && !std::filesystem::exists(c.model_dir + "/config.json")) {
     return absl::NotFoundError(absl::StrCat("--model_dir=", c.model_dir, ": expected a Hugging Face model "
-                                            "directory (config.json, model.safetensors, ", kTokenizerFile, ")"));
+                                            "directory (config.json, model.safetensors, ", kTokenizerFileName, ")"));
   }
   const std::string config_path =
       c.model_dir.empty() ? EmbeddedDataFile("config.json") : c.model_dir + "/config.json";
-  run.tokenizer_path = c.model_dir.empty() ? EmbeddedDataFile(kTokenizerFile) : c.model_dir + "/" + kTokenizerFile;
+  run.tokenizer_path = c.model_dir.empty() ? EmbeddedDataFile(kTokenizerFileName) : c.model_dir + "/" + kTokenizerFileName;
   XLMR_ASSIGN_OR_RETURN(const models::XlmrConfig model_config, models::LoadXlmrConfig(config_path));
   const int64_t max_positions = model_config.max_position_embeddings - model_config.pad_token_id - 1;
   if (c.max_seq_length > max_positions) {
@@ -135,9 +135,9 @@ absl::Status SaveModel(const models::XlmrForSequenceClassification& model, const
                        const std::string& directory) {
   XLMR_RETURN_IF_ERROR(models::SavePretrained(model, directory));
   std::error_code error;
-  std::filesystem::copy_file(tokenizer_path, directory + "/" + kTokenizerFile,
+  std::filesystem::copy_file(tokenizer_path, directory + "/" + kTokenizerFileName,
                              std::filesystem::copy_options::overwrite_existing, error);
-  if (error) return absl::DataLossError(absl::StrCat(directory, "/", kTokenizerFile, ": ", error.message()));
+  if (error) return absl::DataLossError(absl::StrCat(directory, "/", kTokenizerFileName, ": ", error.message()));
   return absl::OkStatus();
 }
 
