@@ -65,7 +65,9 @@ TEST(InitTest, FreshHeadLeavesTheBackboneAlone) {
     const std::vector<float> now = store.param(p).ToFloatVector();
     const std::vector<float> old(before.begin() + store.range(p).offset,
                                  before.begin() + store.range(p).offset + store.range(p).size);
-    if (!head) EXPECT_EQ(now, old) << store.spec(p).name;
+    if (!head) {
+      EXPECT_EQ(now, old) << store.spec(p).name;
+    }
   }
 }
 
