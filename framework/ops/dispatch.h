@@ -11,13 +11,25 @@
 //     });
 //   }
 //
-// CPU tensors run the CPU kernel. CUDA tensors abort with "ops::Linear has no CUDA kernel yet"
-// until kernels/cuda implements the op; the CUDA backend then adds an overload of
-// DispatchByDevice taking a second (CUDA) callable, and each op passes its kernel there.
+// CPU tensors run the CPU kernel. An op with a CUDA kernel passes it as a second callable,
+// wrapped in XLMR_CUDA_KERNEL so that a build without CUDA compiles it out:
+//
+//   #ifdef XLMR_WITH_CUDA
+//   #include "kernels/cuda/linear.h"
+//   #endif
+//   ...
+//     return DispatchByDevice(kOp, device,
+//         [&] { return kernels::cpu::LinearForward(x, weight, bias, out_dtype); },
+//         XLMR_CUDA_KERNEL(kernels::cuda::LinearForward(x, weight, bias, out_dtype)));
+//
+// CUDA tensors of an op without a CUDA kernel abort with "ops::Linear has no CUDA kernel yet".
 #ifndef XLMR_FRAMEWORK_OPS_DISPATCH_H_
 #define XLMR_FRAMEWORK_OPS_DISPATCH_H_
 
+#include <cstddef>
 #include <initializer_list>
+#include <type_traits>
+#include <utility>
 
 #include "framework/core/device.h"
 #include "framework/tensor/tensor.h"
@@ -37,6 +49,26 @@ template <typename CpuKernel>
 decltype(auto) DispatchByDevice(const char* op_name, Device device, CpuKernel&& cpu_kernel) {
   if (device != Device::kCpu) FailNoCudaKernel(op_name);
   return cpu_kernel();
+}
+
+// The CUDA kernel call `call` as a callable in a CUDA build, nullptr otherwise.
+#ifdef XLMR_WITH_CUDA
+#define XLMR_CUDA_KERNEL(call) [&] { return call; }
+#else
+#define XLMR_CUDA_KERNEL(call) nullptr
+#endif
+
+// Runs `cpu_kernel()` on the CPU and `cuda_kernel()` on CUDA (nullptr: no CUDA kernel in this
+// build, which aborts naming the op).
+template <typename CpuKernel, typename CudaKernel>
+decltype(auto) DispatchByDevice(const char* op_name, Device device, CpuKernel&& cpu_kernel,
+                                CudaKernel&& cuda_kernel) {
+  if constexpr (std::is_same_v<std::decay_t<CudaKernel>, std::nullptr_t>) {
+    return DispatchByDevice(op_name, device, std::forward<CpuKernel>(cpu_kernel));
+  } else {
+    if (device == Device::kCpu) return cpu_kernel();
+    return cuda_kernel();
+  }
 }
 
 }  // namespace xlmr::ops
