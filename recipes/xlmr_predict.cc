@@ -23,11 +23,16 @@
 #include "absl/strings/str_cat.h"
 #include "framework/core/status_macros.h"
 #include "framework/data/record_reader.h"
+#include "framework/ops/dispatch.h"
 #include "framework/train/evaluate.h"
 #include "models/xlmr/hf_checkpoint.h"
 #include "recipes/predict_writer.h"
 #include "recipes/runfiles.h"
 #include "recipes/tokenize_fn.h"
+
+#ifdef XLMR_WITH_CUDA
+#include "kernels/cuda/device_context.h"
+#endif
 
 ABSL_FLAG(std::string, model_dir, "", "fine-tuned Hugging Face model directory (config.json, "
           "model.safetensors, sentencepiece.bpe.model), e.g. xlmr_finetune's --output_dir");
@@ -38,7 +43,7 @@ ABSL_FLAG(std::string, text_pair_column, "", "column holding the second text of 
 ABSL_FLAG(int, max_seq_length, 128, "tokens per example, special tokens included (use the training value)");
 ABSL_FLAG(int64_t, per_device_eval_batch_size, 32, "examples per forward pass");
 ABSL_FLAG(bool, fp16, false, "fp16 matrix products with fp32 accumulation, as in fp16 evaluation");
-ABSL_FLAG(std::string, device, "auto", "auto | cpu");
+ABSL_FLAG(std::string, device, "auto", "auto | cpu | cuda (cuda once every op has a CUDA kernel)");
 
 namespace xlmr::recipes {
 namespace {
@@ -55,12 +60,24 @@ absl::Status Expect(bool ok, const char* flag, const std::string& expected, cons
   return absl::InvalidArgumentError(absl::StrCat("--", flag, ": expected ", expected, ", got '", got, "'"));
 }
 
-// The ops have CPU kernels only so far: auto means CPU, and cuda is refused clearly.
+// --device, as xlmr_finetune chooses it: CUDA needs the backend built in, a CUDA kernel for every
+// op (ops::AllOpsHaveCudaKernels) and a visible GPU; without the kernels auto means CPU and cuda
+// is refused. Choosing CUDA binds the process to the first visible GPU.
 absl::StatusOr<Device> ReadDeviceFlag() {
   const std::string text = absl::GetFlag(FLAGS_device);
-  XLMR_RETURN_IF_ERROR(Expect(text == "auto" || text == "cpu", "device",
-                              "auto or cpu (this build has no CUDA kernels)", text));
-  return Device::kCpu;
+  if (!ops::AllOpsHaveCudaKernels()) {
+    XLMR_RETURN_IF_ERROR(Expect(text == "auto" || text == "cpu", "device",
+                                "auto or cpu (this build has no CUDA kernels)", text));
+    return Device::kCpu;
+  }
+  XLMR_RETURN_IF_ERROR(Expect(text == "auto" || text == "cpu" || text == "cuda", "device",
+                              "auto, cpu or cuda", text));
+  XLMR_ASSIGN_OR_RETURN(const DeviceChoice choice, ParseDeviceChoice(text));
+  XLMR_ASSIGN_OR_RETURN(const Device device, ResolveDevice(choice, QueryGpus()));
+#ifdef XLMR_WITH_CUDA
+  if (device == Device::kCuda) XLMR_RETURN_IF_ERROR(kernels::cuda::CudaContext::Init(0).status());
+#endif
+  return device;
 }
 
 absl::StatusOr<PredictConfig> ReadPredictFlags() {

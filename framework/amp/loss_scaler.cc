@@ -6,6 +6,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "framework/core/check.h"
+#include "framework/ops/dispatch.h"
+
+#ifdef XLMR_WITH_CUDA
+#include "kernels/cuda/optim.h"
+#endif
 
 namespace xlmr::amp {
 namespace {
@@ -20,12 +25,6 @@ inline bool IsFiniteBits(float value) {
 
 absl::Status InvalidFlag(const char* flag, const char* expected, double value) {
   return absl::InvalidArgumentError(absl::StrCat(flag, " must be ", expected, "; got ", value));
-}
-
-void CheckCpuF32(const Tensor& grads) {
-  XLMR_CHECK(grads.dtype() == DType::kF32) << "gradients must be f32";
-  XLMR_CHECK(grads.device() == Device::kCpu)
-      << "the CPU unscale pass got " << DeviceName(grads.device()) << " tensors";
 }
 
 }  // namespace
@@ -78,13 +77,23 @@ DynamicLossScaler::DynamicLossScaler(const LossScalerOptions& options) : options
 }
 
 bool DynamicLossScaler::UnscaleAndCheckFinite(Tensor& flat_grads) const {
-  CheckCpuF32(flat_grads);
+  constexpr const char* kOp = "amp::DynamicLossScaler::UnscaleAndCheckFinite";
+  XLMR_CHECK(flat_grads.dtype() == DType::kF32) << "gradients must be f32";
   if (flat_grads.numel() == 0) return true;
-  float* grads = flat_grads.data<float>();
-  if (!enabled()) return AllFiniteRange(grads, flat_grads.numel());
+  const Device device = flat_grads.device();
+  if (!enabled()) {
+    return ops::DispatchByDevice(
+        kOp, device, [&] { return AllFiniteRange(flat_grads.data<float>(), flat_grads.numel()); },
+        XLMR_CUDA_KERNEL(kernels::cuda::AllFinite(flat_grads)));
+  }
   // torch: self._scale.double().reciprocal().float()
   const float inv_scale = static_cast<float>(1.0 / static_cast<double>(state_.scale));
-  return UnscaleAndCheckFiniteRange(grads, flat_grads.numel(), inv_scale);
+  return ops::DispatchByDevice(
+      kOp, device,
+      [&] {
+        return UnscaleAndCheckFiniteRange(flat_grads.data<float>(), flat_grads.numel(), inv_scale);
+      },
+      XLMR_CUDA_KERNEL(kernels::cuda::UnscaleAndCheckFinite(flat_grads, inv_scale)));
 }
 
 absl::Status DynamicLossScaler::Update(bool finite) {

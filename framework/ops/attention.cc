@@ -4,6 +4,10 @@
 #include "framework/ops/dispatch.h"
 #include "kernels/cpu/attention.h"
 
+#ifdef XLMR_WITH_CUDA
+#include "kernels/cuda/attention.h"
+#endif
+
 namespace xlmr::ops {
 namespace {
 
@@ -29,10 +33,14 @@ AttentionOutput Attention(const Tensor& q, const Tensor& k, const Tensor& v, con
   const Device device = CommonDevice(kOp, {q, k, v, key_mask});
   CheckAttentionOperands(kOp, q, k, v, key_mask, num_heads, dropout_p);
   AttentionOutput out;
-  DispatchByDevice(kOp, device, [&] {
-    kernels::cpu::AttentionForward(q, k, v, key_mask, num_heads, dropout_p, dropout_key,
-                                   &out.context, &out.probs);
-  });
+  DispatchByDevice(
+      kOp, device,
+      [&] {
+        kernels::cpu::AttentionForward(q, k, v, key_mask, num_heads, dropout_p, dropout_key,
+                                       &out.context, &out.probs);
+      },
+      XLMR_CUDA_KERNEL(kernels::cuda::AttentionForward(q, k, v, key_mask, num_heads, dropout_p,
+                                                       dropout_key, &out.context, &out.probs)));
   return out;
 }
 
@@ -45,10 +53,15 @@ AttentionGrads AttentionBackward(const Tensor& d_context, const Tensor& q, const
   CheckTensor(kOp, "d_context", d_context, q.dtype(), q.shape());
   CheckTensor(kOp, "probs", probs, DType::kF32, {q.dim(0), num_heads, q.dim(1), q.dim(1)});
   AttentionGrads grads;
-  DispatchByDevice(kOp, device, [&] {
-    kernels::cpu::AttentionBackward(d_context, q, k, v, probs, num_heads, dropout_p, dropout_key,
-                                    &grads.dq, &grads.dk, &grads.dv);
-  });
+  DispatchByDevice(
+      kOp, device,
+      [&] {
+        kernels::cpu::AttentionBackward(d_context, q, k, v, probs, num_heads, dropout_p,
+                                        dropout_key, &grads.dq, &grads.dk, &grads.dv);
+      },
+      XLMR_CUDA_KERNEL(kernels::cuda::AttentionBackward(d_context, q, k, v, probs, num_heads,
+                                                        dropout_p, dropout_key, &grads.dq,
+                                                        &grads.dk, &grads.dv)));
   return grads;
 }
 

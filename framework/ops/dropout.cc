@@ -4,6 +4,10 @@
 #include "framework/ops/dispatch.h"
 #include "kernels/cpu/dropout.h"
 
+#ifdef XLMR_WITH_CUDA
+#include "kernels/cuda/dropout.h"
+#endif
+
 namespace xlmr::ops {
 namespace {
 
@@ -15,7 +19,9 @@ Tensor MaskAndScale(const char* op, const Tensor& input, float p, const DropoutK
   XLMR_CHECK(input.numel() <= kMaxDropoutElements)
       << op << ": " << input.numel() << " elements exceed the dropout counter range";
   if (p == 0.0f) return input;
-  return DispatchByDevice(op, device, [&] { return kernels::cpu::DropoutApply(input, p, key); });
+  return DispatchByDevice(
+      op, device, [&] { return kernels::cpu::DropoutApply(input, p, key); },
+      XLMR_CUDA_KERNEL(kernels::cuda::DropoutApply(input, p, key)));
 }
 
 }  // namespace

@@ -4,6 +4,10 @@
 #include "framework/ops/dispatch.h"
 #include "kernels/cpu/elementwise.h"
 
+#ifdef XLMR_WITH_CUDA
+#include "kernels/cuda/elementwise.h"
+#endif
+
 namespace xlmr::ops {
 
 Tensor Add(const Tensor& a, const Tensor& b, DType out_dtype) {
@@ -13,7 +17,9 @@ Tensor Add(const Tensor& a, const Tensor& b, DType out_dtype) {
   CheckActivation(kOp, "b", b);
   CheckSameShape(kOp, "a", a, "b", b);
   CheckOutputDType(kOp, out_dtype);
-  return DispatchByDevice(kOp, device, [&] { return kernels::cpu::AddForward(a, b, out_dtype); });
+  return DispatchByDevice(
+      kOp, device, [&] { return kernels::cpu::AddForward(a, b, out_dtype); },
+      XLMR_CUDA_KERNEL(kernels::cuda::AddForward(a, b, out_dtype)));
 }
 
 Tensor Cast(const Tensor& x, DType dtype) {
@@ -22,11 +28,9 @@ Tensor Cast(const Tensor& x, DType dtype) {
   CheckActivation(kOp, "x", x);
   CheckOutputDType(kOp, dtype);
   if (x.dtype() == dtype) return x;
-  return DispatchByDevice(kOp, device, [&] {
-    Tensor out = Tensor::Zeros(x.shape(), dtype, device, MemoryCategory::kActivations);
-    kernels::cpu::CastInto(x, &out);
-    return out;
-  });
+  Tensor out = Tensor::Zeros(x.shape(), dtype, device, MemoryCategory::kActivations);
+  CastInto(x, &out);
+  return out;
 }
 
 void CastInto(const Tensor& x, Tensor* out) {
@@ -36,7 +40,9 @@ void CastInto(const Tensor& x, Tensor* out) {
   CheckActivation(kOp, "x", x);
   CheckActivation(kOp, "out", *out);
   CheckSameShape(kOp, "x", x, "out", *out);
-  DispatchByDevice(kOp, device, [&] { kernels::cpu::CastInto(x, out); });
+  DispatchByDevice(
+      kOp, device, [&] { kernels::cpu::CastInto(x, out); },
+      XLMR_CUDA_KERNEL(kernels::cuda::CastInto(x, out)));
 }
 
 }  // namespace xlmr::ops

@@ -4,6 +4,10 @@
 #include "framework/ops/dispatch.h"
 #include "kernels/cpu/embedding.h"
 
+#ifdef XLMR_WITH_CUDA
+#include "kernels/cuda/embedding.h"
+#endif
+
 namespace xlmr::ops {
 namespace {
 
@@ -21,8 +25,9 @@ Tensor Embedding(const Tensor& table, const Tensor& ids, DType out_dtype) {
   const Device device = CommonDevice(kOp, {table, ids});
   CheckTableAndIds(kOp, "table", table, ids);
   CheckOutputDType(kOp, out_dtype);
-  return DispatchByDevice(kOp, device,
-                          [&] { return kernels::cpu::EmbeddingForward(table, ids, out_dtype); });
+  return DispatchByDevice(
+      kOp, device, [&] { return kernels::cpu::EmbeddingForward(table, ids, out_dtype); },
+      XLMR_CUDA_KERNEL(kernels::cuda::EmbeddingForward(table, ids, out_dtype)));
 }
 
 void EmbeddingBackward(const Tensor& dy, const Tensor& ids, int64_t padding_idx, Tensor* dtable) {
@@ -35,8 +40,9 @@ void EmbeddingBackward(const Tensor& dy, const Tensor& ids, int64_t padding_idx,
   dy_shape.push_back(dtable->dim(1));
   XLMR_CHECK(dy.shape() == dy_shape) << kOp << ": dy must have shape " << ShapeString(dy_shape)
                                      << ", has " << ShapeString(dy.shape());
-  DispatchByDevice(kOp, device,
-                   [&] { kernels::cpu::EmbeddingBackward(dy, ids, padding_idx, dtable); });
+  DispatchByDevice(
+      kOp, device, [&] { kernels::cpu::EmbeddingBackward(dy, ids, padding_idx, dtable); },
+      XLMR_CUDA_KERNEL(kernels::cuda::EmbeddingBackward(dy, ids, padding_idx, dtable)));
 }
 
 }  // namespace xlmr::ops

@@ -4,6 +4,10 @@
 #include "framework/ops/dispatch.h"
 #include "kernels/cpu/layer_norm.h"
 
+#ifdef XLMR_WITH_CUDA
+#include "kernels/cuda/layer_norm.h"
+#endif
+
 namespace xlmr::ops {
 namespace {
 
@@ -16,6 +20,17 @@ int64_t CheckNormalised(const char* op, const Tensor& x, const Tensor& gamma) {
   return width == 0 ? 0 : x.numel() / width;
 }
 
+#ifdef XLMR_WITH_CUDA
+// The CUDA forward, returning its three outputs like the op.
+LayerNormOutput CudaLayerNorm(const Tensor& x, const Tensor& gamma, const Tensor& beta, float eps,
+                              DType out_dtype) {
+  LayerNormOutput result;
+  kernels::cuda::LayerNormForward(x, gamma, beta, eps, out_dtype, &result.y, &result.mean,
+                                  &result.rstd);
+  return result;
+}
+#endif
+
 }  // namespace
 
 LayerNormOutput LayerNorm(const Tensor& x, const Tensor& gamma, const Tensor& beta, float eps,
@@ -26,12 +41,15 @@ LayerNormOutput LayerNorm(const Tensor& x, const Tensor& gamma, const Tensor& be
   CheckTensor(kOp, "beta", beta, DType::kF32, gamma.shape());
   CheckOutputDType(kOp, out_dtype);
   XLMR_CHECK(eps > 0.0f) << kOp << ": eps must be positive, is " << eps;
-  return DispatchByDevice(kOp, device, [&] {
-    LayerNormOutput result;
-    kernels::cpu::LayerNormForward(x, gamma, beta, eps, out_dtype, &result.y, &result.mean,
-                                   &result.rstd);
-    return result;
-  });
+  return DispatchByDevice(
+      kOp, device,
+      [&] {
+        LayerNormOutput result;
+        kernels::cpu::LayerNormForward(x, gamma, beta, eps, out_dtype, &result.y, &result.mean,
+                                       &result.rstd);
+        return result;
+      },
+      XLMR_CUDA_KERNEL(CudaLayerNorm(x, gamma, beta, eps, out_dtype)));
 }
 
 Tensor LayerNormBackward(const Tensor& dy, const Tensor& x, const Tensor& gamma, const Tensor& mean,
@@ -46,9 +64,11 @@ Tensor LayerNormBackward(const Tensor& dy, const Tensor& x, const Tensor& gamma,
   CheckTensor(kOp, "rstd", rstd, DType::kF32, {rows});
   CheckTensor(kOp, "dgamma", *dgamma, DType::kF32, gamma.shape());
   CheckTensor(kOp, "dbeta", *dbeta, DType::kF32, gamma.shape());
-  return DispatchByDevice(kOp, device, [&] {
-    return kernels::cpu::LayerNormBackward(dy, x, gamma, mean, rstd, dgamma, dbeta);
-  });
+  return DispatchByDevice(
+      kOp, device,
+      [&] { return kernels::cpu::LayerNormBackward(dy, x, gamma, mean, rstd, dgamma, dbeta); },
+      XLMR_CUDA_KERNEL(
+          kernels::cuda::LayerNormBackward(dy, x, gamma, mean, rstd, dgamma, dbeta)));
 }
 
 }  // namespace xlmr::ops

@@ -4,6 +4,10 @@
 #include "framework/ops/dispatch.h"
 #include "kernels/cpu/linear.h"
 
+#ifdef XLMR_WITH_CUDA
+#include "kernels/cuda/linear.h"
+#endif
+
 namespace xlmr::ops {
 namespace {
 
@@ -28,8 +32,9 @@ Tensor Linear(const Tensor& x, const Tensor& weight, const Tensor& bias, DType o
   const int64_t out = CheckLinearOperands(kOp, x, weight);
   if (bias.defined()) CheckTensor(kOp, "bias", bias, DType::kF32, {out});
   CheckOutputDType(kOp, out_dtype);
-  return DispatchByDevice(kOp, device,
-                          [&] { return kernels::cpu::LinearForward(x, weight, bias, out_dtype); });
+  return DispatchByDevice(
+      kOp, device, [&] { return kernels::cpu::LinearForward(x, weight, bias, out_dtype); },
+      XLMR_CUDA_KERNEL(kernels::cuda::LinearForward(x, weight, bias, out_dtype)));
 }
 
 Tensor LinearBackward(const Tensor& dy, const Tensor& x, const Tensor& weight, Tensor* dweight,
@@ -47,9 +52,10 @@ Tensor LinearBackward(const Tensor& dy, const Tensor& x, const Tensor& weight, T
   CheckTensor(kOp, "dweight", *dweight, DType::kF32, weight.shape());
   if (dbias != nullptr) CheckTensor(kOp, "dbias", *dbias, DType::kF32, {out});
   CheckOutputDType(kOp, dx_dtype);
-  return DispatchByDevice(kOp, device, [&] {
-    return kernels::cpu::LinearBackward(dy, x, weight, dweight, dbias, dx_dtype);
-  });
+  return DispatchByDevice(
+      kOp, device,
+      [&] { return kernels::cpu::LinearBackward(dy, x, weight, dweight, dbias, dx_dtype); },
+      XLMR_CUDA_KERNEL(kernels::cuda::LinearBackward(dy, x, weight, dweight, dbias, dx_dtype)));
 }
 
 }  // namespace xlmr::ops

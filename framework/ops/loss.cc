@@ -4,6 +4,10 @@
 #include "framework/ops/dispatch.h"
 #include "kernels/cpu/loss.h"
 
+#ifdef XLMR_WITH_CUDA
+#include "kernels/cuda/loss.h"
+#endif
+
 namespace xlmr::ops {
 namespace {
 
@@ -31,48 +35,58 @@ Device CheckElementwiseTargets(const char* op, const char* inputs_name, const Te
 
 LossSum ToLossSum(const kernels::cpu::LossTotals& totals) { return {totals.sum, totals.count}; }
 
+#ifdef XLMR_WITH_CUDA
+LossSum ToLossSum(const kernels::cuda::LossTotals& totals) { return {totals.sum, totals.count}; }
+#endif
+
 }  // namespace
 
 LossSum CrossEntropyLoss(const Tensor& logits, const Tensor& labels) {
   constexpr const char* kOp = "ops::CrossEntropyLoss";
   const Device device = CheckClassification(kOp, logits, labels);
   return DispatchByDevice(
-      kOp, device, [&] { return ToLossSum(kernels::cpu::CrossEntropyLossSum(logits, labels)); });
+      kOp, device, [&] { return ToLossSum(kernels::cpu::CrossEntropyLossSum(logits, labels)); },
+      XLMR_CUDA_KERNEL(ToLossSum(kernels::cuda::CrossEntropyLossSum(logits, labels))));
 }
 
 Tensor CrossEntropyBackward(const Tensor& logits, const Tensor& labels, float scale) {
   constexpr const char* kOp = "ops::CrossEntropyBackward";
   const Device device = CheckClassification(kOp, logits, labels);
   return DispatchByDevice(
-      kOp, device, [&] { return kernels::cpu::CrossEntropyBackward(logits, labels, scale); });
+      kOp, device, [&] { return kernels::cpu::CrossEntropyBackward(logits, labels, scale); },
+      XLMR_CUDA_KERNEL(kernels::cuda::CrossEntropyBackward(logits, labels, scale)));
 }
 
 LossSum MseLoss(const Tensor& predictions, const Tensor& targets) {
   constexpr const char* kOp = "ops::MseLoss";
   const Device device = CheckElementwiseTargets(kOp, "predictions", predictions, targets);
   return DispatchByDevice(
-      kOp, device, [&] { return ToLossSum(kernels::cpu::MseLossSum(predictions, targets)); });
+      kOp, device, [&] { return ToLossSum(kernels::cpu::MseLossSum(predictions, targets)); },
+      XLMR_CUDA_KERNEL(ToLossSum(kernels::cuda::MseLossSum(predictions, targets))));
 }
 
 Tensor MseBackward(const Tensor& predictions, const Tensor& targets, float scale) {
   constexpr const char* kOp = "ops::MseBackward";
   const Device device = CheckElementwiseTargets(kOp, "predictions", predictions, targets);
-  return DispatchByDevice(kOp, device,
-                          [&] { return kernels::cpu::MseBackward(predictions, targets, scale); });
+  return DispatchByDevice(
+      kOp, device, [&] { return kernels::cpu::MseBackward(predictions, targets, scale); },
+      XLMR_CUDA_KERNEL(kernels::cuda::MseBackward(predictions, targets, scale)));
 }
 
 LossSum BceWithLogitsLoss(const Tensor& logits, const Tensor& targets) {
   constexpr const char* kOp = "ops::BceWithLogitsLoss";
   const Device device = CheckElementwiseTargets(kOp, "logits", logits, targets);
   return DispatchByDevice(
-      kOp, device, [&] { return ToLossSum(kernels::cpu::BceWithLogitsLossSum(logits, targets)); });
+      kOp, device, [&] { return ToLossSum(kernels::cpu::BceWithLogitsLossSum(logits, targets)); },
+      XLMR_CUDA_KERNEL(ToLossSum(kernels::cuda::BceWithLogitsLossSum(logits, targets))));
 }
 
 Tensor BceWithLogitsBackward(const Tensor& logits, const Tensor& targets, float scale) {
   constexpr const char* kOp = "ops::BceWithLogitsBackward";
   const Device device = CheckElementwiseTargets(kOp, "logits", logits, targets);
   return DispatchByDevice(
-      kOp, device, [&] { return kernels::cpu::BceWithLogitsBackward(logits, targets, scale); });
+      kOp, device, [&] { return kernels::cpu::BceWithLogitsBackward(logits, targets, scale); },
+      XLMR_CUDA_KERNEL(kernels::cuda::BceWithLogitsBackward(logits, targets, scale)));
 }
 
 }  // namespace xlmr::ops

@@ -4,6 +4,10 @@
 #include "framework/ops/dispatch.h"
 #include "kernels/cpu/select_token.h"
 
+#ifdef XLMR_WITH_CUDA
+#include "kernels/cuda/select_token.h"
+#endif
+
 namespace xlmr::ops {
 
 Tensor SelectFirstToken(const Tensor& x) {
@@ -12,7 +16,9 @@ Tensor SelectFirstToken(const Tensor& x) {
   CheckActivation(kOp, "x", x);
   XLMR_CHECK(x.rank() == 3 && x.dim(1) >= 1)
       << kOp << ": x must be [B, S, H] with S >= 1, is " << ShapeString(x.shape());
-  return DispatchByDevice(kOp, device, [&] { return kernels::cpu::SelectFirstToken(x); });
+  return DispatchByDevice(
+      kOp, device, [&] { return kernels::cpu::SelectFirstToken(x); },
+      XLMR_CUDA_KERNEL(kernels::cuda::SelectFirstToken(x)));
 }
 
 Tensor SelectFirstTokenBackward(const Tensor& dy, const Shape& x_shape) {
@@ -22,8 +28,9 @@ Tensor SelectFirstTokenBackward(const Tensor& dy, const Shape& x_shape) {
   XLMR_CHECK(x_shape.size() == 3 && x_shape[1] >= 1)
       << kOp << ": x_shape must be [B, S, H] with S >= 1, is " << ShapeString(x_shape);
   CheckTensor(kOp, "dy", dy, dy.dtype(), {x_shape[0], x_shape[2]});
-  return DispatchByDevice(kOp, device,
-                          [&] { return kernels::cpu::SelectFirstTokenBackward(dy, x_shape); });
+  return DispatchByDevice(
+      kOp, device, [&] { return kernels::cpu::SelectFirstTokenBackward(dy, x_shape); },
+      XLMR_CUDA_KERNEL(kernels::cuda::SelectFirstTokenBackward(dy, x_shape)));
 }
 
 }  // namespace xlmr::ops

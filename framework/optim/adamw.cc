@@ -5,6 +5,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "framework/core/check.h"
+#include "framework/ops/dispatch.h"
+
+#ifdef XLMR_WITH_CUDA
+#include "kernels/cuda/optim.h"
+#endif
 
 // This file is compiled with -ffp-contract=off (see BUILD): torch rounds every product and sum
 // below separately except where it calls a fused multiply-add, so the compiler must not fuse
@@ -49,6 +54,46 @@ void CopyTensorBytes(const Tensor& source, Tensor& destination) {
   CopyBytes(destination.raw_data(), destination.device(), source.raw_data(), source.device(),
             destination.bytes());
 }
+
+void StepOnCpu(const AdamWStepScalars& scalars, const std::vector<AdamWSegment>& segments,
+               ParameterStore& store, Tensor& exp_avg, Tensor& exp_avg_sq) {
+  float* param = store.master().data<float>();
+  const float* grad = store.grads().data<float>();
+  float* m = exp_avg.data<float>();
+  float* v = exp_avg_sq.data<float>();
+  for (const AdamWSegment& segment : segments) {
+    const int64_t offset = segment.range.offset;
+    AdamWUpdateRange(scalars, segment.decay, param + offset, grad + offset, m + offset,
+                     v + offset, segment.range.size);
+  }
+}
+
+#ifdef XLMR_WITH_CUDA
+static_assert(sizeof(kernels::cuda::AdamWScalars) == sizeof(AdamWStepScalars),
+              "kernels/cuda/optim.h's AdamWScalars must restate every AdamWStepScalars field");
+
+// One fused pass over all segments, which also rewrites the store's fp16 working copy when it
+// has one (the CPU leaves that to ParameterStore::RefreshHalfCopy).
+void StepOnCuda(const AdamWStepScalars& s, const std::vector<AdamWSegment>& segments,
+                ParameterStore& store, Tensor& exp_avg, Tensor& exp_avg_sq) {
+  kernels::cuda::AdamWScalars scalars;
+  scalars.decay_factor = s.decay_factor;
+  scalars.lerp_weight = s.lerp_weight;
+  scalars.beta2 = s.beta2;
+  scalars.one_minus_beta2 = s.one_minus_beta2;
+  scalars.bias_correction2_sqrt = s.bias_correction2_sqrt;
+  scalars.eps = s.eps;
+  scalars.neg_step_size = s.neg_step_size;
+  std::vector<kernels::cuda::AdamWDecayRun> runs;
+  runs.reserve(segments.size());
+  for (const AdamWSegment& segment : segments) {
+    runs.push_back({segment.range.offset, segment.range.size, segment.decay});
+  }
+  Tensor half = store.half_copy();
+  kernels::cuda::AdamWStep(scalars, runs, store.master(), store.grads(), exp_avg, exp_avg_sq,
+                           half.defined() ? &half : nullptr);
+}
+#endif
 
 }  // namespace
 
@@ -126,20 +171,13 @@ AdamW::AdamW(ParameterStore& store, const AdamWOptions& options)
 
 void AdamW::Step(double lr) {
   XLMR_CHECK(std::isfinite(lr) && lr >= 0.0) << "learning rate " << lr;
-  XLMR_CHECK(store_.master().device() == Device::kCpu)
-      << "the CPU AdamW pass got " << DeviceName(store_.master().device()) << " tensors";
   ++step_count_;
   if (segments_.empty()) return;
   const AdamWStepScalars scalars = ComputeAdamWStepScalars(options_, lr, step_count_);
-  float* param = store_.master().data<float>();
-  const float* grad = store_.grads().data<float>();
-  float* exp_avg = exp_avg_.data<float>();
-  float* exp_avg_sq = exp_avg_sq_.data<float>();
-  for (const AdamWSegment& segment : segments_) {
-    const int64_t offset = segment.range.offset;
-    AdamWUpdateRange(scalars, segment.decay, param + offset, grad + offset, exp_avg + offset,
-                     exp_avg_sq + offset, segment.range.size);
-  }
+  ops::DispatchByDevice(
+      "optim::AdamW::Step", store_.master().device(),
+      [&] { StepOnCpu(scalars, segments_, store_, exp_avg_, exp_avg_sq_); },
+      XLMR_CUDA_KERNEL(StepOnCuda(scalars, segments_, store_, exp_avg_, exp_avg_sq_)));
 }
 
 absl::Status AdamW::RestoreState(int64_t step_count, const Tensor& exp_avg,

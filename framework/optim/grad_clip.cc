@@ -4,6 +4,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "framework/core/check.h"
+#include "framework/ops/dispatch.h"
+
+#ifdef XLMR_WITH_CUDA
+#include "kernels/cuda/optim.h"
+#endif
 
 namespace xlmr::optim {
 namespace {
@@ -11,10 +16,8 @@ namespace {
 // torch's `total_norm + 1e-6` on a float32 tensor adds float(1e-6).
 constexpr float kNormEpsilon = 1e-6f;
 
-void CheckCpuF32(const Tensor& tensor) {
+void CheckF32(const Tensor& tensor) {
   XLMR_CHECK(tensor.dtype() == DType::kF32) << "gradients must be f32";
-  XLMR_CHECK(tensor.device() == Device::kCpu)
-      << "the CPU gradient-norm pass got " << DeviceName(tensor.device()) << " tensors";
 }
 
 }  // namespace
@@ -29,9 +32,13 @@ double SumOfSquaresRange(const float* values, int64_t n) {
 }
 
 double GlobalL2Norm(const Tensor& flat_grads) {
-  CheckCpuF32(flat_grads);
+  CheckF32(flat_grads);
   if (flat_grads.numel() == 0) return 0.0;
-  return std::sqrt(SumOfSquaresRange(flat_grads.data<float>(), flat_grads.numel()));
+  const double sum_of_squares = ops::DispatchByDevice(
+      "optim::GlobalL2Norm", flat_grads.device(),
+      [&] { return SumOfSquaresRange(flat_grads.data<float>(), flat_grads.numel()); },
+      XLMR_CUDA_KERNEL(kernels::cuda::SumOfSquares(flat_grads)));
+  return std::sqrt(sum_of_squares);
 }
 
 float ClipCoefficient(double total_norm, double max_norm) {
@@ -44,11 +51,16 @@ float ClipCoefficient(double total_norm, double max_norm) {
 }
 
 void ClipGradNorm(Tensor& flat_grads, double total_norm, double max_norm) {
-  CheckCpuF32(flat_grads);
+  CheckF32(flat_grads);
   const float coefficient = ClipCoefficient(total_norm, max_norm);
   if (coefficient == 1.0f) return;
-  float* grads = flat_grads.data<float>();
-  for (int64_t i = 0; i < flat_grads.numel(); ++i) grads[i] *= coefficient;
+  ops::DispatchByDevice(
+      "optim::ClipGradNorm", flat_grads.device(),
+      [&] {
+        float* grads = flat_grads.data<float>();
+        for (int64_t i = 0; i < flat_grads.numel(); ++i) grads[i] *= coefficient;
+      },
+      XLMR_CUDA_KERNEL(kernels::cuda::ScaleInPlace(flat_grads, coefficient)));
 }
 
 absl::Status ValidateMaxGradNorm(double max_grad_norm) {

@@ -3,6 +3,20 @@
 #include <utility>
 
 namespace xlmr {
+namespace {
+
+// A function-local static, so registration from another file's static initialiser cannot run
+// before this is constructed.
+HalfCopyRefreshFn& RegisteredHalfCopyRefresh() {
+  static HalfCopyRefreshFn refresh = nullptr;
+  return refresh;
+}
+
+}  // namespace
+
+void RegisterDeviceHalfCopyRefresh(HalfCopyRefreshFn refresh) {
+  RegisteredHalfCopyRefresh() = refresh;
+}
 
 ParameterStore::ParameterStore(std::vector<ParameterSpec> specs, Device device)
     : specs_(std::move(specs)) {
@@ -47,8 +61,14 @@ void ParameterStore::EnableHalfCopy() {
 }
 
 void ParameterStore::RefreshHalfCopy() {
-  XLMR_CHECK(half_.defined());
-  XLMR_CHECK(master_.device() == Device::kCpu) << "CUDA refresh is done by the fused optimizer kernel";
+  XLMR_CHECK(half_.defined()) << "RefreshHalfCopy() before EnableHalfCopy()";
+  if (master_.device() != Device::kCpu) {
+    XLMR_CHECK(RegisteredHalfCopyRefresh() != nullptr)
+        << "no fp16 working-copy refresh registered for " << DeviceName(master_.device())
+        << " (link //kernels/cuda:optim)";
+    RegisteredHalfCopyRefresh()(master_, half_);
+    return;
+  }
   const float* src = master_.data<float>();
   Half* dst = half_.data<Half>();
   for (int64_t i = 0; i < master_.numel(); ++i) dst[i] = FloatToHalf(src[i]);

@@ -10,7 +10,7 @@
 //
 // With fp16 enabled, a third flat buffer holds the fp16 working copy of the weights that the
 // matrix products read; RefreshHalfCopy() rewrites it from the fp32 masters after each
-// optimizer step.
+// optimizer step (on CUDA the fused AdamW pass writes it already).
 #ifndef XLMR_FRAMEWORK_TENSOR_PARAMETER_STORE_H_
 #define XLMR_FRAMEWORK_TENSOR_PARAMETER_STORE_H_
 
@@ -34,6 +34,14 @@ struct FlatRange {
   int64_t offset = 0;
   int64_t size = 0;
 };
+
+// How RefreshHalfCopy converts on a device other than the CPU: [in] master [n] f32, [out] half
+// [n] f16, both on that device, half[i] = fp16(master[i]) rounded to nearest-even. framework/tensor
+// cannot depend on the CUDA backend (which depends on it), so the backend registers its cast
+// here: linking //kernels/cuda:optim does it before main (see kernels/cuda/optim.h). The last
+// registration wins; nullptr unregisters.
+using HalfCopyRefreshFn = void (*)(const Tensor& master, Tensor& half);
+void RegisterDeviceHalfCopyRefresh(HalfCopyRefreshFn refresh);
 
 class ParameterStore {
  public:
@@ -63,6 +71,11 @@ class ParameterStore {
   // Allocates the fp16 working copy (category weights) and fills it from the masters.
   void EnableHalfCopy();
   bool has_half_copy() const { return half_.defined(); }
+  // The whole fp16 working copy, [total] f16 (an empty handle before EnableHalfCopy()); for
+  // passes that write it along with the masters, like the CUDA AdamW step.
+  const Tensor& half_copy() const { return half_; }
+  // Rewrites the fp16 working copy from the masters. CUDA stores use the registered device
+  // refresh (aborts, naming the target to link, when none is registered).
   void RefreshHalfCopy();
 
  private:

@@ -1,0 +1,193 @@
+#!/usr/bin/env bash
+# GPU training speed and memory in one command: xlmr_finetune (from a tools/bundle.sh bundle, no
+# Bazel needed) against Hugging Face transformers + PyTorch AMP with eager and sdpa attention, on
+# XLM-R base and large shaped models with random weights, the same batches, at sequence lengths
+# 512 and 128, with and without gradient checkpointing. A benchmark, never a test.
+#
+#   tools/bundle.sh //recipes:xlmr_finetune /tmp/xlmr_bundle        # on the build machine
+#   bench/gpu_bench.sh --bundle=/tmp/xlmr_bundle                     # on the GPU host
+#   bench/gpu_bench.sh --dry-run [--finetune=bazel-bin/recipes/xlmr_finetune]   # check it on a CPU
+#
+# Options (defaults in brackets):
+#   --bundle=DIR | --finetune=BINARY  our trainer: a bundle's run.sh, or a binary run in place
+#                                     (none: only the HF side runs)
+#   --sizes=base,large  --seq_lens=512,128  --checkpointing=off,on  --runners=ours,eager,sdpa
+#   --batch_tokens=8192   tokens per step: batch = batch_tokens / seq_len, the same on both sides
+#   --steps=30 --warmup=10   medians over steps warmup+1..steps
+#   --device=cuda         cpu runs fp32 on the CPU (the dry run's mode)
+#   --peak_tflops=X       for MFU on GPUs the summary does not know
+#   --python=python3      the interpreter with torch and transformers
+#   --dry-run             sizes=tiny, seq_lens=64,32, batch_tokens=256, steps=4, warmup=1, cpu
+#
+# Output: the table on stdout and, under $OUT (else --out=DIR, else ./gpu_bench_out):
+# gpu_bench.md (table, device, versions, command), runs.jsonl, logs.tar.gz.
+#
+# Both trainers: fp16 AMP (fp32 master weights, dynamic loss scaling), AdamW lr 2e-5 without
+# weight decay, linear schedule, clipping at 1.0, dropout 0.1, every example filling seq_len
+# (long random-word texts, truncated) so each step has exactly batch x seq_len tokens. Our side
+# needs every training op to have a CUDA kernel: until then xlmr_finetune refuses --device=cuda,
+# the script says so in the table and still measures the HF side.
+set -euo pipefail
+
+repo=$(cd "$(dirname "$0")/.." && pwd)
+bundle="" finetune="" sizes=base,large seq_lens=512,128 checkpointing=off,on runners=ours,eager,sdpa
+batch_tokens=8192 steps=30 warmup=10 device=cuda peak_tflops="" python=python3 out=${OUT:-}
+usage() { sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+for arg in "$@"; do
+  case "$arg" in
+    --bundle=*) bundle=${arg#*=} ;; --finetune=*) finetune=${arg#*=} ;;
+    --sizes=*) sizes=${arg#*=} ;; --seq_lens=*) seq_lens=${arg#*=} ;;
+    --checkpointing=*) checkpointing=${arg#*=} ;; --runners=*) runners=${arg#*=} ;;
+    --batch_tokens=*) batch_tokens=${arg#*=} ;; --steps=*) steps=${arg#*=} ;; --warmup=*) warmup=${arg#*=} ;;
+    --device=*) device=${arg#*=} ;; --peak_tflops=*) peak_tflops=${arg#*=} ;;
+    --python=*) python=${arg#*=} ;; --out=*) out=${arg#*=} ;;
+    --dry-run) sizes=tiny seq_lens=64,32 batch_tokens=256 steps=4 warmup=1 device=cpu ;;
+    *) usage ;;
+  esac
+done
+[ "$warmup" -lt "$steps" ] || { echo "--warmup must be below --steps" >&2; exit 2; }
+[ "$device" = cuda ] || [ "$device" = cpu ] || { echo "--device: cuda or cpu" >&2; exit 2; }
+out=${out:-$PWD/gpu_bench_out}
+mkdir -p "$out"
+work=$(mktemp -d /tmp/gpu_bench.XXXXXX)
+runs="$work/runs.jsonl"
+: >"$runs"
+hf="$repo/bench/hf_train_gpu.py"
+
+# Our trainer as a command (array), or empty.
+ours=()
+if [ -n "$bundle" ]; then
+  [ -x "$bundle/run.sh" ] || { echo "--bundle=$bundle: no run.sh (make one with tools/bundle.sh)" >&2; exit 2; }
+  ours=("$bundle/run.sh" recipes/xlmr_finetune)
+elif [ -n "$finetune" ]; then
+  ours=("$(cd "$(dirname "$finetune")" && pwd)/$(basename "$finetune")")
+fi
+
+sentencepiece_model() {
+  local candidate
+  for candidate in "$repo/recipes/data/langid/sentencepiece.bpe.model" \
+    "$bundle"/recipes/xlmr_finetune.runfiles/*/recipes/data/langid/sentencepiece.bpe.model; do
+    [ -f "$candidate" ] && { echo "$candidate"; return; }
+  done
+  echo "no sentencepiece.bpe.model in $repo/recipes/data/langid or the bundle" >&2
+  exit 2
+}
+
+# Appends one run to runs.jsonl (JSON written by Python: reasons may hold any character).
+record() {  # size seq batch checkpointing runner status reason result
+  "$python" - "$@" >>"$runs" <<'PYTHON'
+import json, sys
+size, seq, batch, ckpt, runner, status, reason, result = sys.argv[1:9]
+print(json.dumps({"size": size, "seq_len": int(seq), "batch_size": int(batch), "checkpointing": ckpt,
+                  "runner": runner, "status": status, "reason": reason, "result": result}))
+PYTHON
+}
+
+# Whether our binary trains on $device at all (it refuses --device=cuda until every op has a CUDA
+# kernel). Sets ours_unavailable to the reason, or leaves it empty.
+probe_ours() {
+  ours_unavailable=""
+  if [ ${#ours[@]} -eq 0 ]; then ours_unavailable="no --bundle or --finetune given"; return; fi
+  if ! "${ours[@]}" --device="$device" --max_steps=1 --logging_steps=1 --output_dir="$work/probe" \
+    --cache_dir="$work/cache" >"$work/probe.log" 2>&1; then
+    ours_unavailable="xlmr_finetune --device=$device: $(grep -v '^\s*$' "$work/probe.log" | tail -n 1)"
+    echo "ours: not available ($ours_unavailable); measuring the HF side only" >&2
+  fi
+}
+
+run_ours() {  # model_dir data seq batch checkpointing tag
+  local model=$1 data=$2 seq=$3 batch=$4 ckpt=$5 tag=$6 flags=()
+  [ "$device" = cuda ] && flags+=(--fp16)
+  [ "$ckpt" = on ] && flags+=(--gradient_checkpointing)
+  if [ -n "$ours_unavailable" ]; then
+    record "$size" "$seq" "$batch" "$ckpt" ours unavailable "$ours_unavailable" ""
+    return
+  fi
+  echo "- ours: $tag" >&2
+  if "${ours[@]}" --device="$device" "${flags[@]}" --model_dir="$model" --train_file="$data" \
+    --max_seq_length="$seq" --per_device_train_batch_size="$batch" --max_steps="$steps" \
+    --learning_rate=2e-5 --max_grad_norm=1.0 --weight_decay=0 --logging_steps="$steps" \
+    --save_total_limit=1 --cache_dir="$work/cache" --output_dir="$work/ours_$tag" >"$work/ours_$tag.log" 2>&1; then
+    record "$size" "$seq" "$batch" "$ckpt" ours ok "" "$work/ours_$tag/metrics.jsonl"
+  else
+    record "$size" "$seq" "$batch" "$ckpt" ours failed "exit $?: $(tail -n 1 "$work/ours_$tag.log")" ""
+  fi
+}
+
+run_hf() {  # model_dir data seq batch checkpointing attention tag
+  local model=$1 data=$2 seq=$3 batch=$4 ckpt=$5 attention=$6 tag=$7 flags=()
+  [ "$device" = cpu ] && flags+=(--no_fp16)
+  [ "$ckpt" = on ] && flags+=(--gradient_checkpointing)
+  echo "- HF $attention: $tag" >&2
+  if PYTHONUNBUFFERED=1 "$python" "$hf" train --model_dir="$model" --train_file="$data" --batch_size="$batch" \
+    --seq_len="$seq" --steps="$steps" --attn_implementation="$attention" --device="$device" "${flags[@]}" \
+    >"$work/hf_${attention}_$tag.json" 2>"$work/hf_${attention}_$tag.log"; then
+    record "$size" "$seq" "$batch" "$ckpt" "hf-$attention" ok "" "$work/hf_${attention}_$tag.json"
+  else
+    record "$size" "$seq" "$batch" "$ckpt" "hf-$attention" failed "exit $?: $(tail -n 1 "$work/hf_${attention}_$tag.log")" ""
+  fi
+}
+
+main() {
+  local spm size seq batch ckpt model data vocab
+  spm=$(sentencepiece_model)
+  probe_ours
+  # The tiny dry-run model keeps the langid vocabulary; base and large get XLM-R's 250002.
+  for size in ${sizes//,/ }; do
+    vocab=250002
+    [ "$size" = tiny ] && vocab=8002
+    model="$work/model_$size"
+    "$python" "$hf" write-model --size="$size" --vocab_size="$vocab" --sentencepiece_model="$spm" \
+      --out_dir="$model" >"$work/write_$size.log" 2>&1 || { cat "$work/write_$size.log" >&2; exit 1; }
+    for seq in ${seq_lens//,/ }; do
+      batch=$((batch_tokens / seq))
+      [ "$batch" -ge 1 ] || { echo "--batch_tokens=$batch_tokens is below seq_len $seq" >&2; exit 2; }
+      data="$work/train_$seq.tsv"
+      [ -f "$data" ] || "$python" "$hf" write-data --rows=$((batch * steps)) --seq_len="$seq" --out="$data"
+      for ckpt in ${checkpointing//,/ }; do
+        local tag="${size}_${seq}_ckpt_$ckpt"
+        case ",$runners," in *,ours,*) run_ours "$model" "$data" "$seq" "$batch" "$ckpt" "$tag" ;; esac
+        case ",$runners," in *,eager,*) run_hf "$model" "$data" "$seq" "$batch" "$ckpt" eager "$tag" ;; esac
+        case ",$runners," in *,sdpa,*) run_hf "$model" "$data" "$seq" "$batch" "$ckpt" sdpa "$tag" ;; esac
+      done
+    done
+    rm -rf "$model"  # gigabytes of weights; the logs keep what was measured
+  done
+}
+
+# Adds each run's model shape (from the size) to runs.jsonl for the FLOP count, then prints and
+# writes the table.
+summarize() {
+  local device_name versions
+  device_name=$("$python" -c 'import torch; print(torch.cuda.get_device_name() if torch.cuda.is_available() else "cpu")')
+  [ "$device" = cpu ] && device_name=cpu
+  versions=$("$python" -c 'import torch, transformers; print("torch", torch.__version__, "transformers", transformers.__version__)')
+  "$python" - "$runs" "$hf" <<'PYTHON'
+import importlib.util, json, sys
+runs_path, hf_path = sys.argv[1:3]
+spec = importlib.util.spec_from_file_location("hf_train_gpu", hf_path)
+hf = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(hf)
+runs = [json.loads(line) for line in open(runs_path) if line.strip()]
+with open(runs_path, "w") as handle:
+    for run in runs:
+        run["shape"] = hf.SHAPES[run["size"]]
+        handle.write(json.dumps(run) + "\n")
+PYTHON
+  {
+    echo "# GPU training benchmark: xlmr_finetune vs HF transformers + PyTorch AMP"
+    echo
+    echo "- date: $(date -u +%Y-%m-%dT%H:%M:%SZ); host: $(uname -n); $versions"
+    echo "- command: bench/gpu_bench.sh $*"
+    [ -n "$bundle" ] && [ -f "$bundle/BUNDLE_INFO" ] && sed 's/^/- bundle /' "$bundle/BUNDLE_INFO"
+    echo
+    "$python" "$repo/bench/gpu_bench_summary.py" --runs="$runs" --warmup="$warmup" \
+      --device_name="$device_name" ${peak_tflops:+--peak_tflops="$peak_tflops"}
+  } | tee "$out/gpu_bench.md"
+  cp "$runs" "$out/runs.jsonl"
+  tar -czf "$out/logs.tar.gz" -C "$work" --exclude='*.safetensors' --exclude=cache .
+  echo "(results in $out; raw runs in $work)" >&2
+}
+
+main
+summarize "$@"

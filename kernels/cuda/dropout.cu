@@ -1,0 +1,49 @@
+#include "kernels/cuda/dropout.h"
+
+#include "framework/core/check.h"
+#include "kernels/cpu/dropout.h"
+#include "kernels/cuda/cuda_check.h"
+#include "kernels/cuda/float_access.cuh"
+#include "kernels/cuda/philox_device.cuh"
+
+namespace xlmr::kernels::cuda {
+namespace {
+
+// One thread per Philox block of four elements (one Philox call yields all four words), grid
+// stride over the blocks. The last block may be partial.
+__global__ void DropoutKernel(FloatsIn x, FloatsOut y, int64_t count, float p, float scale,
+                              DropoutSite site) {
+  const int64_t blocks = (count + 3) / 4;
+  for (int64_t block = GridStrideBegin(); block < blocks; block += GridStride()) {
+    const uint4 words = DropoutBlockWords(site, static_cast<uint32_t>(block));
+    const uint32_t word[4] = {words.x, words.y, words.z, words.w};
+    const int64_t first = block * 4;
+#pragma unroll
+    for (int lane = 0; lane < 4; ++lane) {
+      const int64_t i = first + lane;
+      if (i >= count) break;
+      const bool keep = UniformFromWordDevice(word[lane]) >= p;
+      y.Store(i, keep ? __fmul_rn(x[i], scale) : 0.0f);
+    }
+  }
+}
+
+}  // namespace
+
+Tensor DropoutApply(const Tensor& x, float p, const DropoutKey& key) {
+  XLMR_CHECK(p > 0.0f && p < 1.0f) << "cuda::DropoutApply: p must be in (0, 1), is " << p;
+  XLMR_CHECK(x.numel() <= kMaxDropoutElements)
+      << "cuda::DropoutApply: " << x.numel() << " elements exceed the dropout counter range";
+  const DropoutSite site = DropoutSiteOf(key);  // checks layer and op, before any launch
+  Tensor y = Tensor::Zeros(x.shape(), x.dtype(), Device::kCuda, MemoryCategory::kActivations);
+  const int64_t count = x.numel();
+  if (count == 0) return y;
+  const int64_t philox_blocks = (count + 3) / 4;
+  DropoutKernel<<<GridStrideBlocks(philox_blocks), kThreadsPerBlock, 0, ComputeStream()>>>(
+      ReadFloats(x, "cuda::DropoutApply x"), WriteFloats(y, "cuda::DropoutApply y"), count, p,
+      kernels::cpu::DropoutScale(p), site);
+  KERNEL_LAUNCH_CHECK();
+  return y;
+}
+
+}  // namespace xlmr::kernels::cuda

@@ -1,0 +1,34 @@
+// CUDA kernels of the embedding lookup (framework/ops/embedding.h, nn.Embedding). Plain C++
+// header; the kernels are in embedding.cu.
+//
+// Same contract as kernels/cpu/embedding.h, with two GPU-specific points:
+//  - An id outside [0, V) is a programming error (the data layer validates ids), as on the CPU,
+//    but it cannot abort at the call: the kernel prints the id and position and traps, and the
+//    next checked CUDA call (CUDA_CHECK) aborts with the launch failure.
+//  - The backward adds with fp32 atomicAdd. With every id distinct the result is bit for bit the
+//    CPU's; when an id repeats, the order in which its rows are summed is not fixed on the GPU, so
+//    the low bits of that table row may differ from run to run (and from the CPU's in-order sum).
+// Gradient convention: dtable is ACCUMULATED (+=). Asynchronous: queued on
+// CudaContext::Current().compute_stream().
+#ifndef XLMR_KERNELS_CUDA_EMBEDDING_H_
+#define XLMR_KERNELS_CUDA_EMBEDDING_H_
+
+#include <cstdint>
+
+#include "framework/tensor/tensor.h"
+
+namespace xlmr::kernels::cuda {
+
+// [in] table [V, H] f32; ids [...] i32, each in [0, V); both CUDA.
+// Returns out [..., H] of out_dtype (f32|f16), a new kActivations tensor: out[i, :] =
+// table[ids[i], :], each value rounded once.
+Tensor EmbeddingForward(const Tensor& table, const Tensor& ids, DType out_dtype);
+
+// [in] dy [..., H] f32|f16 (ids' shape plus H); ids as in the forward; padding_idx < 0: none.
+// [in,out] dtable [V, H] f32 CUDA: dtable[ids[i], :] += dy[i, :] for every i with
+// ids[i] != padding_idx.
+void EmbeddingBackward(const Tensor& dy, const Tensor& ids, int64_t padding_idx, Tensor* dtable);
+
+}  // namespace xlmr::kernels::cuda
+
+#endif  // XLMR_KERNELS_CUDA_EMBEDDING_H_

@@ -1,0 +1,93 @@
+// Reading and writing f32|f16 tensors as float in CUDA kernels, and sizing their grids: the
+// device half of the numerics contract of kernels/cpu/float_access.h (read every element exactly
+// into fp32, compute in fp32, round once to the output dtype on write with __float2half_rn).
+//
+// The dtype is a run-time field rather than a template parameter: every thread of a launch takes
+// the same branch, so it costs nothing measurable in these memory-bound kernels, and each op
+// needs one kernel instead of one per dtype combination.
+//
+// Device-side header: include it only from .cu files of kernels/cuda.
+#ifndef XLMR_KERNELS_CUDA_FLOAT_ACCESS_CUH_
+#define XLMR_KERNELS_CUDA_FLOAT_ACCESS_CUH_
+
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+
+#include "framework/core/check.h"
+#include "framework/tensor/tensor.h"
+#include "kernels/cuda/device_context.h"
+
+namespace xlmr::kernels::cuda {
+
+// A read-only f32 or f16 element buffer.
+struct FloatsIn {
+  const void* data;
+  bool is_half;
+
+  __device__ __forceinline__ float operator[](int64_t i) const {
+    return is_half ? __half2float(static_cast<const __half*>(data)[i])
+                   : static_cast<const float*>(data)[i];
+  }
+};
+
+// A writable f32 or f16 element buffer.
+struct FloatsOut {
+  void* data;
+  bool is_half;
+
+  // Rounds `value` once (to nearest even; fp16 overflow gives +-inf) and stores it at `i`.
+  __device__ __forceinline__ void Store(int64_t i, float value) const {
+    if (is_half) {
+      static_cast<__half*>(data)[i] = __float2half_rn(value);
+    } else {
+      static_cast<float*>(data)[i] = value;
+    }
+  }
+};
+
+// The element buffer of a CUDA tensor of dtype f32 or f16 (XLMR_CHECK otherwise).
+inline bool IsHalfActivation(const Tensor& t, const char* what) {
+  XLMR_CHECK(t.device() == Device::kCuda) << what << " must be a CUDA tensor";
+  XLMR_CHECK(t.dtype() == DType::kF32 || t.dtype() == DType::kF16)
+      << what << " must be f32 or f16, is " << DTypeName(t.dtype());
+  return t.dtype() == DType::kF16;
+}
+inline FloatsIn ReadFloats(const Tensor& t, const char* what) {
+  return {t.raw_data(), IsHalfActivation(t, what)};
+}
+inline FloatsOut WriteFloats(const Tensor& t, const char* what) {
+  return {t.raw_data(), IsHalfActivation(t, what)};
+}
+
+// Threads per block of the grid-stride kernels.
+inline constexpr int kThreadsPerBlock = 256;
+
+// Blocks for a grid-stride loop over `work_items` items of one thread each: enough to cover them,
+// capped at what the GPU keeps resident (sm_80/sm_90: 2048 threads, i.e. 8 blocks of 256, per
+// multiprocessor); the loop covers the rest. `work_items` must be > 0 (an empty grid is a launch
+// error, so callers return early on empty tensors).
+inline int GridStrideBlocks(int64_t work_items) {
+  constexpr int64_t kBlocksPerMultiprocessor = 8;
+  const int64_t needed = (work_items + kThreadsPerBlock - 1) / kThreadsPerBlock;
+  const int64_t resident =
+      int64_t{CudaContext::Current().multiprocessor_count()} * kBlocksPerMultiprocessor;
+  return static_cast<int>(std::max<int64_t>(1, std::min(needed, resident)));
+}
+
+// The compute stream as the runtime API's type.
+inline cudaStream_t ComputeStream() { return CudaContext::Current().compute_stream(); }
+
+// The first index of this thread in a grid-stride loop, and the stride.
+__device__ __forceinline__ int64_t GridStrideBegin() {
+  return static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+}
+__device__ __forceinline__ int64_t GridStride() {
+  return static_cast<int64_t>(gridDim.x) * blockDim.x;
+}
+
+}  // namespace xlmr::kernels::cuda
+
+#endif  // XLMR_KERNELS_CUDA_FLOAT_ACCESS_CUH_

@@ -1,0 +1,410 @@
+// cuBLASLt calls behind gemm.h. Host code only (no kernels of its own), so a plain .cc.
+#include "kernels/cuda/gemm.h"
+
+#include <cublasLt.h>
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <utility>
+
+#include "framework/core/check.h"
+#include "kernels/cuda/cast.h"
+#include "kernels/cuda/cuda_check.h"
+#include "kernels/cuda/device_context.h"
+
+namespace xlmr::kernels::cuda {
+namespace {
+
+// ---- The problem in cuBLASLt's column-major terms ----
+
+// A stored row-major matrix seen column-major: the same bytes are its transpose.
+struct ColumnMajorView {
+  int64_t rows = 0;
+  int64_t cols = 0;
+  int64_t ld = 0;
+  int64_t batch_stride = 0;
+};
+
+ColumnMajorView ViewColumnMajor(const MatrixLayout& row_major) {
+  return {row_major.cols, row_major.rows, row_major.ld, row_major.batch_stride};
+}
+
+// Everything cuBLASLt's choice of algorithm depends on. Its "A" is the caller's B and its "B"
+// the caller's A (gemm.h explains the swap).
+struct Problem {
+  int64_t batch_count = 1;
+  cublasOperation_t op_lt_a = CUBLAS_OP_N;
+  cublasOperation_t op_lt_b = CUBLAS_OP_N;
+  ColumnMajorView lt_a, lt_b, lt_c;
+  cudaDataType_t operand_type = CUDA_R_32F;
+  cudaDataType_t output_type = CUDA_R_32F;
+  bool has_bias = false;
+  // Pointer alignments in bytes (up to 256): algorithms needing more are excluded.
+  int align_a = 0, align_b = 0, align_c = 0, align_bias = 0;
+};
+
+struct Pointers {
+  const void* lt_a = nullptr;
+  const void* lt_b = nullptr;
+  void* c = nullptr;
+  const float* bias = nullptr;
+};
+
+using ProblemKey = std::array<int64_t, 22>;
+
+ProblemKey KeyOf(const Problem& p) {
+  return {p.batch_count,       p.op_lt_a,           p.op_lt_b,   p.lt_a.rows, p.lt_a.cols,
+          p.lt_a.ld,           p.lt_a.batch_stride, p.lt_b.rows, p.lt_b.cols, p.lt_b.ld,
+          p.lt_b.batch_stride, p.lt_c.rows,         p.lt_c.cols, p.lt_c.ld,   p.lt_c.batch_stride,
+          p.operand_type,      p.output_type,       p.has_bias,  p.align_a,   p.align_b,
+          p.align_c,           p.align_bias};
+}
+
+int AlignmentOf(const void* pointer) {
+  const auto address = reinterpret_cast<uintptr_t>(pointer);
+  int alignment = 1;
+  while (alignment < 256 && address % (2 * alignment) == 0) alignment *= 2;
+  return alignment;
+}
+
+cudaDataType_t CudaTypeOf(DType dtype) {
+  switch (dtype) {
+    case DType::kF32: return CUDA_R_32F;
+    case DType::kF16: return CUDA_R_16F;
+    default: break;
+  }
+  XLMR_CHECK(false) << "Gemm: dtype " << DTypeName(dtype) << " is not f32 or f16";
+  return CUDA_R_32F;
+}
+
+// ---- cuBLASLt descriptors, destroyed on scope exit ----
+
+struct MatmulDescDeleter {
+  void operator()(cublasLtMatmulDescOpaque_t* desc) const {
+    CUBLAS_CHECK(cublasLtMatmulDescDestroy(desc));
+  }
+};
+struct LayoutDeleter {
+  void operator()(cublasLtMatrixLayoutOpaque_t* layout) const {
+    CUBLAS_CHECK(cublasLtMatrixLayoutDestroy(layout));
+  }
+};
+struct PreferenceDeleter {
+  void operator()(cublasLtMatmulPreferenceOpaque_t* preference) const {
+    CUBLAS_CHECK(cublasLtMatmulPreferenceDestroy(preference));
+  }
+};
+using MatmulDesc = std::unique_ptr<cublasLtMatmulDescOpaque_t, MatmulDescDeleter>;
+using Layout = std::unique_ptr<cublasLtMatrixLayoutOpaque_t, LayoutDeleter>;
+using Preference = std::unique_ptr<cublasLtMatmulPreferenceOpaque_t, PreferenceDeleter>;
+
+template <typename T>
+void SetDescAttribute(cublasLtMatmulDesc_t desc, cublasLtMatmulDescAttributes_t attribute,
+                      const T& value) {
+  CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc, attribute, &value, sizeof(value)))
+      << "(matmul attribute " << static_cast<int>(attribute) << ")";
+}
+
+// fp32 accumulation and fp32 alpha/beta. CUBLAS_COMPUTE_32F (not _FAST_TF32) keeps f32 x f32
+// products exact, like the CPU reference.
+MatmulDesc MakeMatmulDesc(const Problem& p, const float* bias) {
+  cublasLtMatmulDesc_t desc = nullptr;
+  CUBLAS_CHECK(cublasLtMatmulDescCreate(&desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+  MatmulDesc owned(desc);
+  SetDescAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSA, p.op_lt_a);
+  SetDescAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSB, p.op_lt_b);
+  if (p.has_bias) {
+    SetDescAttribute(desc, CUBLASLT_MATMUL_DESC_EPILOGUE, CUBLASLT_EPILOGUE_BIAS);
+    // The bias is the fp32 master parameter. cuBLASLt's default bias type is the output type;
+    // asking for fp32 with an f16 output keeps the bias unrounded (when no algorithm supports
+    // that, Matmul falls back to an f32 output, see RunStagedInF32).
+    SetDescAttribute(desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, CUDA_R_32F);
+    SetDescAttribute(desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, bias);
+  }
+  return owned;
+}
+
+Layout MakeLayout(const ColumnMajorView& view, cudaDataType_t type, int64_t batch_count) {
+  cublasLtMatrixLayout_t layout = nullptr;
+  CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&layout, type, static_cast<uint64_t>(view.rows),
+                                          static_cast<uint64_t>(view.cols), view.ld));
+  Layout owned(layout);
+  if (batch_count > 1) {
+    const int32_t count = static_cast<int32_t>(batch_count);
+    CUBLAS_CHECK(cublasLtMatrixLayoutSetAttribute(layout, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT,
+                                                  &count, sizeof(count)));
+    CUBLAS_CHECK(cublasLtMatrixLayoutSetAttribute(layout,
+                                                  CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET,
+                                                  &view.batch_stride, sizeof(view.batch_stride)));
+  }
+  return owned;
+}
+
+struct Descriptors {
+  MatmulDesc matmul;
+  Layout a, b, c;  // cuBLASLt's A, B and C (= D: the product is written in place over C)
+};
+
+Descriptors MakeDescriptors(const Problem& p, const float* bias) {
+  return {MakeMatmulDesc(p, bias), MakeLayout(p.lt_a, p.operand_type, p.batch_count),
+          MakeLayout(p.lt_b, p.operand_type, p.batch_count),
+          MakeLayout(p.lt_c, p.output_type, p.batch_count)};
+}
+
+// ---- Algorithm choice, once per problem ----
+
+// An algorithm for the problem, or none when cuBLASLt has none (e.g. an unsupported
+// combination of types and epilogue).
+struct Plan {
+  bool supported = false;
+  cublasStatus_t heuristic_status = CUBLAS_STATUS_SUCCESS;  // why not, when unsupported
+  cublasLtMatmulAlgo_t algorithm{};
+};
+
+Preference MakePreference(const Problem& p) {
+  cublasLtMatmulPreference_t preference = nullptr;
+  CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&preference));
+  Preference owned(preference);
+  const uint64_t workspace_bytes = CudaContext::kCublasLtWorkspaceBytes;
+  CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(preference,
+                                                    CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                                    &workspace_bytes, sizeof(workspace_bytes)));
+  // Views inside flat parameter buffers need not be 256-byte aligned (the default assumption).
+  const std::array<std::pair<cublasLtMatmulPreferenceAttributes_t, uint32_t>, 4> alignments = {{
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, static_cast<uint32_t>(p.align_a)},
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, static_cast<uint32_t>(p.align_b)},
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, static_cast<uint32_t>(p.align_c)},
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, static_cast<uint32_t>(p.align_c)},
+  }};
+  for (const auto& [attribute, bytes] : alignments) {
+    CUBLAS_CHECK(
+        cublasLtMatmulPreferenceSetAttribute(preference, attribute, &bytes, sizeof(bytes)));
+  }
+  return owned;
+}
+
+Plan QueryHeuristic(const Problem& p, const Descriptors& d) {
+  const Preference preference = MakePreference(p);
+  cublasLtMatmulHeuristicResult_t result{};
+  int found = 0;
+  const cublasStatus_t status = cublasLtMatmulAlgoGetHeuristic(
+      CudaContext::Current().cublaslt_handle(), d.matmul.get(), d.a.get(), d.b.get(), d.c.get(),
+      d.c.get(), preference.get(), 1, &result, &found);
+  // NOT_SUPPORTED ("no algorithm") and INVALID_VALUE (a combination of types and epilogue this
+  // cuBLASLt does not offer) leave a fallback to the caller; anything else is an error.
+  if (status == CUBLAS_STATUS_NOT_SUPPORTED || status == CUBLAS_STATUS_INVALID_VALUE) {
+    return {false, status};
+  }
+  CUBLAS_CHECK(status) << "(cublasLtMatmulAlgoGetHeuristic)";
+  if (found == 0) return {false, CUBLAS_STATUS_NOT_SUPPORTED};
+  return {true, CUBLAS_STATUS_SUCCESS, result.algo};
+}
+
+// The process's plans (one CudaContext per process, so one cache). Never destroyed, like the
+// context; the mutex makes it safe from any host thread.
+class PlanCache {
+ public:
+  Plan Get(const Problem& p, const Descriptors& d) {
+    const ProblemKey key = KeyOf(p);
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto found = plans_.find(key);
+    if (found == plans_.end()) found = plans_.emplace(key, QueryHeuristic(p, d)).first;
+    return found->second;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::map<ProblemKey, Plan> plans_;
+};
+
+PlanCache& Plans() {
+  static PlanCache* const cache = new PlanCache;
+  return *cache;
+}
+
+// ---- Running ----
+
+// Runs the problem as given when cuBLASLt has an algorithm for it and returns SUCCESS; otherwise
+// does nothing and returns the heuristic's status (why there is none).
+cublasStatus_t TryMatmul(const Problem& p, const Pointers& ptr, float alpha, float beta) {
+  const Descriptors d = MakeDescriptors(p, ptr.bias);
+  const Plan plan = Plans().Get(p, d);
+  if (!plan.supported) return plan.heuristic_status;
+  CudaContext& context = CudaContext::Current();
+  CUBLAS_CHECK(cublasLtMatmul(context.cublaslt_handle(), d.matmul.get(), &alpha, ptr.lt_a,
+                              d.a.get(), ptr.lt_b, d.b.get(), &beta, ptr.c, d.c.get(), ptr.c,
+                              d.c.get(), &plan.algorithm, context.cublaslt_workspace(),
+                              CudaContext::kCublasLtWorkspaceBytes, context.compute_stream()))
+      << "(m=" << p.lt_c.rows << " n=" << p.lt_c.cols << " batch=" << p.batch_count << ")";
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+// Aborts naming the problem when cuBLASLt has no algorithm for it.
+void CheckRan(cublasStatus_t status, const Problem& p) {
+  const int64_t k = p.op_lt_a == CUBLAS_OP_N ? p.lt_a.cols : p.lt_a.rows;
+  XLMR_CHECK(status == CUBLAS_STATUS_SUCCESS)
+      << "Gemm: cuBLASLt has no algorithm for m=" << p.lt_c.rows << " n=" << p.lt_c.cols
+      << " k=" << k << " batch=" << p.batch_count << " output "
+      << (p.output_type == CUDA_R_16F ? "f16" : "f32") << ": " << cublasLtGetStatusName(status);
+}
+
+// f16 C from a problem cuBLASLt cannot write as f16 directly (f32 operands, or an fp32 bias
+// it cannot fuse): computed into an f32 copy of C, then rounded once into C, which gives the
+// same numbers (one rounding of the fp32 result). C must be contiguous.
+void RunStagedInF32(const Problem& p, const Pointers& ptr, float alpha, float beta, Tensor* c) {
+  const int64_t count = p.batch_count * p.lt_c.rows * p.lt_c.cols;
+  XLMR_CHECK(p.lt_c.ld == p.lt_c.rows &&
+             (p.batch_count == 1 || p.lt_c.batch_stride == p.lt_c.rows * p.lt_c.cols))
+      << "Gemm: an f16 output computed in f32 must be contiguous (ld " << p.lt_c.ld
+      << ", batch stride " << p.lt_c.batch_stride << ")";
+  Tensor c_region = c->View(0, {count});
+  Tensor c_f32 = Tensor::Zeros({count}, DType::kF32, Device::kCuda, MemoryCategory::kWorkspace);
+  if (beta != 0.0f) CastTensor(c_region, &c_f32);  // exact widening
+  Problem staged = p;
+  staged.output_type = CUDA_R_32F;
+  staged.lt_c.batch_stride = p.lt_c.rows * p.lt_c.cols;
+  staged.align_c = AlignmentOf(c_f32.raw_data());
+  Pointers staged_ptr = ptr;
+  staged_ptr.c = c_f32.raw_data();
+  CheckRan(TryMatmul(staged, staged_ptr, alpha, beta), staged);
+  CastTensor(c_f32, &c_region);
+}
+
+void Matmul(const Problem& p, const Pointers& ptr, float alpha, float beta, Tensor* c) {
+  // cuBLASLt offers no f32 x f32 -> f16 matmul: that one is always staged.
+  const bool f16_from_f32 = p.operand_type == CUDA_R_32F && p.output_type == CUDA_R_16F;
+  if (!f16_from_f32) {
+    const cublasStatus_t status = TryMatmul(p, ptr, alpha, beta);
+    if (status == CUBLAS_STATUS_SUCCESS) return;
+    if (p.output_type == CUDA_R_32F) CheckRan(status, p);  // no fallback left
+  }
+  RunStagedInF32(p, ptr, alpha, beta, c);
+}
+
+// ---- Checks of the caller's arguments ----
+
+MatrixLayout WholeTensorMatrix(const char* name, const Tensor& t) {
+  XLMR_CHECK(t.defined() && t.rank() >= 2) << "Gemm: " << name << " must have rank >= 2, is "
+                                           << (t.defined() ? ShapeString(t.shape()) : "undefined");
+  const int64_t cols = t.dim(-1);
+  return {cols == 0 ? 0 : t.numel() / cols, cols, std::max<int64_t>(cols, 1), 0};
+}
+
+void CheckOperand(const char* name, const Tensor& t, const MatrixLayout& layout,
+                  int64_t batch_count) {
+  XLMR_CHECK(t.defined() && t.device() == Device::kCuda)
+      << "Gemm: " << name << " must be a CUDA tensor";
+  XLMR_CHECK(t.dtype() == DType::kF32 || t.dtype() == DType::kF16)
+      << "Gemm: " << name << " must be f32 or f16, is " << DTypeName(t.dtype());
+  XLMR_CHECK(layout.rows >= 0 && layout.cols >= 0 &&
+             layout.ld >= std::max<int64_t>(layout.cols, 1) && layout.batch_stride >= 0)
+      << "Gemm: " << name << " layout rows " << layout.rows << " cols " << layout.cols << " ld "
+      << layout.ld << " batch stride " << layout.batch_stride;
+  if (layout.rows == 0 || layout.cols == 0) return;
+  const int64_t last =
+      (batch_count - 1) * layout.batch_stride + (layout.rows - 1) * layout.ld + layout.cols - 1;
+  XLMR_CHECK(last < t.numel()) << "Gemm: " << name << " layout reaches element " << last
+                               << " of a tensor of " << t.numel();
+}
+
+bool BytesOverlap(const Tensor& a, const Tensor& b) {
+  if (!a.defined() || !b.defined() || a.storage() != b.storage()) return false;
+  return a.byte_offset() < b.byte_offset() + b.bytes() &&
+         b.byte_offset() < a.byte_offset() + a.bytes();
+}
+
+struct GemmArguments {
+  int64_t batch_count;
+  const Tensor& a;
+  MatrixLayout a_layout;
+  Transpose transpose_a;
+  const Tensor& b;
+  MatrixLayout b_layout;
+  Transpose transpose_b;
+  const Tensor& bias;
+  float alpha, beta;
+  Tensor* c;
+  MatrixLayout c_layout;
+};
+
+cublasOperation_t OperationOf(Transpose t) {
+  return t == Transpose::kYes ? CUBLAS_OP_T : CUBLAS_OP_N;
+}
+
+// op(X)'s [rows, cols] for X stored as `layout`.
+std::pair<int64_t, int64_t> OperatedShape(const MatrixLayout& layout, Transpose t) {
+  return t == Transpose::kNo ? std::make_pair(layout.rows, layout.cols)
+                             : std::make_pair(layout.cols, layout.rows);
+}
+
+void RunGemm(const GemmArguments& g) {
+  XLMR_CHECK(g.c != nullptr);
+  XLMR_CHECK(g.batch_count >= 1 && g.batch_count <= std::numeric_limits<int32_t>::max())
+      << "Gemm: batch count " << g.batch_count;
+  CheckOperand("a", g.a, g.a_layout, g.batch_count);
+  CheckOperand("b", g.b, g.b_layout, g.batch_count);
+  CheckOperand("c", *g.c, g.c_layout, g.batch_count);
+  XLMR_CHECK(g.a.dtype() == g.b.dtype()) << "Gemm: a is " << DTypeName(g.a.dtype()) << ", b is "
+                                         << DTypeName(g.b.dtype()) << " (they must match)";
+  const auto [m, k] = OperatedShape(g.a_layout, g.transpose_a);
+  const auto [k_b, n] = OperatedShape(g.b_layout, g.transpose_b);
+  XLMR_CHECK(k == k_b && m == g.c_layout.rows && n == g.c_layout.cols)
+      << "Gemm: op(a) is [" << m << "," << k << "], op(b) [" << k_b << "," << n << "], c ["
+      << g.c_layout.rows << "," << g.c_layout.cols << "]";
+  XLMR_CHECK(g.batch_count == 1 || g.c_layout.batch_stride >= m * g.c_layout.ld)
+      << "Gemm: the batch's C matrices overlap (batch stride " << g.c_layout.batch_stride << ")";
+  XLMR_CHECK(!BytesOverlap(*g.c, g.a) && !BytesOverlap(*g.c, g.b) && !BytesOverlap(*g.c, g.bias))
+      << "Gemm: c overlaps an input";
+  if (g.bias.defined()) {
+    XLMR_CHECK(g.bias.device() == Device::kCuda && g.bias.dtype() == DType::kF32 &&
+               g.bias.numel() == n)
+        << "Gemm: bias must be f32 CUDA [" << n << "], is " << DTypeName(g.bias.dtype()) << " "
+        << ShapeString(g.bias.shape());
+  }
+  if (m == 0 || n == 0) return;
+  XLMR_CHECK(k > 0) << "Gemm: K must be >= 1";
+
+  Problem p;
+  p.batch_count = g.batch_count;
+  p.op_lt_a = OperationOf(g.transpose_b);  // cuBLASLt's A is our B (see gemm.h)
+  p.op_lt_b = OperationOf(g.transpose_a);
+  p.lt_a = ViewColumnMajor(g.b_layout);
+  p.lt_b = ViewColumnMajor(g.a_layout);
+  p.lt_c = ViewColumnMajor(g.c_layout);
+  p.operand_type = CudaTypeOf(g.a.dtype());
+  p.output_type = CudaTypeOf(g.c->dtype());
+  p.has_bias = g.bias.defined();
+  p.align_a = AlignmentOf(g.b.raw_data());
+  p.align_b = AlignmentOf(g.a.raw_data());
+  p.align_c = AlignmentOf(g.c->raw_data());
+  p.align_bias = p.has_bias ? AlignmentOf(g.bias.raw_data()) : 0;
+  const Pointers ptr{g.b.raw_data(), g.a.raw_data(), g.c->raw_data(),
+                     p.has_bias ? g.bias.data<float>() : nullptr};
+  Matmul(p, ptr, g.alpha, g.beta, g.c);
+}
+
+}  // namespace
+
+void Gemm(const Tensor& a, Transpose transpose_a, const Tensor& b, Transpose transpose_b,
+          const Tensor& bias, float alpha, float beta, Tensor* c) {
+  XLMR_CHECK(c != nullptr);
+  RunGemm({1, a, WholeTensorMatrix("a", a), transpose_a, b, WholeTensorMatrix("b", b), transpose_b,
+           bias, alpha, beta, c, WholeTensorMatrix("c", *c)});
+}
+
+void GemmStridedBatched(int64_t batch_count, const Tensor& a, const MatrixLayout& a_layout,
+                        Transpose transpose_a, const Tensor& b, const MatrixLayout& b_layout,
+                        Transpose transpose_b, float alpha, float beta, Tensor* c,
+                        const MatrixLayout& c_layout) {
+  const Tensor no_bias;
+  RunGemm({batch_count, a, a_layout, transpose_a, b, b_layout, transpose_b, no_bias, alpha, beta, c,
+           c_layout});
+}
+
+}  // namespace xlmr::kernels::cuda

@@ -1,0 +1,79 @@
+// Matrix multiplication on the GPU through cuBLASLt, for row-major tensors:
+//
+//   C[M,N] = alpha * op(A)[M,K] * op(B)[K,N] + beta * C[M,N]  (+ bias[N] on every row)
+//
+// op(X) is X or X^T. A and B are both f32 or both f16; C is f32 or f16. Products are accumulated
+// in fp32 (CUBLAS_COMPUTE_32F: true fp32 for f32 operands, never TF32; fp16 x fp16 -> fp32 on
+// tensor cores), alpha, beta and the fp32 bias are applied in fp32, and the result is rounded
+// once to C's dtype. Plain C++ header (the cuBLASLt calls are in gemm.cc).
+//
+// Row-major vs cuBLASLt's column-major. A row-major matrix X[r,c] with leading dimension ld has
+// exactly the bytes of the column-major matrix X^T[c,r] with the same ld. So the row-major
+// product C = op(A) op(B) is computed as the column-major product C^T = op(B)^T op(A)^T: B is
+// passed as cuBLASLt's "A" and A as its "B" (each with its own transpose flag unchanged),
+// m = N, n = M, and the bias, which cuBLASLt broadcasts along D's column-major rows, lands on
+// row-major C's columns: one value per output feature, as nn.Linear wants.
+//
+// Plans: the algorithm is chosen by cuBLASLt's heuristic once per problem (shapes, leading
+// dimensions, batch strides, dtypes, transposes, epilogue and pointer alignments) and cached for
+// the life of the process, so steady-state training pays no heuristic query.
+// All work is queued on CudaContext::Current().compute_stream() and uses the context's
+// cuBLASLt handle and workspace. Asynchronous: results are ready when that stream reaches them.
+#ifndef XLMR_KERNELS_CUDA_GEMM_H_
+#define XLMR_KERNELS_CUDA_GEMM_H_
+
+#include <cstdint>
+
+#include "framework/tensor/tensor.h"
+
+namespace xlmr::kernels::cuda {
+
+enum class Transpose { kNo, kYes };
+
+// C = alpha * op(a) * op(b) + beta * c + bias, for matrices held in whole tensors.
+//   [in] a, b: rank >= 2, contiguous, on Device::kCuda; all dimensions but the last are
+//        flattened into rows (a [..., k] is a matrix of numel/k rows). Both f32 or both f16.
+//   [in] bias: [N] f32 added to every row of C, or an undefined Tensor for none.
+//   [in,out] c: rank >= 2, [M, N] after flattening, f32 or f16. Read only when beta != 0
+//        (beta = 1 accumulates, e.g. weight gradients summed over micro-steps); it must not
+//        overlap a, b or bias.
+// Aborts (XLMR_CHECK) on mismatched shapes or dtypes. An empty C is a no-op; K must be >= 1.
+void Gemm(const Tensor& a, Transpose transpose_a, const Tensor& b, Transpose transpose_b,
+          const Tensor& bias, float alpha, float beta, Tensor* c);
+
+// Where the matrices of a strided batch sit in a tensor's data, all in elements. Matrix i of the
+// batch starts at element i * batch_stride of the tensor (its first element is element 0) and is
+// row-major: element (r, col) of matrix i is at i * batch_stride + r * ld + col.
+struct MatrixLayout {
+  int64_t rows = 0;          // as stored (before any transpose)
+  int64_t cols = 0;          // as stored
+  int64_t ld = 0;            // from one row to the next; >= cols
+  int64_t batch_stride = 0;  // from one matrix to the next (0: the same matrix for every i)
+};
+
+// For i in [0, batch_count): C_i = alpha * op(A_i) * op(B_i) + beta * C_i, in one cuBLASLt call.
+//   [in] batch_count >= 1.
+//   [in] a, b: tensors on Device::kCuda holding every A_i / B_i as `a_layout` / `b_layout`
+//        describe (both f32 or both f16); every addressed element must lie inside the tensor.
+//   [in,out] c: f32 or f16 on Device::kCuda, holding every C_i as `c_layout` describes; the
+//        C_i must not overlap each other (c_layout.batch_stride >= rows * ld) nor a or b.
+// Shapes: op(A_i) is [M,K], op(B_i) is [K,N], C_i is [M,N] (M, N from c_layout).
+// Numerics as for Gemm. C must be contiguous (ld == cols and batch_stride == rows * cols)
+// when f32 operands give an f16 C, which is computed in f32 then rounded.
+//
+// Example, attention scores per (sequence, head), with q and k contiguous [B*H, S, D] and
+// scores [B*H, S, S]:
+//   const MatrixLayout qk{S, D, D, S * D}, sc{S, S, S, S * S};
+//   GemmStridedBatched(B * H, q, qk, Transpose::kNo, k, qk, Transpose::kYes,
+//                      1.0f / std::sqrt(D), 0.0f, &scores, sc);   // scores = q k^T / sqrt(D)
+// and the context = probs * v as (probs, sc, kNo) x (v, qk, kNo) into [B*H, S, D].
+// Heads interleaved in [B, S, H*D] are one batch per sequence (ld = H*D, batch_stride = D,
+// batch_count = H, tensors offset to sequence b with Tensor::View): one call per b.
+void GemmStridedBatched(int64_t batch_count, const Tensor& a, const MatrixLayout& a_layout,
+                        Transpose transpose_a, const Tensor& b, const MatrixLayout& b_layout,
+                        Transpose transpose_b, float alpha, float beta, Tensor* c,
+                        const MatrixLayout& c_layout);
+
+}  // namespace xlmr::kernels::cuda
+
+#endif  // XLMR_KERNELS_CUDA_GEMM_H_

@@ -1,0 +1,351 @@
+#include "kernels/cuda/loss.h"
+
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstdint>
+#include <cstdio>
+
+#include "framework/core/check.h"
+#include "kernels/cuda/cuda_check.h"
+#include "kernels/cuda/device_context.h"
+
+namespace xlmr::kernels::cuda {
+namespace {
+
+// The label value that excludes a row (torch's default ignore_index).
+constexpr int32_t kIgnoreIndex = -100;
+
+constexpr int kRowThreads = 128;  // one block per row of logits
+constexpr int kRowWarps = kRowThreads / 32;
+constexpr int kSumThreads = 256;  // a power of two: the tree reduction halves it
+constexpr int64_t kMaxPartialSums = 1024;
+constexpr int kElementThreads = 256;
+constexpr int kElementBlocksPerMultiprocessor = 8;
+
+__device__ __forceinline__ float ToFloat(float value) { return value; }
+__device__ __forceinline__ float ToFloat(__half value) { return __half2float(value); }
+
+// ---- Row softmax statistics (cross-entropy) ----
+
+template <typename Combine>
+__device__ float RowReduce(float value, Combine combine, float* shared) {
+  for (int offset = 16; offset > 0; offset /= 2) {
+    value = combine(value, __shfl_xor_sync(0xffffffffu, value, offset));
+  }
+  __syncthreads();  // `shared` may still be read by the previous reduction
+  if (threadIdx.x % 32 == 0) shared[threadIdx.x / 32] = value;
+  __syncthreads();
+  value = shared[0];
+  for (int w = 1; w < kRowWarps; ++w) value = combine(value, shared[w]);
+  return value;
+}
+
+struct MaxOp {
+  __device__ float operator()(float a, float b) const { return fmaxf(a, b); }
+};
+struct SumOp {
+  __device__ float operator()(float a, float b) const { return a + b; }
+};
+
+// log_softmax(x)_j = (x_j - max) - log_sum, as torch computes it. Every thread of the block
+// must call RowLogSoftmax (it synchronises).
+struct LogSoftmaxStats {
+  float max;
+  float log_sum;
+  __device__ float LogProb(float x) const { return (x - max) - log_sum; }
+};
+
+template <typename T>
+__device__ LogSoftmaxStats RowLogSoftmax(const T* row, int64_t classes, float* shared) {
+  float row_max = -INFINITY;
+  for (int64_t j = threadIdx.x; j < classes; j += kRowThreads) {
+    row_max = fmaxf(row_max, ToFloat(row[j]));
+  }
+  row_max = RowReduce(row_max, MaxOp(), shared);
+  float sum = 0.0f;
+  for (int64_t j = threadIdx.x; j < classes; j += kRowThreads) {
+    sum += expf(ToFloat(row[j]) - row_max);
+  }
+  sum = RowReduce(sum, SumOp(), shared);
+  return {row_max, logf(sum)};
+}
+
+// The label of `row`; traps (fatal, after printing) when it is neither -100 nor in [0, C).
+__device__ int32_t CheckedLabel(const int32_t* labels, int64_t row, int64_t classes) {
+  const int32_t label = labels[row];
+  if (label != kIgnoreIndex && (label < 0 || label >= classes)) {
+    if (threadIdx.x == 0) {
+      printf("cross-entropy: label %d of row %lld outside [0, %lld) and not %d\n", label,
+             static_cast<long long>(row), static_cast<long long>(classes), kIgnoreIndex);
+    }
+    __trap();
+  }
+  return label;
+}
+
+// One block per row: row_loss[row] = -log_softmax(row)[label] (0 for ignored rows).
+template <typename T>
+__global__ void CrossEntropyRowKernel(const T* logits, const int32_t* labels, int64_t classes,
+                                      float* row_loss) {
+  __shared__ float shared[kRowWarps];
+  const int64_t row = blockIdx.x;
+  const int32_t label = CheckedLabel(labels, row, classes);
+  if (label == kIgnoreIndex) {  // uniform over the block: no thread reaches a barrier
+    if (threadIdx.x == 0) row_loss[row] = 0.0f;
+    return;
+  }
+  const T* x = logits + row * classes;
+  const LogSoftmaxStats stats = RowLogSoftmax(x, classes, shared);
+  if (threadIdx.x == 0) row_loss[row] = -stats.LogProb(ToFloat(x[label]));
+}
+
+// One block per row: d[row] = scale * (softmax(row) - onehot(label)); ignored rows untouched.
+template <typename T>
+__global__ void CrossEntropyBackwardKernel(const T* logits, const int32_t* labels,
+                                           int64_t classes, float scale, float* d) {
+  __shared__ float shared[kRowWarps];
+  const int64_t row = blockIdx.x;
+  const int32_t label = CheckedLabel(labels, row, classes);
+  if (label == kIgnoreIndex) return;
+  const T* x = logits + row * classes;
+  const LogSoftmaxStats stats = RowLogSoftmax(x, classes, shared);
+  for (int64_t j = threadIdx.x; j < classes; j += kRowThreads) {
+    float grad = __fmul_rn(scale, expf(stats.LogProb(ToFloat(x[j]))));
+    if (j == label) grad -= scale;  // torch's log_softmax backward of the nll gradient
+    d[row * classes + j] = grad;
+  }
+}
+
+// ---- Deterministic sum of per-term losses ----
+
+// A partial sum of terms and how many were counted; 16 bytes, stored in an i64 tensor.
+struct Partial {
+  double sum;
+  long long count;
+};
+
+struct Term {
+  float value;
+  int counted;
+};
+
+struct CrossEntropyTerm {
+  const float* row_loss;
+  const int32_t* labels;
+  __device__ Term operator()(int64_t i) const {
+    return {row_loss[i], labels[i] != kIgnoreIndex ? 1 : 0};
+  }
+};
+
+template <typename T>
+struct MseTerm {
+  const T* predictions;
+  const float* targets;
+  __device__ Term operator()(int64_t i) const {
+    const float diff = ToFloat(predictions[i]) - targets[i];
+    return {__fmul_rn(diff, diff), 1};
+  }
+};
+
+template <typename T>
+struct BceTerm {
+  const T* logits;
+  const float* targets;
+  __device__ Term operator()(int64_t i) const {
+    const float x = ToFloat(logits[i]);
+    // The stable form: never exponentiates a positive number.
+    const float linear = __fsub_rn(fmaxf(x, 0.0f), __fmul_rn(x, targets[i]));
+    return {linear + log1pf(expf(-fabsf(x))), 1};
+  }
+};
+
+// Block-wide tree sum of (sum, count) in shared memory; thread 0 ends with the total.
+__device__ Partial TreeSum(Partial mine, Partial* shared) {
+  shared[threadIdx.x] = mine;
+  __syncthreads();
+  for (int half = kSumThreads / 2; half > 0; half /= 2) {
+    if (threadIdx.x < half) {
+      shared[threadIdx.x].sum += shared[threadIdx.x + half].sum;
+      shared[threadIdx.x].count += shared[threadIdx.x + half].count;
+    }
+    __syncthreads();
+  }
+  return shared[0];
+}
+
+// partials[blockIdx.x] = sum of term(i) over the block's grid-stride share of [0, n).
+template <typename TermFn>
+__global__ void PartialSumKernel(TermFn term, int64_t n, Partial* partials) {
+  __shared__ Partial shared[kSumThreads];
+  Partial mine{0.0, 0};
+  const int64_t stride = static_cast<int64_t>(gridDim.x) * kSumThreads;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * kSumThreads + threadIdx.x; i < n;
+       i += stride) {
+    const Term t = term(i);
+    mine.sum += static_cast<double>(t.value);
+    mine.count += t.counted;
+  }
+  const Partial total = TreeSum(mine, shared);
+  if (threadIdx.x == 0) partials[blockIdx.x] = total;
+}
+
+// One block: partials[count] = the sum of partials[0, count).
+__global__ void FinalSumKernel(Partial* partials, int64_t count) {
+  __shared__ Partial shared[kSumThreads];
+  Partial mine{0.0, 0};
+  for (int64_t i = threadIdx.x; i < count; i += kSumThreads) {
+    mine.sum += partials[i].sum;
+    mine.count += partials[i].count;
+  }
+  const Partial total = TreeSum(mine, shared);
+  if (threadIdx.x == 0) partials[count] = total;
+}
+
+// Sum of term(i) for i in [0, n), on the compute stream, waited for and returned.
+template <typename TermFn>
+LossTotals SumTerms(TermFn term, int64_t n) {
+  if (n == 0) return {};
+  cudaStream_t stream = CudaContext::Current().compute_stream();
+  const int64_t blocks = std::min((n + kSumThreads - 1) / kSumThreads, kMaxPartialSums);
+  static_assert(sizeof(Partial) == 2 * sizeof(int64_t), "Partial is stored as two i64");
+  Tensor storage = Tensor::Zeros({2 * (blocks + 1)}, DType::kI64, Device::kCuda,
+                                 MemoryCategory::kWorkspace);
+  Partial* partials = static_cast<Partial*>(storage.raw_data());
+  PartialSumKernel<<<static_cast<int>(blocks), kSumThreads, 0, stream>>>(term, n, partials);
+  KERNEL_LAUNCH_CHECK();
+  FinalSumKernel<<<1, kSumThreads, 0, stream>>>(partials, blocks);
+  KERNEL_LAUNCH_CHECK();
+  Partial total{0.0, 0};
+  CUDA_CHECK(cudaMemcpyAsync(&total, partials + blocks, sizeof(Partial), cudaMemcpyDeviceToHost,
+                             stream));
+  CUDA_CHECK(cudaStreamSynchronize(stream)) << "(summing a loss)";
+  return {total.sum, static_cast<int64_t>(total.count)};
+}
+
+// ---- Elementwise gradients ----
+
+template <typename T, typename GradFn>
+__global__ void ElementGradKernel(const T* inputs, const float* targets, int64_t n, GradFn grad,
+                                  float* d) {
+  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += stride) {
+    d[i] = grad(ToFloat(inputs[i]), targets[i]);
+  }
+}
+
+struct MseGrad {
+  float factor;  // 2 * scale: torch folds the 2 into the incoming gradient
+  __device__ float operator()(float p, float t) const { return __fmul_rn(factor, p - t); }
+};
+
+struct BceGrad {
+  float scale;
+  __device__ float operator()(float x, float t) const {
+    const float sigmoid = 1.0f / (1.0f + expf(-x));
+    return __fmul_rn(sigmoid - t, scale);
+  }
+};
+
+Tensor NewGradient(const Tensor& like) {
+  return Tensor::Zeros(like.shape(), DType::kF32, Device::kCuda, MemoryCategory::kActivations);
+}
+
+template <typename T, typename GradFn>
+Tensor LaunchElementGrad(const Tensor& inputs, const Tensor& targets, GradFn grad) {
+  Tensor d = NewGradient(inputs);
+  const int64_t n = inputs.numel();
+  if (n == 0) return d;
+  const int64_t needed = (n + kElementThreads - 1) / kElementThreads;
+  const int64_t resident = static_cast<int64_t>(CudaContext::Current().multiprocessor_count()) *
+                           kElementBlocksPerMultiprocessor;
+  ElementGradKernel<<<static_cast<int>(std::min(needed, resident)), kElementThreads, 0,
+                      CudaContext::Current().compute_stream()>>>(
+      static_cast<const T*>(inputs.raw_data()), targets.data<float>(), n, grad,
+      d.data<float>());
+  KERNEL_LAUNCH_CHECK();
+  return d;
+}
+
+int RowGrid(const Tensor& logits) {
+  XLMR_CHECK(logits.dim(0) <= INT_MAX) << "loss: " << logits.dim(0) << " rows";
+  return static_cast<int>(logits.dim(0));
+}
+
+bool IsHalf(const Tensor& t) { return t.dtype() == DType::kF16; }
+
+template <typename T>
+LossTotals CrossEntropySumAs(const Tensor& logits, const Tensor& labels) {
+  const int64_t rows = logits.dim(0);
+  Tensor row_loss =
+      Tensor::Zeros({rows}, DType::kF32, Device::kCuda, MemoryCategory::kWorkspace);
+  CrossEntropyRowKernel<T><<<RowGrid(logits), kRowThreads, 0,
+                             CudaContext::Current().compute_stream()>>>(
+      static_cast<const T*>(logits.raw_data()), labels.data<int32_t>(), logits.dim(1),
+      row_loss.data<float>());
+  KERNEL_LAUNCH_CHECK();
+  return SumTerms(CrossEntropyTerm{row_loss.data<float>(), labels.data<int32_t>()}, rows);
+}
+
+template <typename T>
+void CrossEntropyBackwardAs(const Tensor& logits, const Tensor& labels, float scale, Tensor* d) {
+  CrossEntropyBackwardKernel<T><<<RowGrid(logits), kRowThreads, 0,
+                                  CudaContext::Current().compute_stream()>>>(
+      static_cast<const T*>(logits.raw_data()), labels.data<int32_t>(), logits.dim(1), scale,
+      d->data<float>());
+  KERNEL_LAUNCH_CHECK();
+}
+
+}  // namespace
+
+LossTotals CrossEntropyLossSum(const Tensor& logits, const Tensor& labels) {
+  if (logits.dim(0) == 0) return {};
+  return IsHalf(logits) ? CrossEntropySumAs<__half>(logits, labels)
+                        : CrossEntropySumAs<float>(logits, labels);
+}
+
+Tensor CrossEntropyBackward(const Tensor& logits, const Tensor& labels, float scale) {
+  Tensor d = NewGradient(logits);  // zeros: ignored rows stay 0
+  if (logits.dim(0) == 0) return d;
+  if (IsHalf(logits)) {
+    CrossEntropyBackwardAs<__half>(logits, labels, scale, &d);
+  } else {
+    CrossEntropyBackwardAs<float>(logits, labels, scale, &d);
+  }
+  return d;
+}
+
+LossTotals MseLossSum(const Tensor& predictions, const Tensor& targets) {
+  const float* t = targets.data<float>();
+  const int64_t n = predictions.numel();
+  if (IsHalf(predictions)) {
+    return SumTerms(MseTerm<__half>{static_cast<const __half*>(predictions.raw_data()), t}, n);
+  }
+  return SumTerms(MseTerm<float>{predictions.data<float>(), t}, n);
+}
+
+Tensor MseBackward(const Tensor& predictions, const Tensor& targets, float scale) {
+  const MseGrad grad{2.0f * scale};
+  return IsHalf(predictions) ? LaunchElementGrad<__half>(predictions, targets, grad)
+                             : LaunchElementGrad<float>(predictions, targets, grad);
+}
+
+LossTotals BceWithLogitsLossSum(const Tensor& logits, const Tensor& targets) {
+  const float* t = targets.data<float>();
+  const int64_t n = logits.numel();
+  if (IsHalf(logits)) {
+    return SumTerms(BceTerm<__half>{static_cast<const __half*>(logits.raw_data()), t}, n);
+  }
+  return SumTerms(BceTerm<float>{logits.data<float>(), t}, n);
+}
+
+Tensor BceWithLogitsBackward(const Tensor& logits, const Tensor& targets, float scale) {
+  const BceGrad grad{scale};
+  return IsHalf(logits) ? LaunchElementGrad<__half>(logits, targets, grad)
+                        : LaunchElementGrad<float>(logits, targets, grad);
+}
+
+}  // namespace xlmr::kernels::cuda

@@ -1,0 +1,51 @@
+// CUDA kernels of the training criteria (softmax cross-entropy, mean squared error, binary
+// cross-entropy with logits): the GPU twin of kernels/cpu/loss.h, with the same contract.
+// Everything is computed in fp32 from the exact values of f32|f16 inputs; per-term losses are
+// fp32 and summed in double by a two-level reduction whose shape depends only on the element
+// count, so a sum is reproducible run to run (it differs from the CPU's sequential double sum
+// only by summation order).
+//
+// Called through framework/ops/loss.h, which checks shapes, dtypes and devices and documents
+// the numerics; these kernels assume them. N = rows, C = columns (classes / labels).
+// All work is queued on CudaContext::Current().compute_stream(); the *LossSum functions wait
+// for their result (they return host values), the backward functions are asynchronous.
+// Labels outside [0, C) other than -100 are a bug upstream: the kernel prints the row and the
+// label and traps, which the next checked CUDA call reports as a fatal error (the forward's own
+// synchronisation, for *LossSum).
+// Gradient convention: no parameters; the logits' gradient is RETURNED (new f32 tensor, `=`).
+#ifndef XLMR_KERNELS_CUDA_LOSS_H_
+#define XLMR_KERNELS_CUDA_LOSS_H_
+
+#include <cstdint>
+
+#include "framework/tensor/tensor.h"
+
+namespace xlmr::kernels::cuda {
+
+// A summed loss and how many terms it has (the caller's denominator for the mean).
+struct LossTotals {
+  double sum = 0.0;
+  int64_t count = 0;
+};
+
+// [in] logits [N,C] f32|f16, Device::kCuda; labels [N] i32 on the device, in [0, C) or -100
+// (ignored). Returns the sum over non-ignored rows of logsumexp(row) - row[label], and their
+// count.
+LossTotals CrossEntropyLossSum(const Tensor& logits, const Tensor& labels);
+// Returns dlogits [N,C] f32 = scale * (softmax(row) - onehot(label)); ignored rows are 0.
+Tensor CrossEntropyBackward(const Tensor& logits, const Tensor& labels, float scale);
+
+// [in] predictions [N,C] f32|f16; targets [N,C] f32. Returns sum (p - t)^2 and N*C.
+LossTotals MseLossSum(const Tensor& predictions, const Tensor& targets);
+// Returns dpredictions [N,C] f32 = (2 * scale) * (p - t).
+Tensor MseBackward(const Tensor& predictions, const Tensor& targets, float scale);
+
+// [in] logits [N,C] f32|f16; targets [N,C] f32 in [0, 1]. Returns the sum of
+// max(x, 0) - x * t + log1p(exp(-|x|)) and N*C.
+LossTotals BceWithLogitsLossSum(const Tensor& logits, const Tensor& targets);
+// Returns dlogits [N,C] f32 = (sigmoid(x) - t) * scale.
+Tensor BceWithLogitsBackward(const Tensor& logits, const Tensor& targets, float scale);
+
+}  // namespace xlmr::kernels::cuda
+
+#endif  // XLMR_KERNELS_CUDA_LOSS_H_

@@ -1,0 +1,330 @@
+#include "kernels/cuda/optim.h"
+
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+
+#include "framework/core/check.h"
+#include "framework/tensor/parameter_store.h"
+#include "kernels/cuda/cast.h"
+#include "kernels/cuda/cuda_check.h"
+#include "kernels/cuda/device_context.h"
+
+// Rounding: nvcc contracts a * b + c into one fma by default, which the CPU code (built with
+// -ffp-contract=off) never does. Every product, quotient, square root and sum below is written
+// with an explicit round-to-nearest intrinsic (__fmul_rn, __fdiv_rn, ...), which nvcc never
+// contracts, and the fused multiply-adds the CPU writes as std::fma are __fmaf_rn. Denormals
+// are kept (nvcc's default -ftz=false), as on the CPU.
+
+namespace xlmr::kernels::cuda {
+namespace {
+
+constexpr int kThreadsPerBlock = 256;
+// Enough resident blocks to fill every SM (2048 threads each on sm_80/sm_90); grid-stride loops
+// cover the rest.
+constexpr int kBlocksPerMultiprocessor = 8;
+// The reduction's first-stage grid: fixed by n alone (never by the GPU), so its result is the
+// same on every device.
+constexpr int kMaxReductionBlocks = 1024;
+
+int GridFor(int64_t count) {
+  const int64_t blocks_needed = (count + kThreadsPerBlock - 1) / kThreadsPerBlock;
+  const int64_t blocks_resident =
+      static_cast<int64_t>(CudaContext::Current().multiprocessor_count()) *
+      kBlocksPerMultiprocessor;
+  return static_cast<int>(std::min(blocks_needed, blocks_resident));
+}
+
+cudaStream_t ComputeStream() { return CudaContext::Current().compute_stream(); }
+
+void CheckDeviceF32(const char* function, const char* name, const Tensor& tensor) {
+  XLMR_CHECK(tensor.defined()) << function << ": " << name << " is an empty handle";
+  XLMR_CHECK(tensor.device() == Device::kCuda && tensor.dtype() == DType::kF32)
+      << function << ": " << name << " must be f32 on cuda; got " << DTypeName(tensor.dtype())
+      << " on " << DeviceName(tensor.device());
+}
+
+// ---- Device scratch for the values read back on the host ----
+
+// Per-process, like the context: partial sums of the reduction, its result and the finite
+// flag. Only ever used on the compute stream, where the passes run one after another.
+struct Scratch {
+  double partial_sums[kMaxReductionBlocks];
+  double sum;
+  int32_t non_finite;
+};
+
+Scratch* DeviceScratch() {
+  static std::once_flag once;
+  static std::shared_ptr<Storage> storage;  // never freed: no CUDA call at static destruction
+  std::call_once(once, [] {
+    storage = Storage::Allocate(Device::kCuda, sizeof(Scratch), MemoryCategory::kWorkspace);
+  });
+  return static_cast<Scratch*>(storage->data());
+}
+
+template <typename T>
+T ReadBack(const T* device_value) {
+  T host_value;
+  CUDA_CHECK(cudaMemcpyAsync(&host_value, device_value, sizeof(T), cudaMemcpyDeviceToHost,
+                             ComputeStream()));
+  CUDA_CHECK(cudaStreamSynchronize(ComputeStream()));
+  return host_value;
+}
+
+// ---- AdamW ----
+
+// A group of decay runs as one kernel argument. The kernel indexes `ends` with a run-time index,
+// which is why it is passed as __grid_constant__: read in place from the parameter space rather
+// than copied to every thread's local memory.
+struct RunGroup {
+  int64_t begin;                    // first element of the first run
+  int64_t ends[kRunsPerLaunch];     // run r covers [previous end (or begin), ends[r])
+  uint32_t decay_bits[(kRunsPerLaunch + 31) / 32];
+  int count;                        // >= 1
+};
+static_assert(sizeof(RunGroup) <= 4000, "kernel parameters are limited to 4 KiB");
+
+// ATen's scalar-weight lerp, as framework/optim's TorchLerp.
+__device__ __forceinline__ float TorchLerp(float self, float end, float weight) {
+  const float diff = __fsub_rn(end, self);
+  return fabsf(weight) < 0.5f ? __fmaf_rn(weight, diff, self)
+                              : __fmaf_rn(__fsub_rn(weight, 1.0f), diff, end);
+}
+
+template <bool kWriteHalf>
+__global__ void __launch_bounds__(kThreadsPerBlock)
+    AdamWKernel(const AdamWScalars s, const __grid_constant__ RunGroup group,
+                float* __restrict__ param, const float* __restrict__ grad,
+                float* __restrict__ exp_avg, float* __restrict__ exp_avg_sq,
+                __half* __restrict__ half_param) {
+  const int64_t end = group.ends[group.count - 1];
+  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  // i only grows, so each thread's run cursor only moves forward: over the whole launch a
+  // thread advances it at most group.count times.
+  int run = 0;
+  for (int64_t i = group.begin + static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+       i < end; i += stride) {
+    while (group.ends[run] <= i) ++run;  // i < end = ends[count - 1] keeps run < count
+    const bool decay = (group.decay_bits[run >> 5] >> (run & 31)) & 1u;
+    const float g = grad[i];
+    const float m = TorchLerp(exp_avg[i], g, s.lerp_weight);
+    const float v = __fmaf_rn(__fmul_rn(s.one_minus_beta2, g), g, __fmul_rn(exp_avg_sq[i], s.beta2));
+    const float denom = __fadd_rn(__fdiv_rn(__fsqrt_rn(v), s.bias_correction2_sqrt), s.eps);
+    // Undecayed elements multiply by exactly 1.0f (a no-op), as the CPU loop does.
+    const float decayed = __fmul_rn(param[i], decay ? s.decay_factor : 1.0f);
+    const float updated = __fadd_rn(decayed, __fdiv_rn(__fmul_rn(s.neg_step_size, m), denom));
+    param[i] = updated;
+    exp_avg[i] = m;
+    exp_avg_sq[i] = v;
+    if constexpr (kWriteHalf) half_param[i] = __float2half_rn(updated);
+  }
+}
+
+// Checks the runs and returns them grouped kRunsPerLaunch at a time, empty runs dropped.
+std::vector<RunGroup> GroupRuns(const std::vector<AdamWDecayRun>& runs, int64_t total) {
+  std::vector<RunGroup> groups;
+  int64_t previous_end = 0;
+  for (const AdamWDecayRun& run : runs) {
+    XLMR_CHECK(run.offset >= previous_end && run.size >= 0 && run.offset + run.size <= total)
+        << "AdamWStep: run [" << run.offset << ", " << run.offset + run.size
+        << ") is out of order or outside [0, " << total << ")";
+    if (run.size == 0) continue;
+    // A gap before this run starts a new group, so that groups stay gap-free inside.
+    if (groups.empty() || groups.back().count == kRunsPerLaunch || run.offset != previous_end) {
+      groups.push_back(RunGroup{});
+      groups.back().begin = run.offset;
+    }
+    RunGroup& group = groups.back();
+    group.ends[group.count] = run.offset + run.size;
+    if (run.decay) group.decay_bits[group.count >> 5] |= 1u << (group.count & 31);
+    ++group.count;
+    previous_end = run.offset + run.size;
+  }
+  return groups;
+}
+
+// ---- Unscale and finite check ----
+
+__device__ __forceinline__ bool IsFiniteBits(float value) {
+  return (__float_as_uint(value) & 0x7f800000u) != 0x7f800000u;
+}
+
+// kMultiply false: reads only (AllFinite); `values` is then never written.
+template <bool kMultiply>
+__global__ void __launch_bounds__(kThreadsPerBlock)
+    UnscaleKernel(float* __restrict__ values, int64_t count, float inv_scale,
+                  int32_t* __restrict__ non_finite) {
+  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  bool all_finite = true;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count;
+       i += stride) {
+    const float value = values[i];
+    all_finite &= IsFiniteBits(value);
+    if constexpr (kMultiply) values[i] = __fmul_rn(value, inv_scale);
+  }
+  // Every writer stores the same 1, so the unordered stores need no atomics.
+  if (!all_finite) *non_finite = 1;
+}
+
+template <bool kMultiply>
+bool LaunchUnscale(float* values, int64_t count, float inv_scale) {
+  if (count == 0) return true;
+  Scratch* scratch = DeviceScratch();
+  CUDA_CHECK(cudaMemsetAsync(&scratch->non_finite, 0, sizeof(int32_t), ComputeStream()));
+  UnscaleKernel<kMultiply><<<GridFor(count), kThreadsPerBlock, 0, ComputeStream()>>>(
+      values, count, inv_scale, &scratch->non_finite);
+  KERNEL_LAUNCH_CHECK();
+  return ReadBack(&scratch->non_finite) == 0;
+}
+
+// ---- Sum of squares ----
+
+// The sum of every thread's `value` in the block, in a fixed tree order; the same in every
+// thread on return. Call once per kernel (the shared array is not reused).
+__device__ double BlockSum(double value) {
+  __shared__ double shared[kThreadsPerBlock];
+  shared[threadIdx.x] = value;
+  __syncthreads();
+  for (int width = kThreadsPerBlock / 2; width > 0; width /= 2) {
+    if (threadIdx.x < width) shared[threadIdx.x] += shared[threadIdx.x + width];
+    __syncthreads();
+  }
+  return shared[0];
+}
+
+// Stage 1: block b writes the sum of squares of its grid-stride share to partial_sums[b].
+// The square of a float is exact in double, so contracting `sum + v * v` into a double fma
+// changes nothing.
+__global__ void __launch_bounds__(kThreadsPerBlock)
+    PartialSumsOfSquaresKernel(const float* __restrict__ values, int64_t count,
+                               double* __restrict__ partial_sums) {
+  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  double sum = 0.0;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count;
+       i += stride) {
+    const double value = values[i];
+    sum += value * value;
+  }
+  const double block_sum = BlockSum(sum);
+  if (threadIdx.x == 0) partial_sums[blockIdx.x] = block_sum;
+}
+
+// Stage 2, one block: thread t sums partials t, t + 256, ... in order, then the block tree.
+__global__ void __launch_bounds__(kThreadsPerBlock)
+    SumPartialsKernel(const double* __restrict__ partial_sums, int count,
+                      double* __restrict__ result) {
+  double sum = 0.0;
+  for (int i = threadIdx.x; i < count; i += kThreadsPerBlock) sum += partial_sums[i];
+  const double total = BlockSum(sum);
+  if (threadIdx.x == 0) *result = total;
+}
+
+// ---- Clipping ----
+
+__global__ void __launch_bounds__(kThreadsPerBlock)
+    ScaleKernel(float* __restrict__ values, int64_t count, float factor) {
+  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count;
+       i += stride) {
+    values[i] = __fmul_rn(values[i], factor);
+  }
+}
+
+// ---- ParameterStore's device refresh ----
+
+void RefreshStoreHalfCopy(const Tensor& master, Tensor& half) { RefreshHalfCopy(master, half); }
+
+// Registered when the program starts, so that ParameterStore::RefreshHalfCopy (framework/tensor,
+// which cannot depend on this backend) works for CUDA stores in every program that links this
+// target (the BUILD marks it alwayslink). Registering only stores a pointer; no CUDA call runs
+// before main.
+[[maybe_unused]] const bool kHalfCopyRefreshRegistered = [] {
+  RegisterDeviceHalfCopyRefresh(&RefreshStoreHalfCopy);
+  return true;
+}();
+
+}  // namespace
+
+void AdamWStep(const AdamWScalars& scalars, const std::vector<AdamWDecayRun>& runs, Tensor& param,
+               const Tensor& grad, Tensor& exp_avg, Tensor& exp_avg_sq, Tensor* half_param) {
+  constexpr const char* kFn = "AdamWStep";
+  CheckDeviceF32(kFn, "param", param);
+  CheckDeviceF32(kFn, "grad", grad);
+  CheckDeviceF32(kFn, "exp_avg", exp_avg);
+  CheckDeviceF32(kFn, "exp_avg_sq", exp_avg_sq);
+  const int64_t total = param.numel();
+  XLMR_CHECK(grad.numel() == total && exp_avg.numel() == total && exp_avg_sq.numel() == total)
+      << kFn << ": param, grad, exp_avg, exp_avg_sq must have the same element count; got "
+      << total << ", " << grad.numel() << ", " << exp_avg.numel() << ", " << exp_avg_sq.numel();
+  __half* half = nullptr;
+  if (half_param != nullptr) {
+    XLMR_CHECK(half_param->device() == Device::kCuda && half_param->dtype() == DType::kF16 &&
+               half_param->numel() == total)
+        << kFn << ": half_param must be f16 on cuda with " << total << " elements";
+    half = static_cast<__half*>(half_param->raw_data());
+  }
+  for (const RunGroup& group : GroupRuns(runs, total)) {
+    const int blocks = GridFor(group.ends[group.count - 1] - group.begin);
+    float* p = param.data<float>();
+    float* m = exp_avg.data<float>();
+    float* v = exp_avg_sq.data<float>();
+    if (half != nullptr) {
+      AdamWKernel<true><<<blocks, kThreadsPerBlock, 0, ComputeStream()>>>(
+          scalars, group, p, grad.data<float>(), m, v, half);
+    } else {
+      AdamWKernel<false><<<blocks, kThreadsPerBlock, 0, ComputeStream()>>>(
+          scalars, group, p, grad.data<float>(), m, v, nullptr);
+    }
+    KERNEL_LAUNCH_CHECK();
+  }
+}
+
+bool UnscaleAndCheckFinite(Tensor& grads, float inv_scale) {
+  CheckDeviceF32("UnscaleAndCheckFinite", "grads", grads);
+  return LaunchUnscale<true>(grads.data<float>(), grads.numel(), inv_scale);
+}
+
+bool AllFinite(const Tensor& values) {
+  CheckDeviceF32("AllFinite", "values", values);
+  // The read-only instantiation never stores through the pointer.
+  return LaunchUnscale<false>(values.data<float>(), values.numel(), 1.0f);
+}
+
+double SumOfSquares(const Tensor& values) {
+  CheckDeviceF32("SumOfSquares", "values", values);
+  const int64_t count = values.numel();
+  if (count == 0) return 0.0;
+  const int blocks = static_cast<int>(std::min<int64_t>(
+      (count + kThreadsPerBlock - 1) / kThreadsPerBlock, kMaxReductionBlocks));
+  Scratch* scratch = DeviceScratch();
+  PartialSumsOfSquaresKernel<<<blocks, kThreadsPerBlock, 0, ComputeStream()>>>(
+      values.data<float>(), count, scratch->partial_sums);
+  KERNEL_LAUNCH_CHECK();
+  SumPartialsKernel<<<1, kThreadsPerBlock, 0, ComputeStream()>>>(scratch->partial_sums, blocks,
+                                                                  &scratch->sum);
+  KERNEL_LAUNCH_CHECK();
+  return ReadBack(&scratch->sum);
+}
+
+void ScaleInPlace(Tensor& values, float factor) {
+  CheckDeviceF32("ScaleInPlace", "values", values);
+  const int64_t count = values.numel();
+  if (count == 0) return;
+  ScaleKernel<<<GridFor(count), kThreadsPerBlock, 0, ComputeStream()>>>(values.data<float>(),
+                                                                        count, factor);
+  KERNEL_LAUNCH_CHECK();
+}
+
+void RefreshHalfCopy(const Tensor& master, Tensor& half) {
+  CheckDeviceF32("RefreshHalfCopy", "master", master);
+  XLMR_CHECK(half.defined() && half.dtype() == DType::kF16 && half.numel() == master.numel())
+      << "RefreshHalfCopy: half must be f16 with " << master.numel() << " elements";
+  CastTensor(master, &half);  // checks the device and shapes, rounds with __float2half_rn
+}
+
+}  // namespace xlmr::kernels::cuda

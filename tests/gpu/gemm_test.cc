@@ -1,0 +1,195 @@
+// kernels/cuda/gemm.h (Gemm, GemmStridedBatched) against a double-precision host product of the
+// same (already rounded) inputs: every transpose combination, f32/f16 operands and outputs,
+// alpha, beta = 1 accumulation, the fp32 bias epilogue, padded leading dimensions, batch strides
+// (including a broadcast operand, stride 0) and the untouched padding of C.
+//
+// Tolerances (kTolerances): the GPU accumulates in fp32, the reference in double, so an element
+// may be off by a few fp32 roundings of the running sum, bounded by kSumRelative * scale with
+// scale = |alpha| sum_k |a_ik b_kj| + |beta c_ij| + |bias_j|; an f16 output adds its own final
+// rounding, one fp16 ulp. K <= 40 here, so fp32 sums are far inside 1e-5, while TF32 (an error
+// ~2^-11 per product) would not be.
+// Skipped (with the reason) when no GPU is visible, e.g. on the build machine.
+#include "kernels/cuda/gemm.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "framework/core/device.h"
+#include "framework/tensor/tensor.h"
+#include "gtest/gtest.h"
+#include "kernels/cuda/device_context.h"
+
+namespace xlmr::kernels::cuda {
+namespace {
+
+constexpr double kSumRelative = 1e-5;  // fp32 vs double accumulation, times scale
+constexpr int kF16OutputUlps = 1;      // the output's own rounding to f16
+
+double HalfUlp(double v) {
+  v = std::fabs(v);
+  if (v < std::ldexp(1.0, -14)) return std::ldexp(1.0, -24);
+  int exponent = 0;
+  std::frexp(v, &exponent);
+  return std::ldexp(1.0, exponent - 11);
+}
+
+class CudaGemmTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const GpuInventory gpus = QueryGpus();
+    if (gpus.count == 0) GTEST_SKIP() << gpus.reason;
+    absl::StatusOr<CudaContext*> context = CudaContext::Init(0);
+    ASSERT_TRUE(context.ok()) << context.status();
+  }
+  std::mt19937 rng_{7};
+
+  // A host tensor of random values in [-1, 1], rounded to dtype; returns the rounded values.
+  Tensor Random(const Shape& shape, DType dtype, std::vector<float>* values) {
+    std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+    Tensor t = Tensor::Zeros(shape, dtype);
+    std::vector<float> raw(static_cast<size_t>(t.numel()));
+    for (float& v : raw) v = uniform(rng_);
+    t.CopyFromFloats(raw);
+    *values = t.ToFloatVector();
+    return t;
+  }
+};
+
+// Element (r, c) of op(X_i), X stored as `layout` in `values`.
+double OperatedAt(const std::vector<float>& values, const MatrixLayout& layout, Transpose t,
+                  int64_t i, int64_t r, int64_t c) {
+  if (t == Transpose::kYes) std::swap(r, c);
+  return values[i * layout.batch_stride + r * layout.ld + c];
+}
+
+struct Reference {
+  std::vector<double> value, scale;  // per element of the C tensor
+};
+
+// The expected C tensor (padding keeps its initial values, with scale 0: must be untouched).
+Reference ReferenceProduct(int64_t batch, const std::vector<float>& a, const MatrixLayout& la,
+                           Transpose ta, const std::vector<float>& b, const MatrixLayout& lb,
+                           Transpose tb, const std::vector<float>& bias, float alpha, float beta,
+                           const std::vector<float>& c0, const MatrixLayout& lc) {
+  const int64_t k_size = ta == Transpose::kNo ? la.cols : la.rows;
+  Reference ref{std::vector<double>(c0.begin(), c0.end()), std::vector<double>(c0.size(), 0.0)};
+  for (int64_t i = 0; i < batch; ++i) {
+    for (int64_t r = 0; r < lc.rows; ++r) {
+      for (int64_t c = 0; c < lc.cols; ++c) {
+        double sum = 0.0, abs_sum = 0.0;
+        for (int64_t k = 0; k < k_size; ++k) {
+          const double p = OperatedAt(a, la, ta, i, r, k) * OperatedAt(b, lb, tb, i, k, c);
+          sum += p;
+          abs_sum += std::fabs(p);
+        }
+        const int64_t at = i * lc.batch_stride + r * lc.ld + c;
+        const double bias_j = bias.empty() ? 0.0 : bias[c];
+        ref.value[at] = alpha * sum + beta * c0[at] + bias_j;
+        ref.scale[at] = std::fabs(alpha) * abs_sum + std::fabs(beta * c0[at]) + std::fabs(bias_j);
+      }
+    }
+  }
+  return ref;
+}
+
+void ExpectMatches(const Tensor& c_gpu, const Reference& ref) {
+  const std::vector<float> got = c_gpu.ToDevice(Device::kCpu).ToFloatVector();
+  ASSERT_EQ(got.size(), ref.value.size());
+  const int ulps = c_gpu.dtype() == DType::kF16 ? kF16OutputUlps : 0;
+  int64_t violations = 0;
+  std::ostringstream first;
+  for (size_t i = 0; i < got.size(); ++i) {
+    const double bound =
+        kSumRelative * ref.scale[i] + ulps * HalfUlp(ref.value[i]) * (ref.scale[i] > 0);
+    if (std::fabs(got[i] - ref.value[i]) <= bound) continue;
+    if (violations++ == 0) {
+      first << "element " << i << ": gpu " << got[i] << ", expected " << ref.value[i] << " (bound "
+            << bound << ")";
+    }
+  }
+  EXPECT_EQ(violations, 0) << first.str();
+}
+
+const char* Name(Transpose t) { return t == Transpose::kYes ? "T" : "N"; }
+
+TEST_F(CudaGemmTest, EveryTransposeDTypeBiasAndBetaMatchesDoubleReference) {
+  const int64_t m = 13, n = 11, k = 19;
+  for (Transpose ta : {Transpose::kNo, Transpose::kYes}) {
+    for (Transpose tb : {Transpose::kNo, Transpose::kYes}) {
+      for (DType operands : {DType::kF32, DType::kF16}) {
+        for (DType output : {DType::kF32, DType::kF16}) {
+          for (bool with_bias : {false, true}) {
+            for (float beta : {0.0f, 1.0f}) {
+              std::ostringstream trace;
+              trace << Name(ta) << Name(tb) << " " << DTypeName(operands) << "->"
+                    << DTypeName(output) << (with_bias ? " bias" : "") << " beta " << beta;
+              SCOPED_TRACE(trace.str());
+              std::vector<float> a, b, bias, c0;
+              const Tensor ha =
+                  Random(ta == Transpose::kNo ? Shape{m, k} : Shape{k, m}, operands, &a);
+              const Tensor hb =
+                  Random(tb == Transpose::kNo ? Shape{k, n} : Shape{n, k}, operands, &b);
+              const Tensor hc = Random({m, n}, output, &c0);
+              Tensor hbias;
+              if (with_bias) hbias = Random({n}, DType::kF32, &bias);
+              Tensor c = hc.ToDevice(Device::kCuda);
+              Gemm(ha.ToDevice(Device::kCuda), ta, hb.ToDevice(Device::kCuda), tb,
+                   with_bias ? hbias.ToDevice(Device::kCuda) : Tensor(), 0.5f, beta, &c);
+              const MatrixLayout la{ha.dim(0), ha.dim(1), ha.dim(1), 0};
+              const MatrixLayout lb{hb.dim(0), hb.dim(1), hb.dim(1), 0};
+              ExpectMatches(
+                  c, ReferenceProduct(1, a, la, ta, b, lb, tb, bias, 0.5f, beta, c0, {m, n, n, 0}));
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+// Attention-like batches: A padded (ld > cols) with a batch stride beyond its matrices, B
+// broadcast (stride 0) or padded and transposed, C padded (direct f16 / f32 output) or
+// contiguous (f32 operands -> f16 output, which is computed in f32 and rounded).
+TEST_F(CudaGemmTest, StridedBatchedMatchesDoubleReferenceAndKeepsPadding) {
+  const int64_t batch = 3, m = 7, n = 10, k = 40;
+  struct Variant {
+    DType operands, output;
+    Transpose tb;
+    bool broadcast_b;
+    bool padded_c;
+  };
+  const Variant variants[] = {
+      {DType::kF16, DType::kF16, Transpose::kYes, false, true},
+      {DType::kF16, DType::kF32, Transpose::kNo, true, true},
+      {DType::kF32, DType::kF32, Transpose::kYes, true, true},
+      {DType::kF32, DType::kF16, Transpose::kNo, false, false},
+  };
+  for (const Variant& v : variants) {
+    SCOPED_TRACE(std::string(DTypeName(v.operands)) + "->" + DTypeName(v.output) + " b" +
+                 Name(v.tb) + (v.broadcast_b ? " broadcast" : "") +
+                 (v.padded_c ? " padded c" : ""));
+    const MatrixLayout la{m, k, k + 3, m * (k + 3) + 5};
+    const int64_t b_rows = v.tb == Transpose::kNo ? k : n, b_cols = v.tb == Transpose::kNo ? n : k;
+    const MatrixLayout lb{b_rows, b_cols, b_cols + 1, v.broadcast_b ? 0 : b_rows * (b_cols + 1)};
+    const MatrixLayout lc =
+        v.padded_c ? MatrixLayout{m, n, n + 2, m * (n + 2) + 1} : MatrixLayout{m, n, n, m * n};
+    std::vector<float> a, b, c0;
+    const Tensor ha = Random({batch * la.batch_stride}, v.operands, &a);
+    const Tensor hb =
+        Random({std::max<int64_t>(lb.batch_stride * batch, b_rows * lb.ld)}, v.operands, &b);
+    const Tensor hc = Random({batch * lc.batch_stride}, v.output, &c0);
+    Tensor c = hc.ToDevice(Device::kCuda);
+    GemmStridedBatched(batch, ha.ToDevice(Device::kCuda), la, Transpose::kNo,
+                       hb.ToDevice(Device::kCuda), lb, v.tb, 1.0f, 0.0f, &c, lc);
+    ExpectMatches(
+        c, ReferenceProduct(batch, a, la, Transpose::kNo, b, lb, v.tb, {}, 1.0f, 0.0f, c0, lc));
+  }
+}
+
+}  // namespace
+}  // namespace xlmr::kernels::cuda

@@ -1,0 +1,130 @@
+#include "tests/gpu/gpu_test_util.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <sstream>
+
+#include "framework/core/device.h"
+#include "framework/tensor/half.h"
+#include "kernels/cuda/device_context.h"
+
+namespace xlmr::testing {
+namespace {
+
+constexpr int kExamplesShown = 8;
+
+// The distance between |value| rounded to f16 and the next larger f16 (inf beyond the range).
+double HalfUlpAt(float value) {
+  const Half half = FloatToHalf(std::fabs(value));
+  if ((half.bits & 0x7c00u) == 0x7c00u) return INFINITY;
+  const float next = HalfToFloat(Half{static_cast<uint16_t>(half.bits + 1)});
+  return static_cast<double>(next) - HalfToFloat(half);
+}
+
+bool SameKind(float a, float b) {
+  return std::isnan(a) == std::isnan(b) && std::isinf(a) == std::isinf(b) &&
+         (!std::isinf(a) || a == b);
+}
+
+// Compares the float values of two tensors with `allowed(cpu)`; EXPECTs no mismatch.
+template <typename Allowed>
+void CompareValues(const std::string& what, const Tensor& gpu, const Tensor& cpu,
+                   Allowed allowed, const std::string& rule) {
+  ASSERT_EQ(gpu.shape(), cpu.shape()) << what << ": shape";
+  ASSERT_EQ(gpu.dtype(), cpu.dtype()) << what << ": dtype";
+  const std::vector<float> got = gpu.ToFloatVector();
+  const std::vector<float> want = cpu.ToFloatVector();
+  int64_t mismatches = 0;
+  double worst = 0.0;
+  std::ostringstream examples;
+  for (size_t i = 0; i < want.size(); ++i) {
+    const double error = std::fabs(static_cast<double>(got[i]) - want[i]);
+    const bool finite = std::isfinite(want[i]) && std::isfinite(got[i]);
+    const bool ok = finite ? error <= allowed(want[i]) : SameKind(got[i], want[i]);
+    if (finite) worst = std::max(worst, error / std::max(1.0, std::fabs(double{want[i]})));
+    if (ok) continue;
+    if (++mismatches <= kExamplesShown) {
+      examples << "\n  [" << i << "] gpu " << got[i] << ", cpu " << want[i] << ", |diff| "
+               << error << ", allowed " << allowed(want[i]);
+    }
+  }
+  EXPECT_EQ(mismatches, 0) << what << " " << DTypeName(cpu.dtype()) << " "
+                           << ShapeString(cpu.shape()) << ": " << mismatches << " of "
+                           << want.size() << " elements outside " << rule
+                           << " (worst scaled error " << worst << ")" << examples.str();
+}
+
+}  // namespace
+
+void GpuTest::SetUp() {
+  const GpuInventory gpus = QueryGpus();
+  if (gpus.count == 0) GTEST_SKIP() << gpus.reason;
+  absl::StatusOr<kernels::cuda::CudaContext*> context = kernels::cuda::CudaContext::Init(0);
+  ASSERT_TRUE(context.ok()) << context.status();
+}
+
+Tensor RandomTensor(const Shape& shape, DType dtype, uint32_t seed, float scale, float offset) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> normal;
+  std::vector<float> values(static_cast<size_t>(NumElements(shape)));
+  for (float& v : values) v = offset + scale * normal(rng);
+  Tensor t = Tensor::Zeros(shape, dtype, Device::kCpu);
+  t.CopyFromFloats(values);
+  return t;
+}
+
+Tensor RandomIds(const Shape& shape, int32_t vocab_size, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int32_t> id(0, vocab_size - 1);
+  Tensor ids = Tensor::Zeros(shape, DType::kI32, Device::kCpu);
+  for (int64_t i = 0; i < ids.numel(); ++i) ids.data<int32_t>()[i] = id(rng);
+  return ids;
+}
+
+Tensor OnGpu(const Tensor& cpu) { return cpu.ToDevice(Device::kCuda); }
+
+void ExpectBitEqual(const std::string& what, const Tensor& gpu, const Tensor& cpu) {
+  ASSERT_EQ(gpu.shape(), cpu.shape()) << what << ": shape";
+  ASSERT_EQ(gpu.dtype(), cpu.dtype()) << what << ": dtype";
+  const Tensor got = gpu.ToDevice(Device::kCpu);
+  const size_t element_bytes = SizeOf(cpu.dtype());
+  const char* got_bytes = static_cast<const char*>(got.raw_data());
+  const char* want_bytes = static_cast<const char*>(cpu.raw_data());
+  int64_t first = -1, mismatches = 0;
+  for (int64_t i = 0; i < cpu.numel(); ++i) {
+    if (std::memcmp(got_bytes + i * element_bytes, want_bytes + i * element_bytes,
+                    element_bytes) == 0) {
+      continue;
+    }
+    if (first < 0) first = i;
+    ++mismatches;
+  }
+  if (mismatches == 0) return;
+  std::ostringstream first_values;
+  if (IsFloating(cpu.dtype())) {
+    first_values << ": gpu " << got.ToFloatVector()[first] << ", cpu "
+                 << cpu.ToFloatVector()[first];
+  }
+  ADD_FAILURE() << what << " " << DTypeName(cpu.dtype()) << " " << ShapeString(cpu.shape())
+                << ": " << mismatches << " of " << cpu.numel()
+                << " elements differ in their bits (expected bit-equal); first at [" << first
+                << "]" << first_values.str();
+}
+
+void ExpectClose(const std::string& what, const Tensor& gpu, const Tensor& cpu,
+                 double f32_tolerance) {
+  const bool half = cpu.dtype() == DType::kF16;
+  std::ostringstream rule;
+  rule << f32_tolerance << " * max(|cpu|, 1)" << (half ? " + 1 f16 ulp" : "");
+  CompareValues(
+      what, gpu, cpu,
+      [&](float want) {
+        return f32_tolerance * std::max(1.0, std::fabs(double{want})) +
+               (half ? HalfUlpAt(want) : 0.0);
+      },
+      rule.str());
+}
+
+}  // namespace xlmr::testing

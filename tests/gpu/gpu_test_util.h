@@ -1,0 +1,50 @@
+// Shared pieces of the tests that compare a CUDA op with the CPU backend (tests/gpu/*_test.cc):
+// the fixture that skips without a GPU, random inputs, and the two comparisons (bit for bit, and
+// within a stated tolerance) with failure messages that name the output, the count of bad
+// elements and the first few of them.
+#ifndef XLMR_TESTS_GPU_GPU_TEST_UTIL_H_
+#define XLMR_TESTS_GPU_GPU_TEST_UTIL_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "framework/tensor/tensor.h"
+#include "gtest/gtest.h"
+
+namespace xlmr::testing {
+
+// Skips the test (with the reason) when no GPU is visible, e.g. on the build machine; otherwise
+// binds the process to GPU 0.
+class GpuTest : public ::testing::Test {
+ protected:
+  void SetUp() override;
+};
+
+// A CPU tensor of `shape` and `dtype` (f32|f16) with values offset + scale * N(0, 1), rounded
+// once to dtype; the same seed gives the same values.
+Tensor RandomTensor(const Shape& shape, DType dtype, uint32_t seed, float scale = 1.0f,
+                    float offset = 0.0f);
+
+// A CPU i32 tensor of `shape` with ids drawn uniformly from [0, vocab_size).
+Tensor RandomIds(const Shape& shape, int32_t vocab_size, uint32_t seed);
+
+// The same values on the GPU.
+Tensor OnGpu(const Tensor& cpu);
+
+// Every element of `gpu` (a CUDA or CPU tensor) has exactly the bits of `cpu`'s; same shape and
+// dtype. `what` names the output in the failure message.
+void ExpectBitEqual(const std::string& what, const Tensor& gpu, const Tensor& cpu);
+
+// Every element of `gpu` is within the tolerance of `cpu`'s; same shape and dtype:
+//   |gpu - cpu| <= f32_tolerance * max(|cpu|, 1) + (f16 tensors: 1 ulp of f16 at |cpu|).
+// That is, a relative error for values of magnitude >= 1 and an absolute one below (inputs are
+// O(1), so an error of f32_tolerance on a value near zero is cancellation, not a wrong result);
+// for f16 outputs, the fp32 intermediate may differ by that much and its one rounding to f16
+// may then land on the neighbouring half. NaN/inf must match in kind.
+void ExpectClose(const std::string& what, const Tensor& gpu, const Tensor& cpu,
+                 double f32_tolerance);
+
+}  // namespace xlmr::testing
+
+#endif  // XLMR_TESTS_GPU_GPU_TEST_UTIL_H_

@@ -1,0 +1,198 @@
+// The losses of framework/ops/loss.h on CUDA tensors (kernels/cuda/loss.h) against the CPU
+// backend on the same inputs.
+//
+// Tolerances (the sums are compared relative to the CPU sum, gradients relative to the
+// gradient's largest magnitude):
+//   quantity                 f32 and f16 inputs   why
+//   CE, BCE sum              1e-5                 expf/logf/log1pf vs glibc (a few ulps per term)
+//                                                 and another fp32 order in the row sums
+//   MSE sum                  1e-10                the same fp32 term on both sides; only the
+//                                                 order of the double summation differs
+//                                                 (bound n * 2^-53 = 7e-11 for n = 6e5 terms)
+//   CE, BCE gradient         1e-5                 as the sums
+//   MSE gradient             1e-6                 the same two fp32 operations (expected exact)
+//   counts                   exact
+// Inputs of f16 tensors are rounded once when created, so both backends read the same values.
+// Skipped (with the reason) when no GPU is visible, e.g. on the build machine.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "framework/core/device.h"
+#include "framework/ops/loss.h"
+#include "framework/tensor/tensor.h"
+#include "gtest/gtest.h"
+#include "kernels/cuda/device_context.h"
+
+namespace xlmr {
+namespace {
+
+constexpr double kTranscendentalTolerance = 1e-5;
+constexpr double kMseSumTolerance = 1e-10;
+constexpr double kMseGradTolerance = 1e-6;
+
+class CudaLossTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const GpuInventory gpus = QueryGpus();
+    if (gpus.count == 0) GTEST_SKIP() << gpus.reason;
+    absl::StatusOr<kernels::cuda::CudaContext*> context = kernels::cuda::CudaContext::Init(0);
+    ASSERT_TRUE(context.ok()) << context.status();
+  }
+};
+
+// (rows, columns): one column, a few classes, more columns than one block of threads, and a
+// large tensor that needs many partial sums.
+struct Size {
+  int64_t rows, cols;
+};
+const Size kSizes[] = {{5, 1}, {37, 3}, {16, 300}, {600, 1000}};
+
+std::string Name(const Size& size, DType dtype) {
+  return "[" + std::to_string(size.rows) + ", " + std::to_string(size.cols) + "] " +
+         DTypeName(dtype);
+}
+
+Tensor RandomCpu(const Shape& shape, DType dtype, float low, float high, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> uniform(low, high);
+  std::vector<float> values(static_cast<size_t>(NumElements(shape)));
+  for (float& v : values) v = uniform(rng);
+  Tensor t = Tensor::Zeros(shape, dtype);
+  t.CopyFromFloats(values);
+  return t;
+}
+
+// Labels in [0, C), every fourth row -100 (ignored); all ignored when `ignore_all`.
+Tensor LabelsCpu(const Size& size, bool ignore_all = false) {
+  Tensor labels = Tensor::Zeros({size.rows}, DType::kI32);
+  std::mt19937 rng(99);
+  for (int64_t r = 0; r < size.rows; ++r) {
+    const bool ignored = ignore_all || r % 4 == 1;
+    labels.data<int32_t>()[r] = ignored ? -100 : static_cast<int32_t>(rng() % size.cols);
+  }
+  return labels;
+}
+
+Tensor OnGpu(const Tensor& t) { return t.ToDevice(Device::kCuda); }
+
+void ExpectSumClose(const std::string& what, const ops::LossSum& gpu, const ops::LossSum& cpu,
+                    double tolerance) {
+  EXPECT_EQ(gpu.count, cpu.count) << what;
+  const double error = std::fabs(gpu.sum - cpu.sum);
+  EXPECT_LE(error, tolerance * std::max(std::fabs(cpu.sum), 1e-30))
+      << what << ": gpu sum " << gpu.sum << " cpu sum " << cpu.sum;
+}
+
+// max |gpu - cpu| <= tolerance * max |cpu|, reporting the worst element.
+void ExpectGradClose(const std::string& what, const Tensor& gpu, const Tensor& cpu,
+                     double tolerance) {
+  ASSERT_EQ(gpu.shape(), cpu.shape()) << what;
+  ASSERT_EQ(gpu.dtype(), DType::kF32) << what;
+  const std::vector<float> g = gpu.ToFloatVector(), c = cpu.ToFloatVector();
+  double largest = 0.0, worst = 0.0;
+  size_t worst_index = 0;
+  for (size_t i = 0; i < c.size(); ++i) {
+    largest = std::max(largest, std::fabs(static_cast<double>(c[i])));
+    const double error = std::fabs(static_cast<double>(g[i]) - c[i]);
+    if (!(error <= worst)) {  // also catches NaN
+      worst = error;
+      worst_index = i;
+    }
+  }
+  if (c.empty()) return;
+  EXPECT_LE(worst, tolerance * std::max(largest, 1e-30))
+      << what << ": element " << worst_index << " gpu " << g[worst_index] << " cpu "
+      << c[worst_index] << " (largest |cpu| " << largest << ")";
+}
+
+TEST_F(CudaLossTest, CrossEntropyMatchesCpuWithIgnoredRows) {
+  const float scale = 0.25f;
+  for (const Size& size : kSizes) {
+    for (DType dtype : {DType::kF32, DType::kF16}) {
+      const std::string what = Name(size, dtype);
+      const Tensor logits = RandomCpu({size.rows, size.cols}, dtype, -8.0f, 8.0f, 1);
+      const Tensor labels = LabelsCpu(size);
+      ExpectSumClose(what, ops::CrossEntropyLoss(OnGpu(logits), OnGpu(labels)),
+                     ops::CrossEntropyLoss(logits, labels), kTranscendentalTolerance);
+      const Tensor gpu_grad = ops::CrossEntropyBackward(OnGpu(logits), OnGpu(labels), scale);
+      ExpectGradClose(what, gpu_grad, ops::CrossEntropyBackward(logits, labels, scale),
+                      kTranscendentalTolerance);
+      // Ignored rows are exactly zero, not merely small.
+      const std::vector<float> grad = gpu_grad.ToFloatVector();
+      for (int64_t r = 1; r < size.rows; r += 4) {
+        for (int64_t j = 0; j < size.cols; ++j) {
+          ASSERT_EQ(grad[r * size.cols + j], 0.0f) << what << " ignored row " << r;
+        }
+      }
+    }
+  }
+}
+
+TEST_F(CudaLossTest, CrossEntropyOfOnlyIgnoredRowsIsEmpty) {
+  const Size size{6, 4};
+  const Tensor logits = OnGpu(RandomCpu({size.rows, size.cols}, DType::kF32, -1.0f, 1.0f, 2));
+  const ops::LossSum loss = ops::CrossEntropyLoss(logits, OnGpu(LabelsCpu(size, true)));
+  EXPECT_EQ(loss.count, 0);
+  EXPECT_EQ(loss.sum, 0.0);
+  const Tensor none = Tensor::Zeros({0, 3}, DType::kF32, Device::kCuda);
+  const ops::LossSum empty =
+      ops::CrossEntropyLoss(none, Tensor::Zeros({0}, DType::kI32, Device::kCuda));
+  EXPECT_EQ(empty.count, 0);
+  EXPECT_EQ(empty.sum, 0.0);
+}
+
+TEST_F(CudaLossTest, MseMatchesCpu) {
+  const float scale = 1.0f / 3.0f;
+  for (const Size& size : kSizes) {
+    for (DType dtype : {DType::kF32, DType::kF16}) {
+      const std::string what = Name(size, dtype);
+      const Tensor predictions = RandomCpu({size.rows, size.cols}, dtype, -3.0f, 3.0f, 3);
+      const Tensor targets = RandomCpu({size.rows, size.cols}, DType::kF32, -3.0f, 3.0f, 4);
+      ExpectSumClose(what, ops::MseLoss(OnGpu(predictions), OnGpu(targets)),
+                     ops::MseLoss(predictions, targets), kMseSumTolerance);
+      ExpectGradClose(what, ops::MseBackward(OnGpu(predictions), OnGpu(targets), scale),
+                      ops::MseBackward(predictions, targets, scale), kMseGradTolerance);
+    }
+  }
+}
+
+TEST_F(CudaLossTest, BceWithLogitsMatchesCpu) {
+  const float scale = 0.125f;
+  for (const Size& size : kSizes) {
+    for (DType dtype : {DType::kF32, DType::kF16}) {
+      const std::string what = Name(size, dtype);
+      // Large |x| exercises the stable form (no overflow of exp for either sign).
+      const Tensor logits = RandomCpu({size.rows, size.cols}, dtype, -30.0f, 30.0f, 5);
+      const Tensor targets = RandomCpu({size.rows, size.cols}, DType::kF32, 0.0f, 1.0f, 6);
+      ExpectSumClose(what, ops::BceWithLogitsLoss(OnGpu(logits), OnGpu(targets)),
+                     ops::BceWithLogitsLoss(logits, targets), kTranscendentalTolerance);
+      ExpectGradClose(what, ops::BceWithLogitsBackward(OnGpu(logits), OnGpu(targets), scale),
+                      ops::BceWithLogitsBackward(logits, targets, scale),
+                      kTranscendentalTolerance);
+    }
+  }
+}
+
+TEST_F(CudaLossTest, SumsAreReproducibleBitForBit) {
+  // The reduction's shape depends only on the element count, so repeated runs agree exactly.
+  const Tensor predictions = OnGpu(RandomCpu({600, 1000}, DType::kF32, -3.0f, 3.0f, 7));
+  const Tensor targets = OnGpu(RandomCpu({600, 1000}, DType::kF32, -3.0f, 3.0f, 8));
+  const double first = ops::MseLoss(predictions, targets).sum;
+  for (int run = 0; run < 3; ++run) EXPECT_EQ(ops::MseLoss(predictions, targets).sum, first);
+}
+
+TEST_F(CudaLossTest, InvalidLabelIsFatal) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");  // the process already runs CUDA threads
+  Tensor labels = Tensor::Zeros({3}, DType::kI32);
+  labels.data<int32_t>()[1] = 5;  // C = 4
+  const Tensor logits = RandomCpu({3, 4}, DType::kF32, -1.0f, 1.0f, 9);
+  // The kernel traps; the loss's own synchronisation reports it.
+  EXPECT_DEATH(ops::CrossEntropyLoss(OnGpu(logits), OnGpu(labels)), "CUDA error");
+}
+
+}  // namespace
+}  // namespace xlmr
