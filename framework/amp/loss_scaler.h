@@ -68,8 +68,9 @@ class DynamicLossScaler {
   // when disabled.
   float scale() const { return state_.scale; }
 
-  // [in,out] flat_grads: f32, CPU; the scaled gradients become the true ones. Returns true
-  // when all of them are finite. Disabled: reads only.
+  // [in,out] flat_grads: f32, CPU or CUDA (kernels/cuda/optim.h, same arithmetic); the scaled
+  // gradients become the true ones. Returns true when all of them are finite. Disabled: reads
+  // only.
   bool UnscaleAndCheckFinite(Tensor& flat_grads) const;
 
   // Once per optimizer step with UnscaleAndCheckFinite's answer (agreed across ranks). Returns

@@ -21,8 +21,9 @@ namespace xlmr::optim {
 // A kernel computing partial sums per block mirrors it.
 double SumOfSquaresRange(const float* values, int64_t n);
 
-// sqrt(sum of g^2) over every element. [in] flat_grads: f32, CPU. Infinite or NaN gradients
-// give an infinite or NaN norm.
+// sqrt(sum of g^2) over every element. [in] flat_grads: f32, CPU or CUDA (a deterministic
+// two-stage double reduction there, see kernels/cuda/optim.h's SumOfSquares). Infinite or NaN
+// gradients give an infinite or NaN norm.
 double GlobalL2Norm(const Tensor& flat_grads);
 
 // The factor the gradients are multiplied by, in torch's float32 arithmetic:
@@ -35,7 +36,7 @@ float ClipCoefficient(double total_norm, double max_norm);
 
 // Multiplies every gradient by ClipCoefficient(total_norm, max_norm) when it is below 1 (a
 // factor of exactly 1 would leave the values unchanged, so torch's unconditional multiply is
-// the same). [in,out] flat_grads: f32, CPU. [in] total_norm: GlobalL2Norm(flat_grads).
+// the same). [in,out] flat_grads: f32, CPU or CUDA. [in] total_norm: GlobalL2Norm(flat_grads).
 void ClipGradNorm(Tensor& flat_grads, double total_norm, double max_norm);
 
 // --max_grad_norm: a finite number >= 0 (0 disables clipping).

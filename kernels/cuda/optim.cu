@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 
 #include "framework/core/check.h"
 #include "framework/tensor/parameter_store.h"
@@ -50,21 +49,20 @@ void CheckDeviceF32(const char* function, const char* name, const Tensor& tensor
 
 // ---- Device scratch for the values read back on the host ----
 
-// Per-process, like the context: partial sums of the reduction, its result and the finite
-// flag. Only ever used on the compute stream, where the passes run one after another.
+// Partial sums of the reduction, its result and the finite flag. Only ever used on the compute
+// stream, where the passes run one after another.
 struct Scratch {
   double partial_sums[kMaxReductionBlocks];
   double sum;
   int32_t non_finite;
 };
 
+// Allocated on first use and never freed, like the context: no CUDA call may run during static
+// destruction.
 Scratch* DeviceScratch() {
-  static std::once_flag once;
-  static std::shared_ptr<Storage> storage;  // never freed: no CUDA call at static destruction
-  std::call_once(once, [] {
-    storage = Storage::Allocate(Device::kCuda, sizeof(Scratch), MemoryCategory::kWorkspace);
-  });
-  return static_cast<Scratch*>(storage->data());
+  static const std::shared_ptr<Storage>* const storage = new std::shared_ptr<Storage>(
+      Storage::Allocate(Device::kCuda, sizeof(Scratch), MemoryCategory::kWorkspace));
+  return static_cast<Scratch*>((*storage)->data());
 }
 
 template <typename T>
@@ -237,14 +235,12 @@ __global__ void __launch_bounds__(kThreadsPerBlock)
 
 // ---- ParameterStore's device refresh ----
 
-void RefreshStoreHalfCopy(const Tensor& master, Tensor& half) { RefreshHalfCopy(master, half); }
-
 // Registered when the program starts, so that ParameterStore::RefreshHalfCopy (framework/tensor,
 // which cannot depend on this backend) works for CUDA stores in every program that links this
 // target (the BUILD marks it alwayslink). Registering only stores a pointer; no CUDA call runs
 // before main.
 [[maybe_unused]] const bool kHalfCopyRefreshRegistered = [] {
-  RegisterDeviceHalfCopyRefresh(&RefreshStoreHalfCopy);
+  RegisterDeviceHalfCopyRefresh(&RefreshHalfCopy);
   return true;
 }();
 
