@@ -16,6 +16,7 @@
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/device_context.h"
 #include "kernels/cuda/philox_device.cuh"
+#include "kernels/cuda/row_reduce.cuh"
 
 namespace xlmr::kernels::cuda {
 namespace {
@@ -80,27 +81,6 @@ __device__ __forceinline__ float StoredAs(float value) {
   return ToFloat(FromFloat<T>(value));
 }
 
-// The reduction of `value` over the row's block, combined in a fixed order, so every thread
-// gets the same (deterministic) result. Requires blockDim.x == kRowThreads.
-template <typename Combine>
-__device__ float RowReduce(float value, Combine combine, float* shared) {
-  for (int offset = 16; offset > 0; offset /= 2) {
-    value = combine(value, __shfl_xor_sync(0xffffffffu, value, offset));
-  }
-  __syncthreads();  // `shared` may still be read by the previous reduction
-  if (threadIdx.x % 32 == 0) shared[threadIdx.x / 32] = value;
-  __syncthreads();
-  value = shared[0];
-  for (int w = 1; w < kRowWarps; ++w) value = combine(value, shared[w]);
-  return value;
-}
-
-struct MaxOp {
-  __device__ float operator()(float a, float b) const { return fmaxf(a, b); }
-};
-struct SumOp {
-  __device__ float operator()(float a, float b) const { return a + b; }
-};
 
 // Score of key j: ((q k^T) rounded, times scale, rounded) plus the key bias, as the CPU does.
 template <typename T>
@@ -124,12 +104,12 @@ __global__ void MaskedSoftmaxKernel(float* probs, T* dropped, const int32_t* key
   for (int64_t j = threadIdx.x; j < seq; j += kRowThreads) {
     row_max = fmaxf(row_max, BiasedScore<T>(scores[j], scale, mask[j]));
   }
-  row_max = RowReduce(row_max, MaxOp(), shared);
+  row_max = RowReduce<kRowWarps>(row_max, MaxOp(), shared);
   float sum = 0.0f;
   for (int64_t j = threadIdx.x; j < seq; j += kRowThreads) {
     sum += expf(BiasedScore<T>(scores[j], scale, mask[j]) - row_max);
   }
-  sum = RowReduce(sum, SumOp(), shared);  // its __syncthreads also orders reads before writes
+  sum = RowReduce<kRowWarps>(sum, SumOp(), shared);  // its __syncthreads also orders reads before writes
   for (int64_t j = threadIdx.x; j < seq; j += kRowThreads) {
     const float prob = expf(BiasedScore<T>(scores[j], scale, mask[j]) - row_max) / sum;
     scores[j] = prob;
@@ -153,7 +133,7 @@ __global__ void SoftmaxBackwardKernel(const float* probs, float* scratch, T* d_s
     scratch[first + j] = d;
     dot += d * probs[first + j];
   }
-  dot = RowReduce(dot, SumOp(), shared);
+  dot = RowReduce<kRowWarps>(dot, SumOp(), shared);
   for (int64_t j = threadIdx.x; j < seq; j += kRowThreads) {
     const float ds = __fmul_rn(probs[first + j], __fsub_rn(scratch[first + j], dot));
     d_scores[first + j] = FromFloat<T>(__fmul_rn(StoredAs<T>(ds), scale));

@@ -11,6 +11,7 @@
 #include "framework/core/check.h"
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/device_context.h"
+#include "kernels/cuda/row_reduce.cuh"
 
 namespace xlmr::kernels::cuda {
 namespace {
@@ -30,25 +31,6 @@ __device__ __forceinline__ float ToFloat(__half value) { return __half2float(val
 
 // ---- Row softmax statistics (cross-entropy) ----
 
-template <typename Combine>
-__device__ float RowReduce(float value, Combine combine, float* shared) {
-  for (int offset = 16; offset > 0; offset /= 2) {
-    value = combine(value, __shfl_xor_sync(0xffffffffu, value, offset));
-  }
-  __syncthreads();  // `shared` may still be read by the previous reduction
-  if (threadIdx.x % 32 == 0) shared[threadIdx.x / 32] = value;
-  __syncthreads();
-  value = shared[0];
-  for (int w = 1; w < kRowWarps; ++w) value = combine(value, shared[w]);
-  return value;
-}
-
-struct MaxOp {
-  __device__ float operator()(float a, float b) const { return fmaxf(a, b); }
-};
-struct SumOp {
-  __device__ float operator()(float a, float b) const { return a + b; }
-};
 
 // log_softmax(x)_j = (x_j - max) - log_sum, as torch computes it. Every thread of the block
 // must call RowLogSoftmax (it synchronises).
@@ -64,12 +46,12 @@ __device__ LogSoftmaxStats RowLogSoftmax(const T* row, int64_t classes, float* s
   for (int64_t j = threadIdx.x; j < classes; j += kRowThreads) {
     row_max = fmaxf(row_max, ToFloat(row[j]));
   }
-  row_max = RowReduce(row_max, MaxOp(), shared);
+  row_max = RowReduce<kRowWarps>(row_max, MaxOp(), shared);
   float sum = 0.0f;
   for (int64_t j = threadIdx.x; j < classes; j += kRowThreads) {
     sum += expf(ToFloat(row[j]) - row_max);
   }
-  sum = RowReduce(sum, SumOp(), shared);
+  sum = RowReduce<kRowWarps>(sum, SumOp(), shared);
   return {row_max, logf(sum)};
 }
 
