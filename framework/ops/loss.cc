@@ -35,10 +35,6 @@ Device CheckElementwiseTargets(const char* op, const char* inputs_name, const Te
 
 LossSum ToLossSum(const kernels::cpu::LossTotals& totals) { return {totals.sum, totals.count}; }
 
-#ifdef XLMR_WITH_CUDA
-LossSum ToLossSum(const kernels::cuda::LossTotals& totals) { return {totals.sum, totals.count}; }
-#endif
-
 }  // namespace
 
 LossSum CrossEntropyLoss(const Tensor& logits, const Tensor& labels) {

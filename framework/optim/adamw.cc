@@ -66,6 +66,8 @@ void StepOnCpu(const AdamWStepScalars& scalars, const std::vector<AdamWSegment>&
     AdamWUpdateRange(scalars, segment.decay, param + offset, grad + offset, m + offset,
                      v + offset, segment.range.size);
   }
+  // The fp16 working copy follows the masters it derives from (the CUDA pass fuses this).
+  if (store.has_half_copy()) store.RefreshHalfCopy();
 }
 
 #ifdef XLMR_WITH_CUDA
@@ -73,7 +75,7 @@ static_assert(sizeof(kernels::cuda::AdamWScalars) == sizeof(AdamWStepScalars),
               "kernels/cuda/optim.h's AdamWScalars must restate every AdamWStepScalars field");
 
 // One fused pass over all segments, which also rewrites the store's fp16 working copy when it
-// has one (the CPU leaves that to ParameterStore::RefreshHalfCopy).
+// has one (the CPU path refreshes it in a second pass).
 void StepOnCuda(const AdamWStepScalars& s, const std::vector<AdamWSegment>& segments,
                 ParameterStore& store, Tensor& exp_avg, Tensor& exp_avg_sq) {
   kernels::cuda::AdamWScalars scalars;

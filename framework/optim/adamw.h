@@ -88,8 +88,9 @@ class AdamW {
   // Increments the step count, then updates store.master() in place from store.grads() (which
   // it only reads) with learning rate `lr` (finite, >= 0). lr is a double because the
   // schedule's rate is a Python float in torch and step_size = lr / (1 - beta1^t) is formed in
-  // double before rounding. CPU: AdamWUpdateRange per segment. CUDA: one fused pass
-  // (kernels/cuda/optim.h), which also rewrites store.half_copy() when the store has one.
+  // double before rounding. When the store has an fp16 working copy, Step also rewrites it
+  // from the new masters (CPU: AdamWUpdateRange per segment, then the copy; CUDA: one fused
+  // pass, kernels/cuda/optim.h), so callers never refresh it themselves.
   void Step(double lr);
 
   int64_t step_count() const { return step_count_; }

@@ -59,8 +59,7 @@ void TrainStep::ApplyUpdate(StepOutcome& outcome) {
   const double norm = optim::GlobalL2Norm(grads);
   outcome.grad_norm = norm;
   if (settings_.max_grad_norm > 0) optim::ClipGradNorm(grads, norm, settings_.max_grad_norm);
-  optimizer_.Step(outcome.learning_rate);
-  if (settings_.fp16) model_.parameters().RefreshHalfCopy();
+  optimizer_.Step(outcome.learning_rate);  // also refreshes the fp16 working copy
 }
 
 }  // namespace xlmr::train
