@@ -27,9 +27,13 @@
 #include "framework/tensor/tensor.h"
 #include "gtest/gtest.h"
 #include "kernels/cuda/device_context.h"
+#include "tests/gpu/gpu_test_util.h"
 
 namespace xlmr {
 namespace {
+
+using testing::ExpectCloseToLargest;
+using testing::OnGpu;
 
 struct Case {
   int64_t batch, seq, hidden;
@@ -83,29 +87,6 @@ Tensor KeyMaskCpu(const Case& c) {
   return mask;
 }
 
-Tensor OnGpu(const Tensor& t) { return t.ToDevice(Device::kCuda); }
-
-// Fails with the worst element when error (see the file comment) exceeds `tolerance`.
-void ExpectClose(const std::string& what, const Tensor& gpu, const Tensor& cpu, double tolerance) {
-  ASSERT_EQ(gpu.shape(), cpu.shape()) << what;
-  ASSERT_EQ(gpu.dtype(), cpu.dtype()) << what;
-  const std::vector<float> g = gpu.ToFloatVector(), c = cpu.ToFloatVector();
-  double largest = 0.0, worst = 0.0;
-  size_t worst_index = 0;
-  for (size_t i = 0; i < c.size(); ++i) {
-    largest = std::max(largest, std::fabs(static_cast<double>(c[i])));
-    const double error = std::fabs(static_cast<double>(g[i]) - c[i]);
-    if (!(error <= worst)) {  // also catches NaN
-      worst = error;
-      worst_index = i;
-    }
-  }
-  if (c.empty()) return;
-  const double relative = largest > 0.0 ? worst / largest : worst;
-  EXPECT_LE(relative, tolerance) << what << ": element " << worst_index << " gpu "
-                                 << g[worst_index] << " cpu " << c[worst_index]
-                                 << " (largest |cpu| " << largest << ")";
-}
 
 struct Inputs {
   Tensor q, k, v, key_mask;
@@ -130,8 +111,8 @@ TEST_F(CudaAttentionTest, ForwardMatchesCpu) {
             ops::Attention(in.q, in.k, in.v, in.key_mask, c.heads, p, kKey);
         const ops::AttentionOutput gpu = ops::Attention(
             OnGpu(in.q), OnGpu(in.k), OnGpu(in.v), OnGpu(in.key_mask), c.heads, p, kKey);
-        ExpectClose(what + " probs", gpu.probs, cpu.probs, Tolerance(dtype));
-        ExpectClose(what + " context", gpu.context, cpu.context, Tolerance(dtype));
+        ExpectCloseToLargest(what + " probs", gpu.probs, cpu.probs, Tolerance(dtype));
+        ExpectCloseToLargest(what + " context", gpu.context, cpu.context, Tolerance(dtype));
       }
     }
   }
@@ -151,9 +132,9 @@ TEST_F(CudaAttentionTest, BackwardMatchesCpu) {
         const ops::AttentionGrads gpu = ops::AttentionBackward(
             OnGpu(d_context), OnGpu(in.q), OnGpu(in.k), OnGpu(in.v), OnGpu(probs),
             OnGpu(in.key_mask), c.heads, p, kKey);
-        ExpectClose(what + " dq", gpu.dq, cpu.dq, Tolerance(dtype));
-        ExpectClose(what + " dk", gpu.dk, cpu.dk, Tolerance(dtype));
-        ExpectClose(what + " dv", gpu.dv, cpu.dv, Tolerance(dtype));
+        ExpectCloseToLargest(what + " dq", gpu.dq, cpu.dq, Tolerance(dtype));
+        ExpectCloseToLargest(what + " dk", gpu.dk, cpu.dk, Tolerance(dtype));
+        ExpectCloseToLargest(what + " dv", gpu.dv, cpu.dv, Tolerance(dtype));
       }
     }
   }
@@ -190,7 +171,7 @@ TEST_F(CudaAttentionTest, DropoutMaskIsTheCpuMaskExactly) {
         << DTypeName(dtype) << ": of " << cpu_values.size() << " elements";
     EXPECT_GT(dropped, static_cast<int64_t>(cpu_values.size()) / 4)
         << "p = 0.5 should drop about half";
-    ExpectClose(std::string(DTypeName(dtype)) + " dropped probs", gpu, cpu, Tolerance(dtype));
+    ExpectCloseToLargest(std::string(DTypeName(dtype)) + " dropped probs", gpu, cpu, Tolerance(dtype));
   }
 }
 

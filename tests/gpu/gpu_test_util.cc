@@ -127,4 +127,25 @@ void ExpectClose(const std::string& what, const Tensor& gpu, const Tensor& cpu,
       rule.str());
 }
 
+void ExpectCloseToLargest(const std::string& what, const Tensor& gpu, const Tensor& cpu,
+                          double tolerance) {
+  ASSERT_EQ(gpu.shape(), cpu.shape()) << what;
+  ASSERT_EQ(gpu.dtype(), cpu.dtype()) << what;
+  const std::vector<float> g = gpu.ToFloatVector(), c = cpu.ToFloatVector();
+  if (c.empty()) return;
+  double largest = 0.0, worst = 0.0;
+  size_t worst_index = 0;
+  for (size_t i = 0; i < c.size(); ++i) {
+    largest = std::max(largest, std::fabs(static_cast<double>(c[i])));
+    const double error = std::fabs(static_cast<double>(g[i]) - c[i]);
+    if (!(error <= worst)) {  // also catches NaN
+      worst = error;
+      worst_index = i;
+    }
+  }
+  EXPECT_LE(worst, tolerance * std::max(largest, 1e-30))
+      << what << ": element " << worst_index << " gpu " << g[worst_index] << " cpu "
+      << c[worst_index] << " (largest |cpu| " << largest << ")";
+}
+
 }  // namespace xlmr::testing

@@ -45,6 +45,12 @@ void ExpectBitEqual(const std::string& what, const Tensor& gpu, const Tensor& cp
 void ExpectClose(const std::string& what, const Tensor& gpu, const Tensor& cpu,
                  double f32_tolerance);
 
+// max |gpu - cpu| <= tolerance * max |cpu| over the whole tensor (same shape and dtype),
+// reporting the worst element; NaN anywhere fails. For outputs whose error is best measured
+// against the tensor's scale (GEMM-based results, gradients).
+void ExpectCloseToLargest(const std::string& what, const Tensor& gpu, const Tensor& cpu,
+                          double tolerance);
+
 }  // namespace xlmr::testing
 
 #endif  // XLMR_TESTS_GPU_GPU_TEST_UTIL_H_
