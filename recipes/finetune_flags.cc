@@ -10,6 +10,7 @@
 #include "framework/optim/adamw.h"
 #include "framework/optim/grad_clip.h"
 #include "framework/optim/lr_schedule.h"
+#include "framework/recompute/budget_flag.h"
 #include "recipes/embedded_default.h"
 #include "recipes/runfiles.h"
 
@@ -83,12 +84,6 @@ absl::Status ExpectPositive(const absl::Flag<T>& flag, const char* name) {
   return Expect(value > 0, name, "a positive number", absl::StrCat(value));
 }
 
-absl::Status ExpectInRange(double value, double low, double high, const char* name, bool high_open) {
-  const bool ok = std::isfinite(value) && value >= low && (high_open ? value < high : value <= high);
-  return Expect(ok, name, absl::StrCat("a number in [", low, ", ", high, high_open ? ")" : "]"),
-                absl::StrCat(value));
-}
-
 std::string DefaultCacheDir() {
   if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg != nullptr && *xdg != '\0') {
     return std::string(xdg) + "/xlmr_trainer";
@@ -141,8 +136,6 @@ absl::Status ReadOptimizerFlags(train::TrainerOptions& t) {
   t.gradient_accumulation_steps = absl::GetFlag(FLAGS_gradient_accumulation_steps);
   t.group_by_length = absl::GetFlag(FLAGS_group_by_length);
   t.learning_rate = absl::GetFlag(FLAGS_learning_rate);
-  XLMR_RETURN_IF_ERROR(Expect(std::isfinite(t.learning_rate) && t.learning_rate >= 0, "learning_rate",
-                              "a non-negative number", absl::StrCat(t.learning_rate)));
   t.adam_beta1 = absl::GetFlag(FLAGS_adam_beta1);
   t.adam_beta2 = absl::GetFlag(FLAGS_adam_beta2);
   t.adam_epsilon = absl::GetFlag(FLAGS_adam_epsilon);
@@ -153,12 +146,9 @@ absl::Status ReadOptimizerFlags(train::TrainerOptions& t) {
   XLMR_RETURN_IF_ERROR(optim::ValidateMaxGradNorm(t.max_grad_norm));
   t.lr_scheduler_type = absl::GetFlag(FLAGS_lr_scheduler_type);
   t.warmup_ratio = absl::GetFlag(FLAGS_warmup_ratio);
-  XLMR_RETURN_IF_ERROR(ExpectInRange(t.warmup_ratio, 0, 1, "warmup_ratio", false));
   t.warmup_steps = absl::GetFlag(FLAGS_warmup_steps);
-  XLMR_RETURN_IF_ERROR(Expect(t.warmup_steps >= 0, "warmup_steps", "a non-negative integer",
-                              absl::StrCat(t.warmup_steps)));
-  // The schedule's own validation (type, warm-up) on a nominal length; the trainer builds the
-  // real one once the number of steps is known.
+  // The schedule's own validation (type, learning rate, warm-up) on a nominal length; the
+  // trainer builds the real one once the number of steps is known.
   XLMR_RETURN_IF_ERROR(
       optim::MakeLrSchedule(t.lr_scheduler_type, t.learning_rate, 1, t.warmup_steps, t.warmup_ratio).status());
   t.num_train_epochs = absl::GetFlag(FLAGS_num_train_epochs);
@@ -184,6 +174,9 @@ absl::Status ReadRunFlags(FinetuneConfig& c) {
   XLMR_RETURN_IF_ERROR(amp::ValidateLossScalerOptions(t.loss_scaler));
   c.gradient_checkpointing = absl::GetFlag(FLAGS_gradient_checkpointing);
   c.activation_memory_budget = absl::GetFlag(FLAGS_activation_memory_budget);
+  if (!c.activation_memory_budget.empty()) {  // malformed: stop before any data is read
+    XLMR_RETURN_IF_ERROR(recompute::ParseMemoryBudget(c.activation_memory_budget).status());
+  }
   c.print_memory_plan = absl::GetFlag(FLAGS_print_memory_plan);
   const int64_t seed = absl::GetFlag(FLAGS_seed);
   XLMR_RETURN_IF_ERROR(Expect(seed >= 0, "seed", "a non-negative integer", absl::StrCat(seed)));

@@ -87,7 +87,6 @@ Tensor KeyMaskCpu(const Case& c) {
   return mask;
 }
 
-
 struct Inputs {
   Tensor q, k, v, key_mask;
 };

@@ -81,7 +81,6 @@ Tensor LabelsCpu(const Size& size, bool ignore_all = false) {
   return labels;
 }
 
-
 void ExpectSumClose(const std::string& what, const ops::LossSum& gpu, const ops::LossSum& cpu,
                     double tolerance) {
   EXPECT_EQ(gpu.count, cpu.count) << what;
