@@ -2,6 +2,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <cstdint>
 #include <sstream>
 #include <string>
 
@@ -22,10 +23,16 @@ std::string OutOfMemoryReport(size_t bytes) {
   int device = -1;
   cudaGetDevice(&device);
   std::ostringstream report;
-  report << "out of GPU memory: cudaMalloc of " << bytes << " bytes on GPU " << device << "; ";
+  report << "out of GPU memory: cudaMallocAsync of " << bytes << " bytes on GPU " << device << "; ";
   if (have_info) report << free_bytes << " of " << total_bytes << " bytes free; ";
   report << "this process holds " << MemoryStatsFor(Device::kCuda).current_total()
          << " bytes in tensors";
+  cudaMemPool_t pool = nullptr;
+  uint64_t reserved = 0;
+  if (cudaDeviceGetDefaultMemPool(&pool, device) == cudaSuccess &&
+      cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemCurrent, &reserved) == cudaSuccess) {
+    report << " and " << reserved << " bytes in its memory pool";
+  }
   return report.str();
 }
 
@@ -40,19 +47,18 @@ cudaMemcpyKind CopyKind(Device dst_device, Device src_device) {
 
 void* CudaAllocator::Allocate(size_t bytes) {
   void* pointer = nullptr;
-  // cudaMalloc(0) succeeds with a null pointer; the Allocator contract promises non-null.
-  const cudaError_t error = cudaMalloc(&pointer, bytes == 0 ? 1 : bytes);
+  // A zero-byte request may yield null; the Allocator contract promises non-null.
+  const cudaError_t error = cudaMallocAsync(&pointer, bytes == 0 ? 1 : bytes, stream_);
   XLMR_CHECK(error != cudaErrorMemoryAllocation) << OutOfMemoryReport(bytes);
-  CUDA_CHECK(error) << "(cudaMalloc of " << bytes << " bytes)";
+  CUDA_CHECK(error) << "(cudaMallocAsync of " << bytes << " bytes)";
   return pointer;
 }
 
-void CudaAllocator::Free(void* pointer) { CUDA_CHECK(cudaFree(pointer)); }
+void CudaAllocator::Free(void* pointer) { CUDA_CHECK(cudaFreeAsync(pointer, stream_)); }
 
 void CudaAllocator::Zero(void* pointer, size_t bytes) {
   if (bytes == 0) return;
-  CUDA_CHECK(cudaMemsetAsync(pointer, 0, bytes, zero_stream_));
-  CUDA_CHECK(cudaStreamSynchronize(zero_stream_));
+  CUDA_CHECK(cudaMemsetAsync(pointer, 0, bytes, stream_));
 }
 
 void CopyBytesWithCuda(void* dst, Device dst_device, const void* src, Device src_device,

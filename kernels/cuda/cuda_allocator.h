@@ -13,27 +13,35 @@ struct CUstream_st;  // what cudaStream_t points to
 
 namespace xlmr::kernels::cuda {
 
-// cudaMalloc / cudaFree on the current device. Every call goes straight to the driver, which is
-// simple and exact for memory accounting but slow if tensors are made and freed every step;
-// a caching allocator can replace this class without touching its callers. Works on the
-// calling thread's current device (CudaContext::Init sets it for the thread that calls it).
+// Stream-ordered GPU memory from the CUDA runtime's own caching allocator (cudaMallocAsync /
+// cudaFreeAsync on the device's default memory pool, which CudaContext::Init sets to keep freed
+// memory instead of returning it to the driver). Training makes and frees activations every
+// micro-step; plain cudaMalloc/cudaFree would synchronise the whole device on each free and
+// serialise the host with the GPU, while the pool hands freed blocks back in stream order at
+// the cost of a host-side lookup.
+//
+// Stream contract: every allocation, free and zero-fill is ordered on `stream` (the context's
+// compute stream). Memory is usable by work queued on that stream after Allocate returns, and
+// by any other stream once ordered after it (an event; the NCCL communicator does this). A
+// tensor used on another stream must have that use ordered back onto `stream` before it is
+// freed: the gradient buffers that the communication stream reads live for the whole run.
+// Works on the calling thread's current device (CudaContext::Init sets it for its thread).
 class CudaAllocator final : public Allocator {
  public:
-  // [in] zero_stream: the stream Zero() clears memory on (the context's compute stream, so
-  // zeroing is ordered after kernels already queued there). Not owned; must outlive this.
-  explicit CudaAllocator(CUstream_st* zero_stream) : zero_stream_(zero_stream) {}
+  // [in] stream: the stream every allocation is ordered on. Not owned; must outlive this.
+  explicit CudaAllocator(CUstream_st* stream) : stream_(stream) {}
 
-  // 256-byte aligned (cudaMalloc guarantees it); never null, also for 0 bytes. Out of memory
+  // 256-byte aligned (the pool's granularity); never null, also for 0 bytes. Out of memory
   // aborts with the request, the GPU's free/total bytes and what this process holds in tensors.
   void* Allocate(size_t bytes) override;
-  // Implicitly waits for the whole device (cudaFree does): fine for long-lived buffers.
+  // Returns the block to the pool once `stream` reaches this point; no synchronisation.
   void Free(void* pointer) override;
-  // Clears `bytes` at `pointer` on `zero_stream`, then waits for it, so the zeros are visible to
-  // every stream and to the host when this returns.
+  // Clears `bytes` at `pointer` on `stream` (asynchronous, like every kernel: later work on
+  // `stream`, host copies through CopyBytesWithCuda and streams ordered after it see zeros).
   void Zero(void* pointer, size_t bytes) override;
 
  private:
-  CUstream_st* zero_stream_;
+  CUstream_st* stream_;
 };
 
 // A CopyBytesFn (framework/tensor/tensor.h) for any mix of kCpu and kCuda: a synchronous

@@ -3,6 +3,8 @@
 #include <cublasLt.h>
 #include <cuda_runtime_api.h>
 
+#include <cstdint>
+
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "framework/core/check.h"
@@ -40,6 +42,26 @@ cudaStream_t CreateBlockingStream() {
   return stream;
 }
 
+// Makes the device's default memory pool (what cudaMallocAsync draws from) keep the memory
+// that tensors free instead of handing it back to the driver at every synchronisation (the
+// default release threshold is 0): a training step frees and remakes the same activations every
+// micro-step, so the pool settles at the step's peak and allocation becomes a host-side lookup.
+absl::Status KeepFreedMemoryInPool(int device) {
+  int pools_supported = 0;
+  CUDA_CHECK(cudaDeviceGetAttribute(&pools_supported, cudaDevAttrMemoryPoolsSupported, device));
+  if (pools_supported == 0) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "cannot use GPU ", device,
+        ": it does not support stream-ordered memory pools (cudaMallocAsync), which the CUDA "
+        "backend allocates from; update the NVIDIA driver"));
+  }
+  cudaMemPool_t pool = nullptr;
+  CUDA_CHECK(cudaDeviceGetDefaultMemPool(&pool, device));
+  uint64_t keep_everything = UINT64_MAX;
+  CUDA_CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep_everything));
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<CudaContext*> CudaContext::Init(int device) {
@@ -56,11 +78,12 @@ absl::StatusOr<CudaContext*> CudaContext::Init(int device) {
                                             cudaGetErrorName(error), ": ",
                                             cudaGetErrorString(error)));
   }
+  if (absl::Status status = KeepFreedMemoryInPool(device); !status.ok()) return status;
   int multiprocessor_count = 0;
   CUDA_CHECK(cudaDeviceGetAttribute(&multiprocessor_count, cudaDevAttrMultiProcessorCount,
                                     device));
   current_context = new CudaContext(device, multiprocessor_count, CreateBlockingStream());
-  // Never freed, like the context that owns the stream it zeroes on.
+  // Never freed, like the context that owns the stream it orders allocations on.
   RegisterAllocator(Device::kCuda, new CudaAllocator(current_context->compute_stream()));
   RegisterDeviceCopy(&CopyBytesWithCuda);
   return current_context;

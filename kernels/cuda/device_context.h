@@ -37,8 +37,8 @@ class CudaContext {
   // Call once, from the main thread, before any CUDA tensor exists; calling it again with the
   // same ordinal returns the same context. The context lives until the process exits (never
   // destroyed, so no CUDA call runs during static destruction).
-  // Errors: FailedPrecondition when no GPU is visible (the message says why, e.g. no driver) or
-  // the process is already bound to another GPU; InvalidArgument when `device` is out of range;
+  // Errors: FailedPrecondition when no GPU is visible (the message says why, e.g. no driver),
+  // the process is already bound to another GPU, or the GPU lacks stream-ordered memory pools; InvalidArgument when `device` is out of range;
   // Internal when the driver refuses the device (e.g. exclusive mode, already in use).
   static absl::StatusOr<CudaContext*> Init(int device);
 

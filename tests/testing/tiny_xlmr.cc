@@ -71,14 +71,14 @@ data::Batch TinyBatch(const data::TokenizedDataset& dataset, int64_t first, int6
 }
 
 TinyTrainer::TinyTrainer(const TinyTrainerOptions& options, distributed::Communicator* comm)
-    : model_(TinyXlmrConfig(options.model), Device::kCpu),
+    : model_(TinyXlmrConfig(options.model), options.device),
       sync_(CommOrLocal(comm, owned_comm_), model_.parameters()),
       scaler_(ScalerOptions(options)),
       optimizer_(model_.parameters(), options.adam),
       schedule_(*optim::MakeLrSchedule(options.lr_schedule, options.learning_rate, options.total_steps,
                                        options.warmup_steps, 0.0)),
       step_(model_, sync_, scaler_, optimizer_, schedule_,
-            train::StepSettings{options.fp16, options.max_grad_norm, options.dropout_seed, Device::kCpu}) {
+            train::StepSettings{options.fp16, options.max_grad_norm, options.dropout_seed, options.device}) {
   models::InitializeAllWeights(model_, options.init_seed);
   if (options.fp16) model_.parameters().EnableHalfCopy();
 }

@@ -57,6 +57,8 @@ struct TinyTrainerOptions {
   int64_t total_steps = 100;
   optim::AdamWOptions adam = {0.9, 0.999, 1e-8, 0.01};
   double max_grad_norm = 1.0;
+  // Where the model, its buffers and every op live; kCuda needs CudaContext::Init first.
+  Device device = Device::kCpu;
 };
 
 // The model, optimizer, loss scaler and gradient synchronizer wired as the trainer wires them.

@@ -1,0 +1,168 @@
+// Whole optimizer steps on the GPU against the same steps on the CPU backend (the oracle), and
+// the NCCL path with one rank against the GPU path without communication.
+//
+// Set-up shared by every case: the tiny XLM-R of tests/testing (2 blocks, 2 heads, hidden 16,
+// vocabulary 40), the same initial weights on both backends (initialisation is a pure function
+// of the seed, computed on the host), the same 12 examples of uneven length split into two
+// micro-batches of 6 (gradient accumulation 2, padding inside each batch), dropout 0.1 on
+// hidden states and attention probabilities (a mask element is a pure function of its key and
+// index on both backends, so the masks are the same), three optimizer steps, clipping at 1.0,
+// linear decay with warm-up 1.
+//
+// Tolerances, and why:
+// - The backends differ only in summation order (cuBLASLt vs OpenBLAS GEMMs, tree vs serial
+//   reductions in layer norm, softmax, losses, norms). In fp32 that is ~1e-7 relative per
+//   reduction, a few reductions deep, amplified by at most a few through backward: losses 1e-5
+//   relative, gradients 1e-5 of the largest gradient.
+// - Under fp16 the same order differences can move an fp32 intermediate across a rounding
+//   boundary of its fp16 copy: one fp16 ulp (2^-11 = 4.9e-4 relative) on that element, which
+//   then propagates. Losses 2e-3 relative, gradients 1e-2 of the largest gradient. These are
+//   first estimates from that argument (no GPU has run this test yet); tighten them to a few
+//   times the figures the first GPU run prints.
+// - Weights after three AdamW steps: AdamW divides each element's update by its own gradient
+//   history, so with the default eps (1e-8) a gradient that is analytically zero (the attention
+//   key bias) turns rounding noise into a full-size step of random sign on either backend. The
+//   comparison uses eps = 1, which makes the update a smooth function of the gradient
+//   (|d update| <= lr * |d gradient|): the weights then differ by at most about
+//   steps * lr * (gradient tolerance), here 1e-6 (fp32) and 1e-4 (fp16) absolute with lr 1e-3.
+// - NCCL with world size 1 vs no communication, both on the GPU: a sum over one rank is the
+//   value itself and every other kernel is the same, so the weights must agree bit for bit.
+//   (That needs deterministic kernels: an atomicAdd-based reduction would break it.)
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "framework/core/device.h"
+#include "framework/distributed/local_communicator.h"
+#include "framework/distributed/nccl_communicator.h"
+#include "framework/recompute/recompute_plan.h"
+#include "gtest/gtest.h"
+#include "tests/gpu/gpu_test_util.h"
+#include "tests/testing/tiny_xlmr.h"
+
+namespace xlmr::testing {
+namespace {
+
+constexpr int kSteps = 3;
+constexpr int kMicroBatch = 6;
+
+struct Tolerances {
+  double loss_relative;
+  double grad_of_largest;
+  double weight_absolute;
+};
+constexpr Tolerances kF32 = {1e-5, 1e-5, 1e-6};
+constexpr Tolerances kF16 = {2e-3, 1e-2, 1e-4};
+
+struct TrainingRun {
+  std::vector<train::StepOutcome> outcomes;
+  std::vector<Tensor> grads_after_first_step;  // one host copy (unscaled, clipped)
+  Tensor weights;                              // fp32 masters after the last step, on the host
+  int64_t allreduce_calls = 0;
+  int64_t buckets = 0;
+};
+
+TinyTrainerOptions StepOptions(Device device, bool fp16) {
+  TinyTrainerOptions options;
+  options.device = device;
+  options.fp16 = fp16;
+  options.model.dropout = 0.1;
+  options.lr_schedule = "linear";
+  options.warmup_steps = 1;
+  options.total_steps = 10;
+  options.adam.eps = 1.0;  // see the weights tolerance above
+  return options;
+}
+
+// Trains kSteps optimizer steps of two micro-batches each; `comm` null means no communication.
+TrainingRun Train(const TinyTrainerOptions& options, bool recompute_every_block,
+          distributed::Communicator* comm = nullptr) {
+  const data::TokenizedDataset dataset = TinyDataset(2 * kMicroBatch);
+  const std::vector<data::Batch> batches = {TinyBatch(dataset, 0, kMicroBatch),
+                                            TinyBatch(dataset, kMicroBatch, kMicroBatch)};
+  TinyTrainer trainer(options, comm);
+  if (recompute_every_block) {
+    trainer.model().SetRecomputePlan(
+        recompute::RecomputePlan::Uniform(options.model.layers, recompute::BlockRecompute::kFull));
+  }
+  TrainingRun run;
+  for (int step = 0; step < kSteps; ++step) {
+    run.outcomes.push_back(trainer.Step(step, batches));
+    if (step == 0) run.grads_after_first_step.push_back(trainer.model().parameters().grads().ToDevice(Device::kCpu));
+  }
+  run.weights = trainer.model().parameters().master().ToDevice(Device::kCpu);
+  if (comm != nullptr) run.allreduce_calls = comm->allreduce_calls();
+  run.buckets = static_cast<int64_t>(trainer.model().parameters().buckets().size());
+  return run;
+}
+
+void ExpectSameSteps(const TrainingRun& gpu, const TrainingRun& cpu, const Tolerances& tolerance) {
+  ASSERT_EQ(gpu.outcomes.size(), cpu.outcomes.size());
+  for (size_t s = 0; s < cpu.outcomes.size(); ++s) {
+    SCOPED_TRACE("optimizer step " + std::to_string(s));
+    const train::StepOutcome& g = gpu.outcomes[s];
+    const train::StepOutcome& c = cpu.outcomes[s];
+    EXPECT_EQ(g.skipped, c.skipped);
+    EXPECT_EQ(g.loss_scale, c.loss_scale);
+    EXPECT_NEAR(g.loss, c.loss, tolerance.loss_relative * std::fabs(c.loss));
+    ASSERT_EQ(g.grad_norm.has_value(), c.grad_norm.has_value());
+    if (c.grad_norm) EXPECT_NEAR(*g.grad_norm, *c.grad_norm, tolerance.grad_of_largest * *c.grad_norm);
+  }
+  ExpectCloseToLargest("gradients after step 1", gpu.grads_after_first_step[0],
+                       cpu.grads_after_first_step[0], tolerance.grad_of_largest);
+  const std::vector<float> g = gpu.weights.ToFloatVector();
+  const std::vector<float> c = cpu.weights.ToFloatVector();
+  ASSERT_EQ(g.size(), c.size());
+  size_t worst = 0;
+  for (size_t i = 0; i < c.size(); ++i) {
+    if (std::fabs(g[i] - c[i]) > std::fabs(g[worst] - c[worst]) || std::isnan(g[i])) worst = i;
+  }
+  EXPECT_LE(std::fabs(g[worst] - c[worst]), tolerance.weight_absolute)
+      << "weights after " << kSteps << " steps: worst element " << worst << " gpu " << g[worst]
+      << " cpu " << c[worst];
+}
+
+class TrainStepGpuTest : public GpuTest {};
+
+TEST_F(TrainStepGpuTest, Fp32StepsMatchTheCpuBackend) {
+  const TrainingRun cpu = Train(StepOptions(Device::kCpu, false), false);
+  const TrainingRun gpu = Train(StepOptions(Device::kCuda, false), false);
+  ExpectSameSteps(gpu, cpu, kF32);
+}
+
+TEST_F(TrainStepGpuTest, Fp16StepsMatchTheCpuBackend) {
+  const TrainingRun cpu = Train(StepOptions(Device::kCpu, true), false);
+  const TrainingRun gpu = Train(StepOptions(Device::kCuda, true), false);
+  ExpectSameSteps(gpu, cpu, kF16);
+}
+
+TEST_F(TrainStepGpuTest, RecomputedBlocksMatchTheCpuBackend) {
+  // Full recompute of both blocks (--gradient_checkpointing) on the GPU against keeping
+  // everything on the CPU: recompute regenerates the same dropout masks, so only the backends'
+  // summation order separates the two.
+  const TrainingRun cpu = Train(StepOptions(Device::kCpu, true), false);
+  const TrainingRun gpu = Train(StepOptions(Device::kCuda, true), true);
+  ExpectSameSteps(gpu, cpu, kF16);
+}
+
+TEST_F(TrainStepGpuTest, NcclWithOneRankIsTheLocalPathBitForBit) {
+  const TinyTrainerOptions options = StepOptions(Device::kCuda, true);
+  distributed::LocalCommunicator local;
+  const TrainingRun without = Train(options, false, &local);
+  absl::StatusOr<std::unique_ptr<distributed::NcclCommunicator>> nccl =
+      distributed::NcclCommunicator::Create(distributed::LaunchEnvironment(),
+                                            std::make_unique<distributed::LocalCommunicator>());
+  ASSERT_TRUE(nccl.ok()) << nccl.status();
+  const TrainingRun with = Train(options, false, nccl->get());
+  ExpectBitEqual("weights after NCCL steps", with.weights, without.weights);
+  for (int s = 0; s < kSteps; ++s) EXPECT_EQ(with.outcomes[s].loss, without.outcomes[s].loss);
+  // One all-reduce per bucket on the last micro-step only: never on the first.
+  EXPECT_EQ(with.allreduce_calls, kSteps * with.buckets);
+  EXPECT_EQ(without.allreduce_calls, kSteps * without.buckets);
+}
+
+}  // namespace
+}  // namespace xlmr::testing
