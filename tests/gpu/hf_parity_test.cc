@@ -1,0 +1,19 @@
+// Parity with Hugging Face Transformers on the CUDA backend: the same golden model, inputs,
+// checks and tolerances as the CPU backend's parity test (tests/testing/hf_parity.h). The GPU
+// computes in fp32 with fp32 accumulation (no TF32), so it answers to the fp32 tolerances.
+#include "framework/core/device.h"
+#include "gtest/gtest.h"
+#include "tests/gpu/gpu_test_util.h"
+#include "tests/testing/hf_parity.h"
+
+namespace xlmr::testing {
+namespace {
+
+class HuggingFaceParityGpuTest : public GpuTest {};
+
+TEST_F(HuggingFaceParityGpuTest, LogitsLossAndEveryGradientMatchFp32) {
+  ExpectHuggingFaceParity(Device::kCuda);
+}
+
+}  // namespace
+}  // namespace xlmr::testing

@@ -1,0 +1,123 @@
+#include "tests/testing/hf_parity.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "framework/io/safetensors.h"
+#include "framework/ops/loss.h"
+#include "gtest/gtest.h"
+#include "models/xlmr/hf_checkpoint.h"
+
+namespace xlmr::testing {
+namespace {
+
+// An I64 tensor of the golden file as an i32 host tensor (ids and labels are small).
+Tensor ReadInt64AsInt32(const io::SafetensorsFile& file, const std::string& name) {
+  const io::SafetensorsTensor* t = file.Find(name);
+  EXPECT_NE(t, nullptr) << name;
+  if (t == nullptr) return Tensor::Zeros({0}, DType::kI32);
+  EXPECT_EQ(t->dtype, "I64");
+  Tensor out = Tensor::Zeros(t->shape, DType::kI32);
+  for (int64_t i = 0; i < out.numel(); ++i) {
+    int64_t value;
+    std::memcpy(&value, t->bytes.data() + 8 * i, sizeof value);
+    out.data<int32_t>()[i] = static_cast<int32_t>(value);
+  }
+  return out;
+}
+
+std::vector<float> Golden(const io::SafetensorsFile& golden, const std::string& name) {
+  absl::StatusOr<Tensor> t = io::ToTensor(golden, name);
+  EXPECT_TRUE(t.ok()) << t.status();
+  return t.ok() ? t->ToFloatVector() : std::vector<float>{};
+}
+
+// max |actual - expected| / max |expected|.
+double RelativeError(const std::vector<float>& actual, const std::vector<float>& expected) {
+  EXPECT_EQ(actual.size(), expected.size());
+  double max_diff = 0, max_ref = 1e-30;
+  for (size_t i = 0; i < std::min(actual.size(), expected.size()); ++i) {
+    max_diff = std::max(max_diff, std::fabs(double{actual[i]} - expected[i]));
+    max_ref = std::max(max_ref, std::fabs(double{expected[i]}));
+  }
+  return max_diff / max_ref;
+}
+
+void ExpectPaddingRowsUntouched(const models::XlmrForSequenceClassification& model) {
+  const ParameterStore& store = model.parameters();
+  const int64_t pad = model.config().pad_token_id;
+  for (const char* name : {"roberta.embeddings.word_embeddings.weight",
+                           "roberta.embeddings.position_embeddings.weight"}) {
+    const std::vector<float> row = store.grad(store.Find(name)).Slice(pad, pad + 1).ToFloatVector();
+    EXPECT_TRUE(std::all_of(row.begin(), row.end(), [](float v) { return v == 0.0f; }))
+        << name << ": the padding row got a gradient";
+  }
+}
+
+}  // namespace
+
+void ExpectHuggingFaceParity(Device device) {
+  absl::StatusOr<io::SafetensorsFile> golden =
+      io::ReadSafetensors(std::string(kTinyXlmrGoldenDir) + "/golden.safetensors");
+  ASSERT_TRUE(golden.ok()) << golden.status();
+  models::LoadOptions load;
+  load.device = device;
+  absl::StatusOr<models::LoadedModel> loaded =
+      models::LoadPretrained(std::string(kTinyXlmrGoldenDir) + "/classifier", load);
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  ASSERT_FALSE(loaded->fresh_head);
+  models::XlmrForSequenceClassification& model = *loaded->model;
+
+  const models::ModelInputs inputs{ReadInt64AsInt32(*golden, "input_ids").ToDevice(device),
+                                   ReadInt64AsInt32(*golden, "attention_mask").ToDevice(device)};
+  const Tensor labels = ReadInt64AsInt32(*golden, "labels").ToDevice(device);
+  models::ForwardContext context;  // eval: dropout off, fp32
+  const Tensor logits = model.Forward(inputs, context, /*keep_activations=*/true);
+  const double logits_error = RelativeError(logits.ToFloatVector(), Golden(*golden, "logits"));
+  EXPECT_LE(logits_error, 1e-5) << "logits";
+
+  const ops::LossSum loss = ops::CrossEntropyLoss(logits, labels);
+  const double mean_loss = loss.sum / static_cast<double>(loss.count);
+  const double golden_loss = Golden(*golden, "loss")[0];
+  EXPECT_LE(std::fabs(mean_loss - golden_loss) / golden_loss, 1e-5) << "loss";
+
+  const Tensor d_logits =
+      ops::CrossEntropyBackward(logits, labels, 1.0f / static_cast<float>(loss.count));
+  std::vector<int> buckets;
+  model.Backward(d_logits, context, [&](int bucket) { buckets.push_back(bucket); });
+  const int num_buckets = model.num_blocks() + 2;
+  ASSERT_EQ(static_cast<int>(buckets.size()), num_buckets);
+  for (int i = 0; i < num_buckets; ++i) EXPECT_EQ(buckets[i], i) << "buckets complete in order";
+
+  const ParameterStore& store = model.parameters();
+  double largest_gradient = 0;
+  for (int i = 0; i < store.size(); ++i) {
+    for (float g : Golden(*golden, "grad/" + store.spec(i).name)) {
+      largest_gradient = std::max(largest_gradient, std::fabs(double{g}));
+    }
+  }
+  double worst = 0;
+  std::string worst_name;
+  for (int i = 0; i < store.size(); ++i) {
+    const std::string& name = store.spec(i).name;
+    const std::vector<float> ours = store.grad(i).ToFloatVector();
+    if (name.find("attention.self.key.bias") != std::string::npos) {
+      for (float g : ours) EXPECT_LE(std::fabs(g), 1e-6 * largest_gradient) << name;
+      continue;
+    }
+    const double error = RelativeError(ours, Golden(*golden, "grad/" + name));
+    EXPECT_LE(error, 1e-4) << name;
+    if (error > worst) worst = error, worst_name = name;
+  }
+  ExpectPaddingRowsUntouched(model);
+  std::printf("parity (%s): logits rel err %.3g, loss %.9g vs %.9g, worst grad rel err %.3g (%s)\n",
+              DeviceName(device), logits_error, mean_loss, golden_loss, worst,
+              worst_name.c_str());
+}
+
+}  // namespace xlmr::testing

@@ -1,0 +1,33 @@
+// Parity with Hugging Face Transformers on one backend: the tiny random
+// XLMRobertaForSequenceClassification of tests/golden (made by tests/golden/make_golden.py with
+// transformers itself: vocabulary 101, hidden 24, 2 layers, 3 heads, two padded rows) loaded on
+// `device`, one forward and backward on the golden inputs (fp32, dropout off), compared with
+// HF's logits, loss and every parameter gradient. Shared by the CPU parity test
+// (tests/models/xlmr) and the GPU one (tests/gpu), so both backends answer to the same checks.
+//
+// Tolerances: logits and loss 1e-5, gradients 1e-4, relative to the largest magnitude of the
+// reference tensor. Both sides compute in fp32 but sum in different orders (OpenBLAS or
+// cuBLASLt vs PyTorch's kernels), so bitwise equality is not expected; 1e-5 is ~100 fp32 ulps
+// of the output scale, and gradients pass through twice as many reductions. The key
+// projection's bias has an analytically zero gradient (softmax is invariant to adding q.b_k to
+// every score of a row), so both sides hold rounding noise near 1e-7: ours must be that small
+// (<= 1e-6 of the largest gradient in the model) instead of being compared noise with noise.
+// The padding rows of the word and position embeddings must get exactly zero gradient (HF's
+// padding_idx).
+#ifndef XLMR_TESTS_TESTING_HF_PARITY_H_
+#define XLMR_TESTS_TESTING_HF_PARITY_H_
+
+#include "framework/core/device.h"
+
+namespace xlmr::testing {
+
+// The golden directory, relative to the test's runfiles root (data dep //tests/golden:tiny_xlmr).
+inline constexpr char kTinyXlmrGoldenDir[] = "tests/golden/tiny_xlmr";
+
+// Runs the comparison above on `device` (kCuda needs CudaContext::Init first); failures are
+// gtest failures naming the tensor. Prints one summary line with the measured errors.
+void ExpectHuggingFaceParity(Device device);
+
+}  // namespace xlmr::testing
+
+#endif  // XLMR_TESTS_TESTING_HF_PARITY_H_
