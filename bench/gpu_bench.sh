@@ -24,9 +24,9 @@
 #
 # Both trainers: fp16 AMP (fp32 master weights, dynamic loss scaling), AdamW lr 2e-5 without
 # weight decay, linear schedule, clipping at 1.0, dropout 0.1, every example filling seq_len
-# (long random-word texts, truncated) so each step has exactly batch x seq_len tokens. Our side
-# needs every training op to have a CUDA kernel: until then xlmr_finetune refuses --device=cuda,
-# the script says so in the table and still measures the HF side.
+# (long random-word texts, truncated) so each step has exactly batch x seq_len tokens. If our
+# binary cannot train on the device (built without CUDA, or it fails), the script says so in the
+# table and still measures the HF side.
 set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -83,8 +83,8 @@ print(json.dumps({"size": size, "seq_len": int(seq), "batch_size": int(batch), "
 PYTHON
 }
 
-# Whether our binary trains on $device at all (it refuses --device=cuda until every op has a CUDA
-# kernel). Sets ours_unavailable to the reason, or leaves it empty.
+# Whether our binary trains on $device at all (a build without CUDA refuses --device=cuda).
+# Sets ours_unavailable to the reason, or leaves it empty.
 probe_ours() {
   ours_unavailable=""
   if [ ${#ours[@]} -eq 0 ]; then ours_unavailable="no --bundle or --finetune given"; return; fi

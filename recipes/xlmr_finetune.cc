@@ -21,9 +21,9 @@
 #include "framework/core/status_macros.h"
 #include "framework/distributed/communicator.h"
 #include "framework/distributed/rank_agreement.h"
-#include "framework/ops/dispatch.h"
 #include "models/xlmr/hf_checkpoint.h"
 #include "models/xlmr/init.h"
+#include "recipes/device_choice.h"
 #include "recipes/embedded_default.h"
 #include "recipes/finetune_data.h"
 #include "recipes/finetune_flags.h"
@@ -31,9 +31,6 @@
 #include "recipes/runfiles.h"
 #include "recipes/tokenize_fn.h"
 
-#ifdef XLMR_WITH_CUDA
-#include "kernels/cuda/device_context.h"
-#endif
 
 namespace xlmr::recipes {
 namespace {
@@ -47,23 +44,6 @@ struct PreparedRun {
   std::optional<FinetuneData> data;
   std::unique_ptr<models::XlmrForSequenceClassification> model;
 };
-
-// --device for this binary and machine. CUDA needs the backend built in, a CUDA kernel for every
-// op training uses (ops::AllOpsHaveCudaKernels) and a visible GPU; without the kernels auto means
-// CPU and cuda is refused. Choosing CUDA binds the process to GPU `local_rank` (one rank per GPU).
-absl::StatusOr<Device> ChooseDevice(DeviceChoice choice, int local_rank) {
-  if (!ops::AllOpsHaveCudaKernels()) {
-    if (choice == DeviceChoice::kCuda) {
-      return absl::UnimplementedError("--device=cuda: the training ops have no CUDA kernels in this build; use --device=cpu");
-    }
-    return Device::kCpu;
-  }
-  XLMR_ASSIGN_OR_RETURN(const Device device, ResolveDevice(choice, QueryGpus()));
-#ifdef XLMR_WITH_CUDA
-  if (device == Device::kCuda) XLMR_RETURN_IF_ERROR(kernels::cuda::CudaContext::Init(local_rank).status());
-#endif
-  return device;
-}
 
 // The model: from --model_dir (or the checkpoint being resumed), else the embedded config
 // with random weights. Its head gets the training file's labels.
@@ -105,7 +85,7 @@ absl::Status Prepare(const std::set<std::string>& given, PreparedRun& run) {
   XLMR_ASSIGN_OR_RETURN(run.config, ReadFinetuneFlags(given));
   FinetuneConfig& c = run.config;
   XLMR_ASSIGN_OR_RETURN(const distributed::LaunchEnvironment env, distributed::ReadLaunchEnvironment());
-  XLMR_ASSIGN_OR_RETURN(const Device device, ChooseDevice(c.device, env.local_rank));
+  XLMR_ASSIGN_OR_RETURN(const Device device, ChooseDevice(c.device, env.local_rank, env.rank == 0, "xlmr_finetune"));
   XLMR_ASSIGN_OR_RETURN(run.comm, distributed::CreateCommunicator(env, device));
   XLMR_RETURN_IF_ERROR(distributed::CheckSettingsMatchRankZero(*run.comm, FlagSettings()));
   c.trainer.device = device;

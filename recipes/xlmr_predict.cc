@@ -23,16 +23,13 @@
 #include "absl/strings/str_cat.h"
 #include "framework/core/status_macros.h"
 #include "framework/data/record_reader.h"
-#include "framework/ops/dispatch.h"
 #include "framework/train/evaluate.h"
 #include "models/xlmr/hf_checkpoint.h"
+#include "recipes/device_choice.h"
 #include "recipes/predict_writer.h"
 #include "recipes/runfiles.h"
 #include "recipes/tokenize_fn.h"
 
-#ifdef XLMR_WITH_CUDA
-#include "kernels/cuda/device_context.h"
-#endif
 
 ABSL_FLAG(std::string, model_dir, "", "fine-tuned Hugging Face model directory (config.json, "
           "model.safetensors, sentencepiece.bpe.model), e.g. xlmr_finetune's --output_dir");
@@ -60,26 +57,6 @@ absl::Status Expect(bool ok, const char* flag, const std::string& expected, cons
   return absl::InvalidArgumentError(absl::StrCat("--", flag, ": expected ", expected, ", got '", got, "'"));
 }
 
-// --device, as xlmr_finetune chooses it: CUDA needs the backend built in, a CUDA kernel for every
-// op (ops::AllOpsHaveCudaKernels) and a visible GPU; without the kernels auto means CPU and cuda
-// is refused. Choosing CUDA binds the process to the first visible GPU.
-absl::StatusOr<Device> ReadDeviceFlag() {
-  const std::string text = absl::GetFlag(FLAGS_device);
-  if (!ops::AllOpsHaveCudaKernels()) {
-    XLMR_RETURN_IF_ERROR(Expect(text == "auto" || text == "cpu", "device",
-                                "auto or cpu (this build has no CUDA kernels)", text));
-    return Device::kCpu;
-  }
-  XLMR_RETURN_IF_ERROR(Expect(text == "auto" || text == "cpu" || text == "cuda", "device",
-                              "auto, cpu or cuda", text));
-  XLMR_ASSIGN_OR_RETURN(const DeviceChoice choice, ParseDeviceChoice(text));
-  XLMR_ASSIGN_OR_RETURN(const Device device, ResolveDevice(choice, QueryGpus()));
-#ifdef XLMR_WITH_CUDA
-  if (device == Device::kCuda) XLMR_RETURN_IF_ERROR(kernels::cuda::CudaContext::Init(0).status());
-#endif
-  return device;
-}
-
 absl::StatusOr<PredictConfig> ReadPredictFlags() {
   PredictConfig c;
   c.model_dir = UserPath(absl::GetFlag(FLAGS_model_dir));
@@ -102,7 +79,8 @@ absl::StatusOr<PredictConfig> ReadPredictFlags() {
   XLMR_RETURN_IF_ERROR(Expect(c.eval.batch_size > 0, "per_device_eval_batch_size", "a positive number",
                               absl::StrCat(c.eval.batch_size)));
   c.eval.fp16 = absl::GetFlag(FLAGS_fp16);
-  XLMR_ASSIGN_OR_RETURN(c.eval.device, ReadDeviceFlag());
+  XLMR_ASSIGN_OR_RETURN(const DeviceChoice device, ParseDeviceChoice(absl::GetFlag(FLAGS_device)));
+  XLMR_ASSIGN_OR_RETURN(c.eval.device, ChooseDevice(device, /*gpu_ordinal=*/0, /*warn=*/true, "xlmr_predict"));
   return c;
 }
 

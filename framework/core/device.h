@@ -13,8 +13,7 @@ enum class Device { kCpu, kCuda };
 
 const char* DeviceName(Device device);
 
-// Parses the --device flag value: "auto", "cpu" or "cuda". "auto" picks CUDA when a GPU is
-// visible and the CUDA backend was built.
+// Parses the --device flag value: "auto", "cpu" or "cuda" (ResolveDevice says what each means).
 enum class DeviceChoice { kAuto, kCpu, kCuda };
 absl::StatusOr<DeviceChoice> ParseDeviceChoice(absl::string_view text);
 
@@ -30,9 +29,17 @@ GpuInventory QueryGpus();
 // True when this binary contains the CUDA backend.
 bool CudaBackendBuilt();
 
-// Resolves --device against the inventory; asking for "cuda" without a GPU is an error
-// that names the flag and the reason.
-absl::StatusOr<Device> ResolveDevice(DeviceChoice choice, const GpuInventory& gpus);
+// True once the CUDA backend has passed tests/gpu on a GPU (every op against the CPU backend,
+// whole training steps, Hugging Face parity). A record kept by hand in device.cc, switched on
+// in the commit that adds that run's results; until then only an explicit --device=cuda
+// uses the GPU.
+bool CudaBackendVerifiedOnGpu();
+
+// Resolves --device against the inventory: "cpu" is the CPU; "cuda" is the GPU, and asking for
+// it without one is an error that names the flag and the reason; "auto" is the GPU when one is
+// visible and `cuda_verified` (CudaBackendVerifiedOnGpu()), else the CPU.
+absl::StatusOr<Device> ResolveDevice(DeviceChoice choice, const GpuInventory& gpus,
+                                     bool cuda_verified);
 
 }  // namespace xlmr
 

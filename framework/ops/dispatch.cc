@@ -3,30 +3,6 @@
 #include "framework/core/check.h"
 
 namespace xlmr::ops {
-namespace {
-
-struct OpFamilyStatus {
-  const char* op_family;  // framework/ops/<op_family>.h
-  bool has_cuda_kernel;   // every function of the family dispatches to kernels/cuda
-};
-
-// Every op family the model's forward and backward call. The optimizer-step passes
-// (framework/optim, framework/amp) are not ops and have their CUDA kernels already.
-constexpr OpFamilyStatus kModelOpFamilies[] = {
-    {"linear", false},      {"layer_norm", false}, {"activations", false},
-    {"elementwise", false}, {"embedding", false},  {"dropout", false},
-    {"attention", false},   {"loss", false},       {"select_token", false},
-};
-
-}  // namespace
-
-bool AllOpsHaveCudaKernels() {
-  if (!CudaBackendBuilt()) return false;
-  for (const OpFamilyStatus& family : kModelOpFamilies) {
-    if (!family.has_cuda_kernel) return false;
-  }
-  return true;
-}
 
 Device CommonDevice(const char* op_name, std::initializer_list<Tensor> tensors) {
   bool found = false;

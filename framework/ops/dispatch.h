@@ -41,13 +41,6 @@ namespace xlmr::ops {
 // none is defined.
 Device CommonDevice(const char* op_name, std::initializer_list<Tensor> tensors);
 
-// True when this binary has the CUDA backend and every op family a training or prediction step
-// calls (linear, layer_norm, activations, elementwise, embedding, dropout, attention, loss,
-// select_token) dispatches to a CUDA kernel. The recipes offer --device=cuda only then. It is a
-// list kept by hand in dispatch.cc: flip an op's entry there once its framework/ops/<op>.cc
-// passes XLMR_CUDA_KERNEL(...) for every function and tests/gpu/<op>_test passes on a GPU.
-bool AllOpsHaveCudaKernels();
-
 // Aborts with "<op_name> has no CUDA kernel yet".
 [[noreturn]] void FailNoCudaKernel(const char* op_name);
 

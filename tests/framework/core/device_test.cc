@@ -24,15 +24,22 @@ TEST(DeviceTest, InventoryExplainsItselfWhenEmpty) {
   }
 }
 
-TEST(DeviceTest, AutoPicksCudaOnlyWithAGpu) {
+TEST(DeviceTest, AutoPicksCudaOnlyWithAGpuAndAVerifiedBackend) {
   GpuInventory none{0, "no GPU: test"};
   GpuInventory one{1, ""};
-  EXPECT_EQ(*ResolveDevice(DeviceChoice::kAuto, none), Device::kCpu);
-  EXPECT_EQ(*ResolveDevice(DeviceChoice::kAuto, one), Device::kCuda);
-  EXPECT_EQ(*ResolveDevice(DeviceChoice::kCpu, one), Device::kCpu);
-  absl::StatusOr<Device> cuda_without_gpu = ResolveDevice(DeviceChoice::kCuda, none);
+  EXPECT_EQ(*ResolveDevice(DeviceChoice::kAuto, none, true), Device::kCpu);
+  EXPECT_EQ(*ResolveDevice(DeviceChoice::kAuto, one, true), Device::kCuda);
+  EXPECT_EQ(*ResolveDevice(DeviceChoice::kAuto, one, false), Device::kCpu);
+  EXPECT_EQ(*ResolveDevice(DeviceChoice::kCpu, one, true), Device::kCpu);
+}
+
+TEST(DeviceTest, ExplicitCudaNeedsAGpuButNotVerification) {
+  GpuInventory none{0, "no GPU: test"};
+  GpuInventory one{1, ""};
+  EXPECT_EQ(*ResolveDevice(DeviceChoice::kCuda, one, false), Device::kCuda);
+  absl::StatusOr<Device> cuda_without_gpu = ResolveDevice(DeviceChoice::kCuda, none, true);
   ASSERT_FALSE(cuda_without_gpu.ok());
-  EXPECT_NE(cuda_without_gpu.status().message().find("no GPU: test"), std::string::npos);
+  EXPECT_NE(cuda_without_gpu.status().message().find("--device=cuda: no GPU: test"), std::string::npos);
 }
 
 }  // namespace
