@@ -2,7 +2,7 @@
 
 The generated repository always has:
   //:defs.bzl   CUDA_AVAILABLE (bool) and NVCC (absolute path or "")
-  //:cudart, //:cublas, //:cublaslt, //:nccl, //:cuda_headers   cc_library targets
+  //:cudart, //:cublaslt, //:nccl, //:cuda_headers   cc_library targets
 When no toolkit is found those targets are empty and CUDA_AVAILABLE is False, so a machine
 without nvcc still builds and tests everything else (the CUDA targets are skipped).
 """
@@ -20,12 +20,6 @@ cc_library(
     name = "cudart",
     linkopts = ["-L{lib}", "-Wl,-rpath,{lib}", "-lcudart"],
     deps = [":cuda_headers"],
-)
-
-cc_library(
-    name = "cublas",
-    linkopts = ["-L{lib}", "-Wl,-rpath,{lib}", "-lcublas"],
-    deps = [":cublaslt"],
 )
 
 cc_library(
@@ -47,8 +41,6 @@ package(default_visibility = ["//visibility:public"])
 cc_library(name = "cuda_headers")
 
 cc_library(name = "cudart")
-
-cc_library(name = "cublas")
 
 cc_library(name = "cublaslt")
 

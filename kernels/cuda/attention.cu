@@ -1,11 +1,8 @@
 #include "kernels/cuda/attention.h"
 
-#include <cublasLt.h>
-#include <cublas_v2.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
-#include <algorithm>
 #include <climits>
 #include <cmath>
 #include <cstdint>
@@ -15,6 +12,8 @@
 #include "kernels/cpu/dropout.h"
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/device_context.h"
+#include "kernels/cuda/float_access.cuh"
+#include "kernels/cuda/gemm.h"
 #include "kernels/cuda/philox_device.cuh"
 #include "kernels/cuda/row_reduce.cuh"
 
@@ -25,11 +24,10 @@ namespace {
 // it (rather than writing -inf) keeps a fully padded row finite: it softmaxes to uniform.
 constexpr float kPaddingKeyBias = -3.4028234663852886e38f;
 
-// One block of kRowThreads threads per row of scores; each thread strides over the keys.
+// One block of kRowThreads threads per row of scores; the threads stride over the keys, so a
+// row of any length fits one block.
 constexpr int kRowThreads = 128;
 constexpr int kRowWarps = kRowThreads / 32;
-constexpr int kElementThreads = 256;
-constexpr int kElementBlocksPerMultiprocessor = 8;
 
 // ---- Attention dropout: the Philox mask of framework/random/philox.h ----
 
@@ -38,17 +36,6 @@ struct AttentionDropout {
   float keep_scale = 1.0f;  // kernels/cpu DropoutScale(p): 1 / (1 - p) rounded to fp32
   DropoutSite site{};       // the Philox key and upper counter words of the DropoutKey
 };
-
-// `value` through the dropout of flat element `index`: scaled in fp32 where kept, else 0
-// (kept iff DropoutUniform(key, index) >= p, as the CPU backend).
-__device__ __forceinline__ float ApplyDropout(const AttentionDropout& dropout, int64_t index,
-                                              float value) {
-  if (dropout.p == 0.0f) return value;
-  const uint4 words = DropoutBlockWords(dropout.site, static_cast<uint32_t>(index >> 2));
-  const int word = static_cast<int>(index & 3);
-  const uint32_t bits = word == 0 ? words.x : word == 1 ? words.y : word == 2 ? words.z : words.w;
-  return UniformFromWordDevice(bits) >= dropout.p ? __fmul_rn(value, dropout.keep_scale) : 0.0f;
-}
 
 AttentionDropout MakeDropout(float p, const DropoutKey& key, int64_t elements) {
   AttentionDropout dropout;
@@ -59,6 +46,42 @@ AttentionDropout MakeDropout(float p, const DropoutKey& key, int64_t elements) {
   dropout.keep_scale = cpu::DropoutScale(p);
   dropout.site = DropoutSiteOf(key);  // also checks the layer/op ranges
   return dropout;
+}
+
+// Bit `lane` (0..3) is set iff flat element 4 * block + lane is kept: DropoutUniform >= p, as
+// the CPU backend decides. One Philox call gives the four uniforms; no call without dropout.
+__device__ __forceinline__ unsigned KeptLanes(const AttentionDropout& dropout, int64_t block) {
+  if (dropout.p == 0.0f) return 0xfu;
+  const uint4 words = DropoutBlockWords(dropout.site, static_cast<uint32_t>(block));
+  return (UniformFromWordDevice(words.x) >= dropout.p ? 1u : 0u) |
+         (UniformFromWordDevice(words.y) >= dropout.p ? 2u : 0u) |
+         (UniformFromWordDevice(words.z) >= dropout.p ? 4u : 0u) |
+         (UniformFromWordDevice(words.w) >= dropout.p ? 8u : 0u);
+}
+
+// `value` through dropout: scaled in fp32 where kept, else exactly 0 (also for inf or NaN, as
+// on the CPU). Without dropout keep_scale is 1, so the value is unchanged.
+__device__ __forceinline__ float Dropped(const AttentionDropout& dropout, float value, bool kept) {
+  return kept ? __fmul_rn(value, dropout.keep_scale) : 0.0f;
+}
+
+// Calls visit(j, kept) for every key j of the score row whose first element is flat element
+// `first` of [B, heads, S, S], with the dropout decision for element first + j. Each thread
+// takes whole Philox blocks (4 consecutive flat elements; a row need not start at a multiple of
+// 4), so one Philox call serves four elements, and every key is visited by exactly one thread:
+// the same thread on every call for the same row (in-place updates need no synchronisation).
+template <typename Visit>
+__device__ __forceinline__ void ForEachKeyOfRow(const AttentionDropout& dropout, int64_t first,
+                                                int64_t seq, Visit visit) {
+  const int64_t end = first + seq;
+  for (int64_t block = first / 4 + threadIdx.x; block * 4 < end; block += kRowThreads) {
+    const unsigned kept = KeptLanes(dropout, block);
+#pragma unroll
+    for (int lane = 0; lane < 4; ++lane) {
+      const int64_t index = block * 4 + lane;
+      if (index >= first && index < end) visit(index - first, ((kept >> lane) & 1u) != 0);
+    }
+  }
 }
 
 // ---- fp32 compute, storage of T ----
@@ -81,6 +104,7 @@ __device__ __forceinline__ float StoredAs(float value) {
   return ToFloat(FromFloat<T>(value));
 }
 
+// ---- The elementwise steps between the GEMMs ----
 
 // Score of key j: ((q k^T) rounded, times scale, rounded) plus the key bias, as the CPU does.
 template <typename T>
@@ -89,8 +113,8 @@ __device__ __forceinline__ float BiasedScore(float raw, float scale, int32_t key
   return __fadd_rn(scaled, key_mask != 0 ? 0.0f : kPaddingKeyBias);
 }
 
-// One block per row of [B*heads*S, S]: in place, probs = softmax(biased scaled scores) (fp32);
-// dropped (unless null) = dropout(probs) rounded to T.
+// One block per row of [B*heads*S, S]: in place, probs = softmax(biased scaled scores) (fp32,
+// from the raw fp32 q k^T found there); dropped (unless null) = dropout(probs) rounded to T.
 template <typename T>
 __global__ void MaskedSoftmaxKernel(float* probs, T* dropped, const int32_t* key_mask,
                                     int64_t seq, int64_t rows_per_batch, float scale,
@@ -109,49 +133,76 @@ __global__ void MaskedSoftmaxKernel(float* probs, T* dropped, const int32_t* key
   for (int64_t j = threadIdx.x; j < seq; j += kRowThreads) {
     sum += expf(BiasedScore<T>(scores[j], scale, mask[j]) - row_max);
   }
-  sum = RowReduce<kRowWarps>(sum, SumOp(), shared);  // its __syncthreads also orders reads before writes
-  for (int64_t j = threadIdx.x; j < seq; j += kRowThreads) {
+  // Its __syncthreads also ends every read of the loops above before the writes below.
+  sum = RowReduce<kRowWarps>(sum, SumOp(), shared);
+  ForEachKeyOfRow(dropout, first, seq, [&](int64_t j, bool kept) {
     const float prob = expf(BiasedScore<T>(scores[j], scale, mask[j]) - row_max) / sum;
     scores[j] = prob;
-    if (dropped != nullptr) {
-      dropped[first + j] = FromFloat<T>(ApplyDropout(dropout, first + j, prob));
+    if (dropped != nullptr) dropped[first + j] = FromFloat<T>(Dropped(dropout, prob, kept));
+  });
+}
+
+// One block per row, in place on `grads`, which holds d_dropped (the d_context v^T GEMM's
+// output, already rounded to T) on entry and d_scores on exit, as the CPU computes them:
+//   d_probs = dropout(d_dropped) (fp32);
+//   d_scores = (P * (d_probs - rowsum(d_probs * P)) rounded, times scale) rounded.
+// d_probs is recomputed in the second pass rather than stored (T cannot hold it exactly).
+template <typename T>
+__global__ void SoftmaxBackwardKernel(const float* __restrict__ probs, T* grads, int64_t seq,
+                                      float scale, AttentionDropout dropout) {
+  __shared__ float shared[kRowWarps];
+  const int64_t first = static_cast<int64_t>(blockIdx.x) * seq;
+  const float* row_probs = probs + first;
+  T* row_grads = grads + first;
+  float dot = 0.0f;
+  ForEachKeyOfRow(dropout, first, seq, [&](int64_t j, bool kept) {
+    dot += Dropped(dropout, ToFloat(row_grads[j]), kept) * row_probs[j];
+  });
+  dot = RowReduce<kRowWarps>(dot, SumOp(), shared);
+  ForEachKeyOfRow(dropout, first, seq, [&](int64_t j, bool kept) {
+    const float d_probs = Dropped(dropout, ToFloat(row_grads[j]), kept);
+    const float ds = __fmul_rn(row_probs[j], __fsub_rn(d_probs, dot));
+    row_grads[j] = FromFloat<T>(__fmul_rn(StoredAs<T>(ds), scale));
+  });
+}
+
+// dropped[i] = dropout(probs[i]) rounded to T, for the flat [B,heads,S,S] index i; one thread
+// per Philox block of four elements, grid stride.
+template <typename T>
+__global__ void DropoutCastKernel(const float* __restrict__ probs, T* __restrict__ dropped,
+                                  int64_t count, AttentionDropout dropout) {
+  const int64_t blocks = (count + 3) / 4;
+  for (int64_t block = GridStrideBegin(); block < blocks; block += GridStride()) {
+    const unsigned kept = KeptLanes(dropout, block);
+#pragma unroll
+    for (int lane = 0; lane < 4; ++lane) {
+      const int64_t i = block * 4 + lane;
+      if (i >= count) break;
+      dropped[i] = FromFloat<T>(Dropped(dropout, probs[i], ((kept >> lane) & 1u) != 0));
     }
   }
 }
 
-// One block per row: d_scores = (P * (D - rowsum(D * P)) rounded, times scale) rounded, where
-// D = dropout(d_dropped rounded to T). `scratch` holds d_dropped (f32) on entry and D after;
-// d_scores may alias it when T is float (each element is read and written by one thread).
-template <typename T>
-__global__ void SoftmaxBackwardKernel(const float* probs, float* scratch, T* d_scores,
-                                      int64_t seq, float scale, AttentionDropout dropout) {
-  __shared__ float shared[kRowWarps];
-  const int64_t first = static_cast<int64_t>(blockIdx.x) * seq;
-  float dot = 0.0f;
-  for (int64_t j = threadIdx.x; j < seq; j += kRowThreads) {
-    const float d = ApplyDropout(dropout, first + j, StoredAs<T>(scratch[first + j]));
-    scratch[first + j] = d;
-    dot += d * probs[first + j];
-  }
-  dot = RowReduce<kRowWarps>(dot, SumOp(), shared);
-  for (int64_t j = threadIdx.x; j < seq; j += kRowThreads) {
-    const float ds = __fmul_rn(probs[first + j], __fsub_rn(scratch[first + j], dot));
-    d_scores[first + j] = FromFloat<T>(__fmul_rn(StoredAs<T>(ds), scale));
+// out [outer, y, x, run] = in [outer, x, y, run] with the middle axes swapped, for runs of
+// `run` contiguous Units (a byte copy, no arithmetic). One thread per output Unit, so writes are
+// coalesced and reads are contiguous runs. Index is uint32_t whenever the count allows it: the
+// index divisions then cost a fraction of 64-bit ones, which would dominate this copy.
+template <typename Unit, typename Index>
+__global__ void SwapMiddleAxesKernel(const Unit* __restrict__ in, Unit* __restrict__ out, Index x,
+                                     Index y, Index run, Index count) {
+  const Index stride = static_cast<Index>(GridStride());
+  for (Index i = static_cast<Index>(GridStrideBegin()); i < count; i += stride) {
+    const Index offset = i % run;
+    const Index outer_y_x = i / run;
+    const Index xi = outer_y_x % x;
+    const Index outer_y = outer_y_x / x;
+    const Index yi = outer_y % y;
+    const Index outer = outer_y / y;
+    out[i] = in[((outer * x + xi) * y + yi) * run + offset];
   }
 }
 
-// dropped[i] = dropout(probs[i]) rounded to T, for the flat [B,heads,S,S] index i.
-template <typename T>
-__global__ void DropoutCastKernel(const float* probs, T* dropped, int64_t count,
-                                  AttentionDropout dropout) {
-  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count;
-       i += stride) {
-    dropped[i] = FromFloat<T>(ApplyDropout(dropout, i, probs[i]));
-  }
-}
-
-// ---- Geometry and batched GEMMs ----
+// ---- Geometry, head-major copies and the batched GEMMs ----
 
 struct Geometry {
   int64_t batch, seq, hidden, heads, head_dim;
@@ -167,67 +218,110 @@ float SoftmaxScale(const Geometry& g) {
   return static_cast<float>(1.0 / std::sqrt(static_cast<double>(g.head_dim)));
 }
 
-cudaDataType CudaTypeOf(DType dtype) { return dtype == DType::kF16 ? CUDA_R_16F : CUDA_R_32F; }
-
-// The heads of one batch row as a batch of matrices: [B,S,H] gives `heads` matrices [S, d]
-// (row stride H, head_dim apart); [B,heads,S,S] gives `heads` matrices [S, S] (S*S apart).
-struct Matrices {
-  void* data;
-  cudaDataType type;
-  int ld;
-  long long stride;
-};
-
-Matrices HeadsOf(const Tensor& t, int64_t b, const Geometry& g) {
-  char* base = static_cast<char*>(t.raw_data()) + b * g.seq * g.hidden * SizeOf(t.dtype());
-  return {base, CudaTypeOf(t.dtype()), static_cast<int>(g.hidden), g.head_dim};
+template <typename Unit>
+void LaunchSwapMiddleAxes(const void* in, void* out, int64_t x, int64_t y, int64_t run,
+                          int64_t count) {
+  const Unit* from = static_cast<const Unit*>(in);
+  Unit* to = static_cast<Unit*>(out);
+  const int grid = GridStrideBlocks(count);
+  // INT32_MAX, not UINT32_MAX: i + stride must not wrap around.
+  if (count <= INT32_MAX) {
+    SwapMiddleAxesKernel<Unit, uint32_t><<<grid, kThreadsPerBlock, 0, ComputeStream()>>>(
+        from, to, static_cast<uint32_t>(x), static_cast<uint32_t>(y), static_cast<uint32_t>(run),
+        static_cast<uint32_t>(count));
+  } else {
+    SwapMiddleAxesKernel<Unit, int64_t><<<grid, kThreadsPerBlock, 0, ComputeStream()>>>(
+        from, to, x, y, run, count);
+  }
+  KERNEL_LAUNCH_CHECK();
 }
 
-Matrices BlocksOf(const Tensor& t, int64_t b, const Geometry& g) {
-  char* base = static_cast<char*>(t.raw_data()) + b * g.heads * g.seq * g.seq * SizeOf(t.dtype());
-  return {base, CudaTypeOf(t.dtype()), static_cast<int>(g.seq), g.seq * g.seq};
+// A new [outer, y, x, inner] tensor of `in`'s dtype holding `in` [outer, x, y, inner] with the
+// middle axes swapped. Copied in the widest unit (16, 8, 4 or 2 bytes) that divides a run of
+// `inner` elements and both pointers' alignments (e.g. 16 bytes for head_dim 64).
+Tensor SwapMiddleAxes(const Tensor& in, int64_t outer, int64_t x, int64_t y, int64_t inner,
+                      MemoryCategory category) {
+  Tensor out = Tensor::Zeros({outer, y, x, inner}, in.dtype(), Device::kCuda, category);
+  if (out.numel() == 0) return out;  // an empty grid is a launch error
+  const int64_t run_bytes = inner * static_cast<int64_t>(SizeOf(in.dtype()));
+  const uintptr_t alignment = reinterpret_cast<uintptr_t>(in.raw_data()) |
+                              reinterpret_cast<uintptr_t>(out.raw_data()) |
+                              static_cast<uintptr_t>(run_bytes);
+  const int64_t total_bytes = static_cast<int64_t>(out.bytes());
+  if (alignment % 16 == 0) {
+    LaunchSwapMiddleAxes<uint4>(in.raw_data(), out.raw_data(), x, y, run_bytes / 16,
+                                total_bytes / 16);
+  } else if (alignment % 8 == 0) {
+    LaunchSwapMiddleAxes<uint2>(in.raw_data(), out.raw_data(), x, y, run_bytes / 8,
+                                total_bytes / 8);
+  } else if (alignment % 4 == 0) {
+    LaunchSwapMiddleAxes<uint32_t>(in.raw_data(), out.raw_data(), x, y, run_bytes / 4,
+                                   total_bytes / 4);
+  } else {
+    XLMR_CHECK(alignment % 2 == 0) << "attention: " << DTypeName(in.dtype()) << " operand";
+    LaunchSwapMiddleAxes<uint16_t>(in.raw_data(), out.raw_data(), x, y, run_bytes / 2,
+                                   total_bytes / 2);
+  }
+  return out;
 }
 
-// One cuBLAS handle for the process, bound to the compute stream at every use.
-// TODO(dedupe): belongs in CudaContext next to the cuBLASLt handle.
-cublasHandle_t CublasOnComputeStream() {
-  static cublasHandle_t handle = [] {
-    cublasHandle_t created = nullptr;
-    CUBLAS_CHECK(cublasCreate(&created));
-    // No TF32, and no fp16 partial sums when splitting K: fp32 accumulation, one rounding.
-    CUBLAS_CHECK(cublasSetMathMode(created, static_cast<cublasMath_t>(
-                                                CUBLAS_DEFAULT_MATH |
-                                                CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION)));
-    return created;
-  }();
-  CUBLAS_CHECK(cublasSetStream(handle, CudaContext::Current().compute_stream()));
-  return handle;
+// [B, S, H] (HF's [B, S, heads, D]) -> a new head-major [B, heads, S, D] workspace tensor, in
+// which the [S, D] matrix of every (sequence, head) is one constant stride from the next.
+Tensor SplitHeads(const Tensor& x, const Geometry& g) {
+  return SwapMiddleAxes(x, g.batch, g.seq, g.heads, g.head_dim, MemoryCategory::kWorkspace);
 }
 
-// Row-major c[i] = op(a[i]) op(b[i]) ([m,k] x [k,n]) for i < heads, fp32 accumulation, one
-// rounding to c's type. cuBLAS is column-major, so this computes c^T = op(b)^T op(a)^T.
-void RowMajorHeadsGemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k,
-                       const Matrices& a, const Matrices& b, const Matrices& c, int64_t heads) {
-  const float alpha = 1.0f, beta = 0.0f;
-  CUBLAS_CHECK(cublasGemmStridedBatchedEx(
-      CublasOnComputeStream(), transpose_b ? CUBLAS_OP_T : CUBLAS_OP_N,
-      transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N, static_cast<int>(n), static_cast<int>(m),
-      static_cast<int>(k), &alpha, b.data, b.type, b.ld, b.stride, a.data, a.type, a.ld, a.stride,
-      &beta, c.data, c.type, c.ld, c.stride, static_cast<int>(heads), CUBLAS_COMPUTE_32F,
-      CUBLAS_GEMM_DEFAULT))
-      << "m=" << m << " n=" << n << " k=" << k << " heads=" << heads;
+// Head-major [B, heads, S, D] -> a new [B, S, H] activation (the op's result).
+Tensor MergeHeads(const Tensor& x_heads, const Geometry& g) {
+  return SwapMiddleAxes(x_heads, g.batch, g.heads, g.seq, g.head_dim,
+                        MemoryCategory::kActivations)
+      .Reshaped({g.batch, g.seq, g.hidden});
+}
+
+// The [S, D] matrix of each (sequence, head) in a head-major [B, heads, S, D] tensor, and the
+// [S, S] block of each in a [B, heads, S, S] tensor.
+MatrixLayout HeadMatrices(const Geometry& g) {
+  return {g.seq, g.head_dim, g.head_dim, g.seq * g.head_dim};
+}
+MatrixLayout ScoreMatrices(const Geometry& g) { return {g.seq, g.seq, g.seq, g.seq * g.seq}; }
+
+// scores[b, h] = x_h y_h^T for head-major x, y of one dtype, as one GemmStridedBatched call over
+// the B * heads pairs: fp32 accumulation, rounded once to the dtype of scores [B, heads, S, S].
+void ScoresFromHeads(const Tensor& x_heads, const Tensor& y_heads, const Geometry& g,
+                     Tensor* scores) {
+  GemmStridedBatched(g.batch * g.heads, x_heads, HeadMatrices(g), Transpose::kNo, y_heads,
+                     HeadMatrices(g), Transpose::kYes, 1.0f, 0.0f, scores, ScoreMatrices(g));
+}
+
+// The [B, S, H] activation whose head h of sequence b is op(scores[b, h]) x_h, for scores
+// [B, heads, S, S] and head-major x of one dtype, as one GemmStridedBatched call over the
+// B * heads pairs: fp32 accumulation, rounded once to x's dtype.
+Tensor HeadsFromScores(const Tensor& scores, Transpose transpose_scores, const Tensor& x_heads,
+                       const Geometry& g) {
+  Tensor product_heads = Tensor::Zeros(x_heads.shape(), x_heads.dtype(), Device::kCuda,
+                                       MemoryCategory::kWorkspace);
+  GemmStridedBatched(g.batch * g.heads, scores, ScoreMatrices(g), transpose_scores, x_heads,
+                     HeadMatrices(g), Transpose::kNo, 1.0f, 0.0f, &product_heads,
+                     HeadMatrices(g));
+  return MergeHeads(product_heads, g);
+}
+
+// ---- The [B, heads, S, S] buffers and the row kernels ----
+
+Tensor NewScores(const Geometry& g, DType dtype) {
+  return Tensor::Zeros({g.batch, g.heads, g.seq, g.seq}, dtype, Device::kCuda,
+                       MemoryCategory::kWorkspace);
+}
+
+// The probabilities as the P*V products read them (dropout(probs) in q's dtype) are probs
+// itself exactly when nothing changes them: f32 without dropout.
+bool DroppedIsProbs(DType dtype, const AttentionDropout& dropout) {
+  return dtype == DType::kF32 && dropout.p == 0.0f;
 }
 
 int RowGrid(const Geometry& g) {
   XLMR_CHECK(g.rows() <= INT_MAX) << "attention: " << g.rows() << " rows of scores";
   return static_cast<int>(g.rows());
-}
-
-int ElementGrid(int64_t count) {
-  const int64_t needed = (count + kElementThreads - 1) / kElementThreads;
-  const int64_t resident = static_cast<int64_t>(CudaContext::Current().multiprocessor_count()) *
-                           kElementBlocksPerMultiprocessor;
-  return static_cast<int>(std::min(needed, resident));
 }
 
 template <typename T>
@@ -236,7 +330,7 @@ void LaunchMaskedSoftmax(const Geometry& g, const Tensor& key_mask, const Attent
   T* dropped_data = dropped->raw_data() == probs->raw_data()
                         ? nullptr
                         : static_cast<T*>(dropped->raw_data());
-  MaskedSoftmaxKernel<T><<<RowGrid(g), kRowThreads, 0, CudaContext::Current().compute_stream()>>>(
+  MaskedSoftmaxKernel<T><<<RowGrid(g), kRowThreads, 0, ComputeStream()>>>(
       probs->data<float>(), dropped_data, key_mask.data<int32_t>(), g.seq, g.heads * g.seq,
       SoftmaxScale(g), dropout);
   KERNEL_LAUNCH_CHECK();
@@ -244,32 +338,27 @@ void LaunchMaskedSoftmax(const Geometry& g, const Tensor& key_mask, const Attent
 
 template <typename T>
 void LaunchSoftmaxBackward(const Geometry& g, const Tensor& probs, const AttentionDropout& dropout,
-                           Tensor* scratch, Tensor* d_scores) {
-  SoftmaxBackwardKernel<T><<<RowGrid(g), kRowThreads, 0, CudaContext::Current().compute_stream()>>>(
-      probs.data<float>(), scratch->data<float>(), static_cast<T*>(d_scores->raw_data()), g.seq,
-      SoftmaxScale(g), dropout);
+                           Tensor* grads) {
+  SoftmaxBackwardKernel<T><<<RowGrid(g), kRowThreads, 0, ComputeStream()>>>(
+      probs.data<float>(), static_cast<T*>(grads->raw_data()), g.seq, SoftmaxScale(g), dropout);
   KERNEL_LAUNCH_CHECK();
 }
 
-// The probabilities as the P*V GEMM reads them (after dropout, in `dtype`): probs itself when
-// nothing changes them (f32, no dropout), else a new workspace tensor filled by `fill`.
-Tensor DroppedBuffer(const Tensor& probs, DType dtype, float dropout_p) {
-  if (dtype == DType::kF32 && dropout_p == 0.0f) return probs;
-  return Tensor::Zeros(probs.shape(), dtype, Device::kCuda, MemoryCategory::kWorkspace);
-}
-
-void FillDropped(const Tensor& probs, const AttentionDropout& dropout, Tensor* dropped) {
-  if (dropped->raw_data() == probs.raw_data()) return;
+// dropout(probs) in `dtype`: probs itself when that changes nothing, else a new workspace tensor.
+Tensor DroppedProbs(const Tensor& probs, DType dtype, const AttentionDropout& dropout) {
+  if (DroppedIsProbs(dtype, dropout)) return probs;
+  Tensor dropped = Tensor::Zeros(probs.shape(), dtype, Device::kCuda, MemoryCategory::kWorkspace);
   const int64_t count = probs.numel();
-  cudaStream_t stream = CudaContext::Current().compute_stream();
-  if (dropped->dtype() == DType::kF16) {
-    DropoutCastKernel<__half><<<ElementGrid(count), kElementThreads, 0, stream>>>(
-        probs.data<float>(), static_cast<__half*>(dropped->raw_data()), count, dropout);
+  const int grid = GridStrideBlocks((count + 3) / 4);
+  if (dtype == DType::kF16) {
+    DropoutCastKernel<__half><<<grid, kThreadsPerBlock, 0, ComputeStream()>>>(
+        probs.data<float>(), static_cast<__half*>(dropped.raw_data()), count, dropout);
   } else {
-    DropoutCastKernel<float><<<ElementGrid(count), kElementThreads, 0, stream>>>(
-        probs.data<float>(), dropped->data<float>(), count, dropout);
+    DropoutCastKernel<float><<<grid, kThreadsPerBlock, 0, ComputeStream()>>>(
+        probs.data<float>(), dropped.data<float>(), count, dropout);
   }
   KERNEL_LAUNCH_CHECK();
+  return dropped;
 }
 
 Tensor NewActivation(const Shape& shape, DType dtype) {
@@ -278,31 +367,29 @@ Tensor NewActivation(const Shape& shape, DType dtype) {
 
 }  // namespace
 
+// Head-major copies are temporaries freed as soon as the GEMM that reads them is queued: the
+// allocator frees in stream order (cudaFreeAsync on the compute stream), so the memory is
+// reused only after that GEMM, and at most two copies are alive at any time.
 void AttentionForward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& key_mask,
                       int num_heads, float dropout_p, const DropoutKey& dropout_key,
                       Tensor* context, Tensor* probs) {
   const Geometry g = GeometryOf(q, num_heads);
   const DType dtype = q.dtype();
   *probs = NewActivation({g.batch, g.heads, g.seq, g.seq}, DType::kF32);
-  *context = NewActivation(q.shape(), dtype);
-  if (g.rows() == 0) return;  // an empty grid is a launch error
-  // scores[b, h] = q_h k_h^T in f32, written straight into probs (the softmax is in place).
-  for (int64_t b = 0; b < g.batch; ++b) {
-    RowMajorHeadsGemm(false, true, g.seq, g.seq, g.head_dim, HeadsOf(q, b, g), HeadsOf(k, b, g),
-                      BlocksOf(*probs, b, g), g.heads);
+  if (g.rows() == 0) {  // an empty grid is a launch error
+    *context = NewActivation(q.shape(), dtype);
+    return;
   }
-  Tensor dropped = DroppedBuffer(*probs, dtype, dropout_p);
   const AttentionDropout dropout = MakeDropout(dropout_p, dropout_key, g.probs_elements());
+  // The raw q_h k_h^T in f32, straight into probs (the softmax rounds and scales it in place).
+  ScoresFromHeads(SplitHeads(q, g), SplitHeads(k, g), g, probs);
+  Tensor dropped = DroppedIsProbs(dtype, dropout) ? *probs : NewScores(g, dtype);
   if (dtype == DType::kF16) {
     LaunchMaskedSoftmax<__half>(g, key_mask, dropout, probs, &dropped);
   } else {
     LaunchMaskedSoftmax<float>(g, key_mask, dropout, probs, &dropped);
   }
-  // context_h = dropped v_h, accumulated in fp32, rounded once to q's dtype.
-  for (int64_t b = 0; b < g.batch; ++b) {
-    RowMajorHeadsGemm(false, false, g.seq, g.head_dim, g.seq, BlocksOf(dropped, b, g),
-                      HeadsOf(v, b, g), HeadsOf(*context, b, g), g.heads);
-  }
+  *context = HeadsFromScores(dropped, Transpose::kNo, SplitHeads(v, g), g);
 }
 
 void AttentionBackward(const Tensor& d_context, const Tensor& q, const Tensor& k, const Tensor& v,
@@ -310,38 +397,31 @@ void AttentionBackward(const Tensor& d_context, const Tensor& q, const Tensor& k
                        const DropoutKey& dropout_key, Tensor* dq, Tensor* dk, Tensor* dv) {
   const Geometry g = GeometryOf(q, num_heads);
   const DType dtype = q.dtype();
-  *dq = NewActivation(q.shape(), dtype);
-  *dk = NewActivation(q.shape(), dtype);
-  *dv = NewActivation(q.shape(), dtype);
-  if (g.rows() == 0) return;
-  const AttentionDropout dropout = MakeDropout(dropout_p, dropout_key, g.probs_elements());
-  Tensor dropped = DroppedBuffer(probs, dtype, dropout_p);
-  FillDropped(probs, dropout, &dropped);
-  // scratch = d_dropped = d_context_h v_h^T in f32 (the kernel below rounds it to q's dtype).
-  Tensor scratch = Tensor::Zeros(probs.shape(), DType::kF32, Device::kCuda,
-                                 MemoryCategory::kWorkspace);
-  for (int64_t b = 0; b < g.batch; ++b) {
-    RowMajorHeadsGemm(false, true, g.seq, g.seq, g.head_dim, HeadsOf(d_context, b, g),
-                      HeadsOf(v, b, g), BlocksOf(scratch, b, g), g.heads);
-    // dv_h = dropped^T d_context_h.
-    RowMajorHeadsGemm(true, false, g.seq, g.head_dim, g.seq, BlocksOf(dropped, b, g),
-                      HeadsOf(d_context, b, g), HeadsOf(*dv, b, g), g.heads);
+  if (g.rows() == 0) {  // an empty grid is a launch error
+    *dq = NewActivation(q.shape(), dtype);
+    *dk = NewActivation(q.shape(), dtype);
+    *dv = NewActivation(q.shape(), dtype);
+    return;
   }
-  Tensor d_scores = dtype == DType::kF32 ? scratch
-                                          : Tensor::Zeros(probs.shape(), dtype, Device::kCuda,
-                                                          MemoryCategory::kWorkspace);
+  const AttentionDropout dropout = MakeDropout(dropout_p, dropout_key, g.probs_elements());
+  // Holds d_dropped = d_context_h v_h^T (rounded once to q's dtype) until the softmax backward
+  // turns it into d_scores in place.
+  Tensor d_scores = NewScores(g, dtype);
+  {
+    const Tensor d_context_heads = SplitHeads(d_context, g);
+    ScoresFromHeads(d_context_heads, SplitHeads(v, g), g, &d_scores);
+    // dv_h = dropped^T d_context_h.
+    *dv = HeadsFromScores(DroppedProbs(probs, dtype, dropout), Transpose::kYes, d_context_heads,
+                          g);
+  }
   if (dtype == DType::kF16) {
-    LaunchSoftmaxBackward<__half>(g, probs, dropout, &scratch, &d_scores);
+    LaunchSoftmaxBackward<__half>(g, probs, dropout, &d_scores);
   } else {
-    LaunchSoftmaxBackward<float>(g, probs, dropout, &scratch, &d_scores);
+    LaunchSoftmaxBackward<float>(g, probs, dropout, &d_scores);
   }
   // dq_h = d_scores k_h;  dk_h = d_scores^T q_h.
-  for (int64_t b = 0; b < g.batch; ++b) {
-    RowMajorHeadsGemm(false, false, g.seq, g.head_dim, g.seq, BlocksOf(d_scores, b, g),
-                      HeadsOf(k, b, g), HeadsOf(*dq, b, g), g.heads);
-    RowMajorHeadsGemm(true, false, g.seq, g.head_dim, g.seq, BlocksOf(d_scores, b, g),
-                      HeadsOf(q, b, g), HeadsOf(*dk, b, g), g.heads);
-  }
+  *dq = HeadsFromScores(d_scores, Transpose::kNo, SplitHeads(k, g), g);
+  *dk = HeadsFromScores(d_scores, Transpose::kYes, SplitHeads(q, g), g);
 }
 
 }  // namespace xlmr::kernels::cuda

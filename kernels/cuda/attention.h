@@ -6,12 +6,21 @@
 // check the shapes and dtypes documented there and state the numerics; these kernels assume
 // them. B = batch, S = sequence length, H = hidden size = heads * head_dim.
 //
-// Per batch row, one strided-batched cuBLAS GEMM over the heads (CUBLAS_COMPUTE_32F: fp32
-// accumulation, no TF32) for each product, and one fused kernel per row of scores for the
+// Products: q, k, v (and d_context) are copied to head-major [B, heads, S, D] (D = head_dim)
+// so that every product is one GemmStridedBatched call (kernels/cuda/gemm.h: cuBLASLt, fp32
+// accumulation, no TF32, one rounding to the output dtype) over all B * heads matrices:
+// 2 in the forward (q k^T, P v), 4 in the backward (d_context v^T, P^T d_context, dS k,
+// dS^T q). Results are copied back to [B, S, H]. One fused kernel per row of scores does the
 // elementwise steps between them (scale and its roundings, key bias, softmax, dropout, cast).
 // The dropout mask is the Philox mask of framework/random/philox.h, element index = flat index
 // into [B, heads, S, S]: bit for bit the CPU mask. Results differ from the CPU backend only by
 // the GEMMs' and the softmax reductions' summation order.
+//
+// Workspace (MemoryCategory::kWorkspace), beyond the results: at most two head-major copies
+// (2 * B * S * H elements of q's dtype) at any time, and [B, heads, S, S] tensors in q's dtype:
+// forward, the dropped probabilities (none for f32 without dropout: P v reads probs); backward,
+// d_scores and the dropped probabilities (again none for f32 without dropout). So with f16
+// inputs the only fp32 [B, heads, S, S] tensor is probs.
 // All work is queued on CudaContext::Current().compute_stream() (asynchronous).
 // Gradient convention: no parameters; dq, dk, dv are RETURNED (new tensors, `=`).
 #ifndef XLMR_KERNELS_CUDA_ATTENTION_H_

@@ -1,6 +1,10 @@
 #include "kernels/cuda/embedding.h"
 
+#include <algorithm>
+#include <climits>
 #include <cstdio>
+
+#include <cub/device/device_radix_sort.cuh>
 
 #include "framework/core/check.h"
 #include "kernels/cuda/cuda_check.h"
@@ -32,16 +36,68 @@ __global__ void EmbeddingForwardKernel(const float* __restrict__ table,
   }
 }
 
-// One thread per element of dy; repeated ids meet in the atomicAdd.
-__global__ void EmbeddingBackwardKernel(FloatsIn dy, const int32_t* __restrict__ ids,
-                                        int64_t count, int64_t vocab_size, int64_t width,
-                                        int64_t padding_idx, float* __restrict__ dtable) {
-  for (int64_t i = GridStrideBegin(); i < count; i += GridStride()) {
-    const int64_t position = i / width;
-    const int64_t id = CheckedId(ids, position, vocab_size);
+// Position t of the id-sorted order starts the run of an id: the first occurrence of that id.
+__device__ __forceinline__ bool StartsRun(const int32_t* sorted_ids, int64_t t) {
+  return t == 0 || sorted_ids[t] != sorted_ids[t - 1];
+}
+
+// Backward over the id-sorted order (sorted_ids, and the positions they came from, stably, so
+// each run of an id lists its positions in increasing order). One block per sorted index; the
+// block that starts a run adds the run's dy rows, in position order, onto the table row, one
+// thread per column: the CPU's sequence of fp32 additions, so the result is bit for bit its own.
+__global__ void EmbeddingBackwardSortedKernel(FloatsIn dy, const int32_t* __restrict__ sorted_ids,
+                                              const int32_t* __restrict__ sorted_positions,
+                                              int64_t count, int64_t vocab_size, int64_t width,
+                                              int64_t padding_idx, float* __restrict__ dtable) {
+  for (int64_t t = blockIdx.x; t < count; t += gridDim.x) {
+    if (!StartsRun(sorted_ids, t)) continue;
+    const int64_t id = CheckedId(sorted_ids, t, vocab_size);
     if (id == padding_idx) continue;
-    atomicAdd(dtable + id * width + (i - position * width), dy[i]);
+    for (int64_t column = threadIdx.x; column < width; column += blockDim.x) {
+      float sum = dtable[id * width + column];
+      for (int64_t r = t; r < count && sorted_ids[r] == id; ++r) {
+        sum += dy[static_cast<int64_t>(sorted_positions[r]) * width + column];
+      }
+      dtable[id * width + column] = sum;
+    }
   }
+}
+
+__global__ void IotaKernel(int32_t* __restrict__ values, int64_t count) {
+  for (int64_t i = GridStrideBegin(); i < count; i += GridStride()) values[i] = static_cast<int32_t>(i);
+}
+
+// The ids and their positions, sorted by id with equal ids in position order (CUB's radix sort
+// is stable), on the compute stream.
+struct SortedIds {
+  Tensor ids;
+  Tensor positions;
+};
+
+SortedIds SortIdsStably(const Tensor& ids) {
+  const int64_t count = ids.numel();
+  XLMR_CHECK(count <= INT32_MAX) << "cuda::EmbeddingBackward: " << count
+                                 << " ids exceed the sort's int32 positions";
+  const int n = static_cast<int>(count);
+  auto scratch = [](int64_t elements) {
+    return Tensor::Zeros({elements}, DType::kI32, Device::kCuda, MemoryCategory::kWorkspace);
+  };
+  Tensor positions = scratch(count);
+  IotaKernel<<<GridStrideBlocks(count), kThreadsPerBlock, 0, ComputeStream()>>>(
+      positions.data<int32_t>(), count);
+  KERNEL_LAUNCH_CHECK();
+  SortedIds sorted{scratch(count), scratch(count)};
+  size_t temp_bytes = 0;
+  CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, temp_bytes, ids.data<int32_t>(),
+                                             sorted.ids.data<int32_t>(), positions.data<int32_t>(),
+                                             sorted.positions.data<int32_t>(), n, 0, 32,
+                                             ComputeStream()));
+  Tensor temp = scratch(static_cast<int64_t>((temp_bytes + sizeof(int32_t) - 1) / sizeof(int32_t)));
+  CUDA_CHECK(cub::DeviceRadixSort::SortPairs(temp.raw_data(), temp_bytes, ids.data<int32_t>(),
+                                             sorted.ids.data<int32_t>(), positions.data<int32_t>(),
+                                             sorted.positions.data<int32_t>(), n, 0, 32,
+                                             ComputeStream()));
+  return sorted;
 }
 
 // table/dtable: [V, H] f32 CUDA; ids: i32 CUDA.
@@ -78,9 +134,14 @@ void EmbeddingBackward(const Tensor& dy, const Tensor& ids, int64_t padding_idx,
       << ShapeString(ids.shape()) << " ids of width " << width;
   const int64_t count = dy.numel();
   if (count == 0) return;
-  EmbeddingBackwardKernel<<<GridStrideBlocks(count), kThreadsPerBlock, 0, ComputeStream()>>>(
-      ReadFloats(dy, "cuda::EmbeddingBackward dy"), ids.data<int32_t>(), count, vocab_size, width,
-      padding_idx, dtable->data<float>());
+  const SortedIds sorted = SortIdsStably(ids);
+  const int64_t positions = ids.numel();
+  const int threads = static_cast<int>(std::min<int64_t>(kThreadsPerBlock, ((width + 31) / 32) * 32));
+  const int blocks = static_cast<int>(std::min<int64_t>(positions, int64_t{1} << 20));
+  EmbeddingBackwardSortedKernel<<<blocks, threads, 0, ComputeStream()>>>(
+      ReadFloats(dy, "cuda::EmbeddingBackward dy"), sorted.ids.data<int32_t>(),
+      sorted.positions.data<int32_t>(), positions, vocab_size, width, padding_idx,
+      dtable->data<float>());
   KERNEL_LAUNCH_CHECK();
 }
 

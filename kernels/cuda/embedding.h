@@ -5,9 +5,11 @@
 //  - An id outside [0, V) is a programming error (the data layer validates ids), as on the CPU,
 //    but it cannot abort at the call: the kernel prints the id and position and traps, and the
 //    next checked CUDA call (CUDA_CHECK) aborts with the launch failure.
-//  - The backward adds with fp32 atomicAdd. With every id distinct the result is bit for bit the
-//    CPU's; when an id repeats, the order in which its rows are summed is not fixed on the GPU, so
-//    the low bits of that table row may differ from run to run (and from the CPU's in-order sum).
+//  - The backward is deterministic and bit for bit the CPU's: the ids are sorted stably (CUB's
+//    radix sort, positions kept in order within an id) and each distinct id's dy rows are added
+//    onto its table row in position order, the CPU's sequence of fp32 additions. No atomics, so
+//    data-parallel replicas and recompute see identical gradients run after run. Scratch: three
+//    int32 arrays of ids.numel() and the sort's temporary storage.
 // Gradient convention: dtable is ACCUMULATED (+=). Asynchronous: queued on
 // CudaContext::Current().compute_stream().
 #ifndef XLMR_KERNELS_CUDA_EMBEDDING_H_

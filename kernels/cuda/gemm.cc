@@ -66,11 +66,23 @@ ProblemKey KeyOf(const Problem& p) {
           p.align_c,           p.align_bias};
 }
 
-int AlignmentOf(const void* pointer) {
-  const auto address = reinterpret_cast<uintptr_t>(pointer);
+// The largest power of two (up to 256) dividing `offset`.
+int AlignmentOfOffset(uintptr_t offset) {
   int alignment = 1;
-  while (alignment < 256 && address % (2 * alignment) == 0) alignment *= 2;
+  while (alignment < 256 && offset % (2 * alignment) == 0) alignment *= 2;
   return alignment;
+}
+
+int AlignmentOf(const void* pointer) { return AlignmentOfOffset(reinterpret_cast<uintptr_t>(pointer)); }
+
+// The alignment every matrix of a strided batch starts at: the first one's, limited by the
+// batch stride in bytes (an odd stride of f16 matrices leaves every other matrix 2-byte aligned,
+// and cuBLASLt's alignment preferences must hold for each of them).
+int BatchAlignmentOf(const Tensor& t, const MatrixLayout& layout, int64_t batch_count) {
+  const int first = AlignmentOf(t.raw_data());
+  if (batch_count == 1) return first;
+  const auto stride_bytes = static_cast<uintptr_t>(layout.batch_stride) * SizeOf(t.dtype());
+  return stride_bytes == 0 ? first : std::min(first, AlignmentOfOffset(stride_bytes));
 }
 
 cudaDataType_t CudaTypeOf(DType dtype) {
@@ -186,6 +198,12 @@ Preference MakePreference(const Problem& p) {
     CUBLAS_CHECK(
         cublasLtMatmulPreferenceSetAttribute(preference, attribute, &bytes, sizeof(bytes)));
   }
+  // Split-K algorithms may add their partial products in the output type (INPLACE,
+  // OUTPUT_TYPE), which rounds an f16 result more than once; allow only reductions in the fp32
+  // compute type (and none), so every result is rounded once, as gemm.h promises.
+  const uint32_t reductions = CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE;
+  CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(
+      preference, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, &reductions, sizeof(reductions)));
   return owned;
 }
 
@@ -380,9 +398,9 @@ void RunGemm(const GemmArguments& g) {
   p.operand_type = CudaTypeOf(g.a.dtype());
   p.output_type = CudaTypeOf(g.c->dtype());
   p.has_bias = g.bias.defined();
-  p.align_a = AlignmentOf(g.b.raw_data());
-  p.align_b = AlignmentOf(g.a.raw_data());
-  p.align_c = AlignmentOf(g.c->raw_data());
+  p.align_a = BatchAlignmentOf(g.b, g.b_layout, g.batch_count);
+  p.align_b = BatchAlignmentOf(g.a, g.a_layout, g.batch_count);
+  p.align_c = BatchAlignmentOf(*g.c, g.c_layout, g.batch_count);
   p.align_bias = p.has_bias ? AlignmentOf(g.bias.raw_data()) : 0;
   const Pointers ptr{g.b.raw_data(), g.a.raw_data(), g.c->raw_data(),
                      p.has_bias ? g.bias.data<float>() : nullptr};

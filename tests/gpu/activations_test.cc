@@ -71,6 +71,16 @@ TEST_F(CudaActivationsTest, TanhAndItsBackwardMatchCpu) {
   }
 }
 
+TEST_F(CudaActivationsTest, EmptyTensorsGiveEmptyResults) {
+  // No rows (an empty batch): the kernels must not launch an empty grid (a launch error).
+  const Tensor empty = OnGpu(Tensor::Zeros({0, 768}, DType::kF16));
+  for (const Tensor& out : {ops::Gelu(empty), ops::GeluBackward(empty, empty), ops::Tanh(empty),
+                            ops::TanhBackward(empty, empty)}) {
+    EXPECT_EQ(out.shape(), empty.shape());
+    EXPECT_EQ(out.dtype(), DType::kF16);
+  }
+}
+
 TEST_F(CudaActivationsTest, MixedDTypeGradientTakesTheSavedTensorsDType) {
   const Tensor x = RandomTensor({3, 1000}, DType::kF16, 5, 3.0f);
   const Tensor dy = RandomTensor({3, 1000}, DType::kF32, 6);

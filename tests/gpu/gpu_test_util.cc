@@ -135,14 +135,21 @@ void ExpectCloseToLargest(const std::string& what, const Tensor& gpu, const Tens
   if (c.empty()) return;
   double largest = 0.0, worst = 0.0;
   size_t worst_index = 0;
+  bool nan_seen = false;
   for (size_t i = 0; i < c.size(); ++i) {
     largest = std::max(largest, std::fabs(static_cast<double>(c[i])));
     const double error = std::fabs(static_cast<double>(g[i]) - c[i]);
-    if (!(error <= worst)) {  // also catches NaN
+    if (nan_seen) continue;  // keep the first NaN as the reported element
+    if (std::isnan(error)) {
+      nan_seen = true;
+      worst_index = i;
+    } else if (error > worst) {
       worst = error;
       worst_index = i;
     }
   }
+  EXPECT_FALSE(nan_seen) << what << ": element " << worst_index << " gpu " << g[worst_index]
+                         << " cpu " << c[worst_index] << " (NaN)";
   EXPECT_LE(worst, tolerance * std::max(largest, 1e-30))
       << what << ": element " << worst_index << " gpu " << g[worst_index] << " cpu "
       << c[worst_index] << " (largest |cpu| " << largest << ")";

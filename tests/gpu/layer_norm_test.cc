@@ -33,10 +33,11 @@ class CudaLayerNormTest : public testing::GpuTest {};
 
 // One element (H = 1: zero variance), one row, three rows, H = 768 and 1024 (base and large),
 // H = 1000 (no multiple of the warp), 37 rows (not a multiple of the rows per block), and 300
-// rows (three chunks of the parameter-gradient reduction, the last one partial).
+// rows (three chunks of the parameter-gradient reduction, the last one partial), and no rows
+// at all (nothing may be launched: an empty grid is a launch error; gradients stay as they were).
 const std::vector<Shape>& Shapes() {
-  static const std::vector<Shape> shapes = {{1},           {1, 768},  {3, 1000}, {2, 4, 768},
-                                            {37, 1024},    {300, 64}, {3, 100, 1000}};
+  static const std::vector<Shape> shapes = {{1},        {1, 768},  {3, 1000},     {2, 4, 768},
+                                            {37, 1024}, {300, 64}, {3, 100, 1000}, {0, 768}};
   return shapes;
 }
 

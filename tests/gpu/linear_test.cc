@@ -123,11 +123,12 @@ std::string CaseName(const ::testing::TestParamInfo<Case>& info) {
 
 std::vector<Case> AllCases() {
   const std::vector<std::pair<Shape, int64_t>> shapes = {
-      {{1, 1}, 1},        // the smallest
-      {{3, 5}, 7},        // odd sizes: unaligned leading dimensions
-      {{17, 33}, 9},      // awkward, K not a multiple of 8
-      {{2, 9, 24}, 40},   // a 3-D x (rows are its first two dimensions)
-      {{128, 768}, 3072}  // XLM-R base's intermediate layer
+      {{1, 1}, 1},         // the smallest
+      {{3, 5}, 7},         // odd sizes: unaligned leading dimensions
+      {{17, 33}, 9},       // awkward, K not a multiple of 8
+      {{2, 9, 24}, 40},    // a 3-D x (rows are its first two dimensions)
+      {{128, 768}, 3072},  // XLM-R base's intermediate layer
+      {{0, 24}, 40},       // no rows: empty y and dx, no launch; gradients keep their values
   };
   struct DTypes {
     DType x, weight, out;

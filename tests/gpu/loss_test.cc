@@ -157,6 +157,19 @@ TEST_F(CudaLossTest, BceWithLogitsMatchesCpu) {
   }
 }
 
+TEST_F(CudaLossTest, ElementwiseLossesOfNoRowsAreEmpty) {
+  // An empty batch: no launch (an empty grid is a launch error), a zero sum of zero terms.
+  const Tensor none = Tensor::Zeros({0, 3}, DType::kF16, Device::kCuda);
+  const Tensor targets = Tensor::Zeros({0, 3}, DType::kF32, Device::kCuda);
+  for (const ops::LossSum& loss :
+       {ops::MseLoss(none, targets), ops::BceWithLogitsLoss(none, targets)}) {
+    EXPECT_EQ(loss.count, 0);
+    EXPECT_EQ(loss.sum, 0.0);
+  }
+  EXPECT_EQ(ops::MseBackward(none, targets, 1.0f).shape(), Shape({0, 3}));
+  EXPECT_EQ(ops::BceWithLogitsBackward(none, targets, 1.0f).shape(), Shape({0, 3}));
+}
+
 TEST_F(CudaLossTest, SumsAreReproducibleBitForBit) {
   // The reduction's shape depends only on the element count, so repeated runs agree exactly.
   const Tensor predictions = OnGpu(RandomCpu({600, 1000}, DType::kF32, -3.0f, 3.0f, 7));

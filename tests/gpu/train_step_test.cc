@@ -109,7 +109,9 @@ void ExpectSameSteps(const TrainingRun& gpu, const TrainingRun& cpu, const Toler
     EXPECT_EQ(g.loss_scale, c.loss_scale);
     EXPECT_NEAR(g.loss, c.loss, tolerance.loss_relative * std::fabs(c.loss));
     ASSERT_EQ(g.grad_norm.has_value(), c.grad_norm.has_value());
-    if (c.grad_norm) EXPECT_NEAR(*g.grad_norm, *c.grad_norm, tolerance.grad_of_largest * *c.grad_norm);
+    if (c.grad_norm) {
+      EXPECT_NEAR(*g.grad_norm, *c.grad_norm, tolerance.grad_of_largest * *c.grad_norm);
+    }
   }
   ExpectCloseToLargest("gradients after step 1", gpu.grads_after_first_step[0],
                        cpu.grads_after_first_step[0], tolerance.grad_of_largest);
