@@ -5,7 +5,9 @@
 #
 #   tools/gpu_verify.sh bundle [DIR]          on the build machine: bundle every GPU test, the
 #                                             NCCL and device tests and both recipes into DIR
-#                                             (default .bundle/gpu_verify, git-ignored)
+#                                             (default .bundle/gpu_verify, git-ignored), and
+#                                             DIR.tar.gz of it to copy (~25 MB vs ~80 MB; unpack
+#                                             with tar xzf DIR.tar.gz -C "$(dirname DIR)")
 #   tools/gpu_verify.sh tests [--bundle=DIR]  on the GPU host: run every bundled test binary
 #                                             (CUDA ops vs the CPU backend, whole training steps,
 #                                             HF parity, NCCL with one rank); tests.md + logs
@@ -42,7 +44,10 @@ if [ "$mode" = bundle ]; then
   dir=${1:-$repo/.bundle/gpu_verify}
   mapfile -t targets < <(bundle_targets)
   [ ${#targets[@]} -gt 4 ] || { echo "gpu_verify.sh: bazel query found no GPU tests" >&2; exit 1; }
-  exec "$repo/tools/bundle.sh" "${targets[@]}" "$dir"
+  "$repo/tools/bundle.sh" "${targets[@]}" "$dir" || exit 1
+  tar czf "$dir.tar.gz" -C "$(dirname "$dir")" "$(basename "$dir")" || exit 1
+  echo "gpu_verify.sh: $dir.tar.gz ($(du -h "$dir.tar.gz" | cut -f1)) holds the bundle" >&2
+  exit 0
 fi
 
 bundle=$repo/.bundle/gpu_verify
