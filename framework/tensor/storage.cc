@@ -48,9 +48,16 @@ MemoryStats& MemoryStatsFor(Device device) { return Slot(device).stats; }
 void RegisterAllocator(Device device, Allocator* allocator) { Slot(device).allocator = allocator; }
 
 std::shared_ptr<Storage> Storage::Allocate(Device device, size_t bytes, MemoryCategory category) {
+  std::shared_ptr<Storage> storage = AllocateUninitialized(device, bytes, category);
+  AllocatorFor(device).Zero(storage->data(), bytes);
+  return storage;
+}
+
+std::shared_ptr<Storage> Storage::AllocateUninitialized(Device device, size_t bytes,
+                                                        MemoryCategory category) {
   Allocator& allocator = AllocatorFor(device);
   void* data = allocator.Allocate(bytes);
-  allocator.Zero(data, bytes);
+  allocator.MarkUninitialized(data, bytes);
   MemoryStatsFor(device).Allocated(category, static_cast<int64_t>(bytes));
   return std::shared_ptr<Storage>(new Storage(device, data, bytes, category));
 }

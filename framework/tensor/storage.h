@@ -23,6 +23,10 @@ class Allocator {
   virtual void Free(void* pointer) = 0;
   // Fills `bytes` bytes at `pointer` with zeros (device memory is not host-writable).
   virtual void Zero(void* pointer, size_t bytes) = 0;
+  // Called on memory handed out uninitialised (Storage::AllocateUninitialized). Nothing by
+  // default; a backend may fill it with a poison pattern so that tests catch kernels that read
+  // elements they never wrote.
+  virtual void MarkUninitialized(void* /*pointer*/, size_t /*bytes*/) {}
 };
 
 // The allocator and the accounting of one device. Registered once per process.
@@ -34,6 +38,11 @@ class Storage {
  public:
   // Allocates `bytes` (zero-filled) on `device`, counted under `category`.
   static std::shared_ptr<Storage> Allocate(Device device, size_t bytes, MemoryCategory category);
+  // As Allocate, and counted the same way, but the bytes are not filled: their contents are
+  // unspecified (on the GPU, whatever the memory pool's previous user left there). Only for
+  // memory the caller overwrites completely before anything reads it; see Tensor::Empty.
+  static std::shared_ptr<Storage> AllocateUninitialized(Device device, size_t bytes,
+                                                        MemoryCategory category);
   ~Storage();
   Storage(const Storage&) = delete;
   Storage& operator=(const Storage&) = delete;

@@ -1,6 +1,7 @@
 #include "framework/tensor/tensor.h"
 
 #include <cstring>
+#include <utility>
 
 #include "absl/strings/str_join.h"
 
@@ -10,6 +11,12 @@ namespace {
 CopyBytesFn& RegisteredCopy() {
   static CopyBytesFn copy = nullptr;
   return copy;
+}
+
+// The bytes of a new contiguous tensor; checks that no dimension is negative.
+size_t BytesOf(const Shape& shape, DType dtype) {
+  for (int64_t d : shape) XLMR_CHECK(d >= 0) << "negative dimension in " << ShapeString(shape);
+  return static_cast<size_t>(NumElements(shape)) * SizeOf(dtype);
 }
 
 }  // namespace
@@ -35,10 +42,18 @@ void CopyBytes(void* dst, Device dst_device, const void* src, Device src_device,
 }
 
 Tensor Tensor::Zeros(const Shape& shape, DType dtype, Device device, MemoryCategory category) {
-  for (int64_t d : shape) XLMR_CHECK(d >= 0) << "negative dimension in " << ShapeString(shape);
+  const size_t bytes = BytesOf(shape, dtype);
+  return OverStorage(Storage::Allocate(device, bytes, category), shape, dtype);
+}
+
+Tensor Tensor::Empty(const Shape& shape, DType dtype, Device device, MemoryCategory category) {
+  const size_t bytes = BytesOf(shape, dtype);
+  return OverStorage(Storage::AllocateUninitialized(device, bytes, category), shape, dtype);
+}
+
+Tensor Tensor::OverStorage(std::shared_ptr<Storage> storage, const Shape& shape, DType dtype) {
   Tensor t;
-  t.storage_ = Storage::Allocate(device, static_cast<size_t>(NumElements(shape)) * SizeOf(dtype),
-                                 category);
+  t.storage_ = std::move(storage);
   t.shape_ = shape;
   t.dtype_ = dtype;
   return t;

@@ -29,9 +29,18 @@ class Tensor {
  public:
   Tensor() = default;  // an empty handle: defined() is false
 
-  // A new zero-filled tensor.
+  // A new zero-filled tensor. The default, and the safe choice for any new tensor.
   static Tensor Zeros(const Shape& shape, DType dtype, Device device = Device::kCpu,
                       MemoryCategory category = MemoryCategory::kActivations);
+
+  // A new tensor whose contents are unspecified: like Zeros (same shape, dtype, device, bytes
+  // and MemoryStats category) minus the fill, which on the GPU is a memset over the whole
+  // buffer. Contract: only for a tensor that the code creating it overwrites completely (every
+  // element) before anything reads it, e.g. a GEMM output with beta = 0, an elementwise
+  // kernel's result or a copy's destination. A tensor that is accumulated into (+=, beta = 1,
+  // atomics), written only in part (rows left at zero) or possibly read first must come from
+  // Zeros. The CPU backend, the reference the GPU tests compare with, uses only Zeros.
+  static Tensor Empty(const Shape& shape, DType dtype, Device device, MemoryCategory category);
 
   bool defined() const { return storage_ != nullptr; }
   const Shape& shape() const { return shape_; }
@@ -64,6 +73,9 @@ class Tensor {
   Tensor ToDevice(Device device, MemoryCategory category = MemoryCategory::kActivations) const;
 
  private:
+  // A tensor of `shape` and `dtype` over the whole of `storage` (of exactly its bytes).
+  static Tensor OverStorage(std::shared_ptr<Storage> storage, const Shape& shape, DType dtype);
+
   std::shared_ptr<Storage> storage_;
   size_t byte_offset_ = 0;
   Shape shape_;

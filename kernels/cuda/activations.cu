@@ -50,7 +50,7 @@ __global__ void MapKernel2(FloatsIn a, FloatsIn b, FloatsOut out, int64_t count,
 // fn(x) elementwise into a new tensor of x's shape and dtype.
 template <typename Fn>
 Tensor Map(const char* op, const Tensor& x, Fn fn) {
-  Tensor out = Tensor::Zeros(x.shape(), x.dtype(), Device::kCuda, MemoryCategory::kActivations);
+  Tensor out = Tensor::Empty(x.shape(), x.dtype(), Device::kCuda, MemoryCategory::kActivations);
   const int64_t count = x.numel();
   if (count == 0) return out;
   MapKernel<<<GridStrideBlocks(count), kThreadsPerBlock, 0, ComputeStream()>>>(
@@ -65,7 +65,7 @@ Tensor Map2(const char* op, const Tensor& dy, const Tensor& saved, Fn fn) {
   XLMR_CHECK(dy.shape() == saved.shape())
       << op << ": " << ShapeString(dy.shape()) << " vs " << ShapeString(saved.shape());
   Tensor out =
-      Tensor::Zeros(saved.shape(), saved.dtype(), Device::kCuda, MemoryCategory::kActivations);
+      Tensor::Empty(saved.shape(), saved.dtype(), Device::kCuda, MemoryCategory::kActivations);
   const int64_t count = saved.numel();
   if (count == 0) return out;
   MapKernel2<<<GridStrideBlocks(count), kThreadsPerBlock, 0, ComputeStream()>>>(

@@ -241,7 +241,8 @@ void LaunchSwapMiddleAxes(const void* in, void* out, int64_t x, int64_t y, int64
 // `inner` elements and both pointers' alignments (e.g. 16 bytes for head_dim 64).
 Tensor SwapMiddleAxes(const Tensor& in, int64_t outer, int64_t x, int64_t y, int64_t inner,
                       MemoryCategory category) {
-  Tensor out = Tensor::Zeros({outer, y, x, inner}, in.dtype(), Device::kCuda, category);
+  // One thread per output unit: the copy writes all out.bytes() (run_bytes divides them).
+  Tensor out = Tensor::Empty({outer, y, x, inner}, in.dtype(), Device::kCuda, category);
   if (out.numel() == 0) return out;  // an empty grid is a launch error
   const int64_t run_bytes = inner * static_cast<int64_t>(SizeOf(in.dtype()));
   const uintptr_t alignment = reinterpret_cast<uintptr_t>(in.raw_data()) |
@@ -298,7 +299,8 @@ void ScoresFromHeads(const Tensor& x_heads, const Tensor& y_heads, const Geometr
 // B * heads pairs: fp32 accumulation, rounded once to x's dtype.
 Tensor HeadsFromScores(const Tensor& scores, Transpose transpose_scores, const Tensor& x_heads,
                        const Geometry& g) {
-  Tensor product_heads = Tensor::Zeros(x_heads.shape(), x_heads.dtype(), Device::kCuda,
+  // The GEMM (beta = 0) writes every element: the [S, D] matrices tile the tensor exactly.
+  Tensor product_heads = Tensor::Empty(x_heads.shape(), x_heads.dtype(), Device::kCuda,
                                        MemoryCategory::kWorkspace);
   GemmStridedBatched(g.batch * g.heads, scores, ScoreMatrices(g), transpose_scores, x_heads,
                      HeadMatrices(g), Transpose::kNo, 1.0f, 0.0f, &product_heads,
@@ -308,8 +310,10 @@ Tensor HeadsFromScores(const Tensor& scores, Transpose transpose_scores, const T
 
 // ---- The [B, heads, S, S] buffers and the row kernels ----
 
+// Empty: both users write every element before reading any: `dropped` is stored for every key
+// of every row by the softmax, d_scores by the d_context v^T GEMM (beta = 0).
 Tensor NewScores(const Geometry& g, DType dtype) {
-  return Tensor::Zeros({g.batch, g.heads, g.seq, g.seq}, dtype, Device::kCuda,
+  return Tensor::Empty({g.batch, g.heads, g.seq, g.seq}, dtype, Device::kCuda,
                        MemoryCategory::kWorkspace);
 }
 
@@ -347,7 +351,8 @@ void LaunchSoftmaxBackward(const Geometry& g, const Tensor& probs, const Attenti
 // dropout(probs) in `dtype`: probs itself when that changes nothing, else a new workspace tensor.
 Tensor DroppedProbs(const Tensor& probs, DType dtype, const AttentionDropout& dropout) {
   if (DroppedIsProbs(dtype, dropout)) return probs;
-  Tensor dropped = Tensor::Zeros(probs.shape(), dtype, Device::kCuda, MemoryCategory::kWorkspace);
+  // The kernel stores every element, dropped ones as an explicit 0.
+  Tensor dropped = Tensor::Empty(probs.shape(), dtype, Device::kCuda, MemoryCategory::kWorkspace);
   const int64_t count = probs.numel();
   const int grid = GridStrideBlocks((count + 3) / 4);
   if (dtype == DType::kF16) {
@@ -361,6 +366,7 @@ Tensor DroppedProbs(const Tensor& probs, DType dtype, const AttentionDropout& dr
   return dropped;
 }
 
+// Zeros, for the results of the empty problems (rows() == 0), which no kernel writes.
 Tensor NewActivation(const Shape& shape, DType dtype) {
   return Tensor::Zeros(shape, dtype, Device::kCuda, MemoryCategory::kActivations);
 }
@@ -375,7 +381,10 @@ void AttentionForward(const Tensor& q, const Tensor& k, const Tensor& v, const T
                       Tensor* context, Tensor* probs) {
   const Geometry g = GeometryOf(q, num_heads);
   const DType dtype = q.dtype();
-  *probs = NewActivation({g.batch, g.heads, g.seq, g.seq}, DType::kF32);
+  // Empty: written whole by the q k^T GEMM (beta = 0) below, then rewritten in place by the
+  // softmax; with rows() == 0 it has no elements.
+  *probs = Tensor::Empty({g.batch, g.heads, g.seq, g.seq}, DType::kF32, Device::kCuda,
+                         MemoryCategory::kActivations);
   if (g.rows() == 0) {  // an empty grid is a launch error
     *context = NewActivation(q.shape(), dtype);
     return;

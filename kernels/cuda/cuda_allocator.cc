@@ -2,6 +2,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <atomic>
 #include <cstdint>
 #include <sstream>
 #include <string>
@@ -59,6 +60,17 @@ void CudaAllocator::Free(void* pointer) { CUDA_CHECK(cudaFreeAsync(pointer, stre
 void CudaAllocator::Zero(void* pointer, size_t bytes) {
   if (bytes == 0) return;
   CUDA_CHECK(cudaMemsetAsync(pointer, 0, bytes, stream_));
+}
+
+namespace {
+std::atomic<bool> poison_uninitialized{false};
+}  // namespace
+
+void PoisonUninitializedMemory(bool on) { poison_uninitialized.store(on); }
+
+void CudaAllocator::MarkUninitialized(void* pointer, size_t bytes) {
+  if (bytes == 0 || !poison_uninitialized.load()) return;
+  CUDA_CHECK(cudaMemsetAsync(pointer, 0xFF, bytes, stream_));
 }
 
 void CopyBytesWithCuda(void* dst, Device dst_device, const void* src, Device src_device,

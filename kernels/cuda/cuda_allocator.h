@@ -39,10 +39,18 @@ class CudaAllocator final : public Allocator {
   // Clears `bytes` at `pointer` on `stream` (asynchronous, like every kernel: later work on
   // `stream`, host copies through CopyBytesWithCuda and streams ordered after it see zeros).
   void Zero(void* pointer, size_t bytes) override;
+  // With poisoning on (PoisonUninitializedMemory), fills the bytes with 0xFF on `stream`.
+  void MarkUninitialized(void* pointer, size_t bytes) override;
 
  private:
   CUstream_st* stream_;
 };
+
+// For tests: while on, memory handed out uninitialised (Tensor::Empty) is filled with 0xFF bytes,
+// which read as NaN in f32 and f16 and as -1 in i32, so an output element a kernel forgets to
+// write shows up against the CPU backend instead of silently holding the pool's old (often
+// zero) contents. Off by default: production pays nothing for it. Process-wide.
+void PoisonUninitializedMemory(bool on);
 
 // A CopyBytesFn (framework/tensor/tensor.h) for any mix of kCpu and kCuda: a synchronous
 // cudaMemcpy with the matching direction. It runs on the legacy default stream, which waits for

@@ -35,7 +35,8 @@ Tensor DropoutApply(const Tensor& x, float p, const DropoutKey& key) {
   XLMR_CHECK(x.numel() <= kMaxDropoutElements)
       << "cuda::DropoutApply: " << x.numel() << " elements exceed the dropout counter range";
   const DropoutSite site = DropoutSiteOf(key);  // checks layer and op, before any launch
-  Tensor y = Tensor::Zeros(x.shape(), x.dtype(), Device::kCuda, MemoryCategory::kActivations);
+  // Every element is stored, dropped ones as an explicit 0.
+  Tensor y = Tensor::Empty(x.shape(), x.dtype(), Device::kCuda, MemoryCategory::kActivations);
   const int64_t count = x.numel();
   if (count == 0) return y;
   const int64_t philox_blocks = (count + 3) / 4;

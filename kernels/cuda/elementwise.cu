@@ -20,7 +20,7 @@ __global__ void AddKernel(FloatsIn a, FloatsIn b, FloatsOut out, int64_t count) 
 Tensor AddForward(const Tensor& a, const Tensor& b, DType out_dtype) {
   XLMR_CHECK(a.shape() == b.shape())
       << "cuda::AddForward: " << ShapeString(a.shape()) << " + " << ShapeString(b.shape());
-  Tensor out = Tensor::Zeros(a.shape(), out_dtype, Device::kCuda, MemoryCategory::kActivations);
+  Tensor out = Tensor::Empty(a.shape(), out_dtype, Device::kCuda, MemoryCategory::kActivations);
   const int64_t count = a.numel();
   if (count == 0) return out;
   AddKernel<<<GridStrideBlocks(count), kThreadsPerBlock, 0, ComputeStream()>>>(

@@ -79,8 +79,10 @@ SortedIds SortIdsStably(const Tensor& ids) {
   XLMR_CHECK(count <= INT32_MAX) << "cuda::EmbeddingBackward: " << count
                                  << " ids exceed the sort's int32 positions";
   const int n = static_cast<int>(count);
+  // Every scratch buffer is written before it is read: positions by IotaKernel, the sorted
+  // outputs by the sort, and CUB's temporary storage needs no initial contents.
   auto scratch = [](int64_t elements) {
-    return Tensor::Zeros({elements}, DType::kI32, Device::kCuda, MemoryCategory::kWorkspace);
+    return Tensor::Empty({elements}, DType::kI32, Device::kCuda, MemoryCategory::kWorkspace);
   };
   Tensor positions = scratch(count);
   IotaKernel<<<GridStrideBlocks(count), kThreadsPerBlock, 0, ComputeStream()>>>(
@@ -115,7 +117,7 @@ Tensor EmbeddingForward(const Tensor& table, const Tensor& ids, DType out_dtype)
   const int64_t vocab_size = table.dim(0), width = table.dim(1);
   Shape out_shape = ids.shape();
   out_shape.push_back(width);
-  Tensor out = Tensor::Zeros(out_shape, out_dtype, Device::kCuda, MemoryCategory::kActivations);
+  Tensor out = Tensor::Empty(out_shape, out_dtype, Device::kCuda, MemoryCategory::kActivations);
   const int64_t count = out.numel();
   if (count == 0) return out;
   EmbeddingForwardKernel<<<GridStrideBlocks(count), kThreadsPerBlock, 0, ComputeStream()>>>(

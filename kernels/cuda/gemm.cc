@@ -282,7 +282,9 @@ void RunStagedInF32(const Problem& p, const Pointers& ptr, float alpha, float be
       << "Gemm: an f16 output computed in f32 must be contiguous (ld " << p.lt_c.ld
       << ", batch stride " << p.lt_c.batch_stride << ")";
   Tensor c_region = c->View(0, {count});
-  Tensor c_f32 = Tensor::Zeros({count}, DType::kF32, Device::kCuda, MemoryCategory::kWorkspace);
+  // Empty: with beta != 0 the widening copy fills it before the matmul reads it, with beta = 0
+  // the matmul does not read it; either way the matmul writes all `count` elements.
+  Tensor c_f32 = Tensor::Empty({count}, DType::kF32, Device::kCuda, MemoryCategory::kWorkspace);
   if (beta != 0.0f) CastTensor(c_region, &c_f32);  // exact widening
   Problem staged = p;
   staged.output_type = CUDA_R_32F;

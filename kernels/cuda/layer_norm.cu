@@ -159,10 +159,10 @@ void AccumulateParamGrads(const Tensor& dy, const Tensor& x, const Tensor& mean,
                           const Tensor& rstd, int64_t rows, int64_t width, Tensor* dgamma,
                           Tensor* dbeta) {
   const int64_t chunks = (rows + kLayerNormRowsPerChunk - 1) / kLayerNormRowsPerChunk;
-  // Freed on return while the kernels may still run: safe, because CudaAllocator::Free's cudaFree
-  // waits for the device first.
+  // Freed on return while the kernels may still run: safe, because CudaAllocator frees in
+  // compute-stream order. Empty: the partials kernel stores every (chunk, column) of both halves.
   const Tensor partials =
-      Tensor::Zeros({2, chunks, width}, DType::kF32, Device::kCuda, MemoryCategory::kWorkspace);
+      Tensor::Empty({2, chunks, width}, DType::kF32, Device::kCuda, MemoryCategory::kWorkspace);
   float* partial_dgamma = partials.data<float>();
   float* partial_dbeta = partial_dgamma + chunks * width;
   const dim3 grid(static_cast<unsigned>(chunks),
@@ -188,9 +188,10 @@ void LayerNormForward(const Tensor& x, const Tensor& gamma, const Tensor& beta, 
                                                   << ShapeString(x.shape()) << ", H " << width;
   const float* gamma_data = F32Data(gamma, "cuda::LayerNormForward gamma", {width});
   const float* beta_data = F32Data(beta, "cuda::LayerNormForward beta", {width});
-  *y = Tensor::Zeros(x.shape(), out_dtype, Device::kCuda, MemoryCategory::kActivations);
-  *mean = Tensor::Zeros({rows}, DType::kF32, Device::kCuda, MemoryCategory::kActivations);
-  *rstd = Tensor::Zeros({rows}, DType::kF32, Device::kCuda, MemoryCategory::kActivations);
+  // One warp per row writes all of the row's y, its mean and its rstd.
+  *y = Tensor::Empty(x.shape(), out_dtype, Device::kCuda, MemoryCategory::kActivations);
+  *mean = Tensor::Empty({rows}, DType::kF32, Device::kCuda, MemoryCategory::kActivations);
+  *rstd = Tensor::Empty({rows}, DType::kF32, Device::kCuda, MemoryCategory::kActivations);
   if (rows == 0) return;
   LayerNormForwardKernel<<<RowBlocks(rows), kWarpsPerBlock * kWarpSize, 0, ComputeStream()>>>(
       ReadFloats(x, "cuda::LayerNormForward x"), gamma_data, beta_data, eps, rows, width,
@@ -210,7 +211,7 @@ Tensor LayerNormBackward(const Tensor& dy, const Tensor& x, const Tensor& gamma,
   F32Data(rstd, "cuda::LayerNormBackward rstd", {rows});
   F32Data(*dgamma, "cuda::LayerNormBackward dgamma", {width});
   F32Data(*dbeta, "cuda::LayerNormBackward dbeta", {width});
-  Tensor dx = Tensor::Zeros(x.shape(), x.dtype(), Device::kCuda, MemoryCategory::kActivations);
+  Tensor dx = Tensor::Empty(x.shape(), x.dtype(), Device::kCuda, MemoryCategory::kActivations);
   if (rows == 0) return dx;
   LayerNormInputGradKernel<<<RowBlocks(rows), kWarpsPerBlock * kWarpSize, 0, ComputeStream()>>>(
       ReadFloats(dy, "cuda::LayerNormBackward dy"), ReadFloats(x, "cuda::LayerNormBackward x"),

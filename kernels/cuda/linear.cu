@@ -19,7 +19,7 @@ namespace {
 
 Tensor WidenedToF32(const Tensor& t) {
   if (t.dtype() == DType::kF32) return t;
-  Tensor wide = Tensor::Zeros(t.shape(), DType::kF32, Device::kCuda, MemoryCategory::kWorkspace);
+  Tensor wide = Tensor::Empty(t.shape(), DType::kF32, Device::kCuda, MemoryCategory::kWorkspace);
   CastTensor(t, &wide);
   return wide;
 }
@@ -91,8 +91,9 @@ void LaunchColumnSums(const Tensor& dy, int64_t rows, int64_t width, Tensor* dbi
   const int64_t wanted_chunks = RowChunkCount(rows, column_tiles);
   const int64_t rows_per_chunk = (rows + wanted_chunks - 1) / wanted_chunks;
   const int64_t chunks = (rows + rows_per_chunk - 1) / rows_per_chunk;
+  // Every (chunk, column) is stored by pass 1 (chunks covers the grid's y exactly).
   Tensor chunk_sums =
-      Tensor::Zeros({chunks, width}, DType::kF32, Device::kCuda, MemoryCategory::kWorkspace);
+      Tensor::Empty({chunks, width}, DType::kF32, Device::kCuda, MemoryCategory::kWorkspace);
   cudaStream_t stream = CudaContext::Current().compute_stream();
   const dim3 grid(static_cast<unsigned>(column_tiles), static_cast<unsigned>(chunks));
   const dim3 block(kColumnsPerBlock, kRowLanes);
@@ -123,7 +124,8 @@ Shape WithLastDim(const Shape& shape, int64_t last) {
 Tensor LinearForward(const Tensor& x, const Tensor& weight, const Tensor& bias, DType out_dtype) {
   const int64_t in = weight.dim(1);
   const int64_t out = weight.dim(0);
-  Tensor y = Tensor::Zeros(WithLastDim(x.shape(), out), out_dtype, Device::kCuda,
+  // Written whole by the GEMM (beta = 0), which aborts rather than skip a non-empty y (K >= 1).
+  Tensor y = Tensor::Empty(WithLastDim(x.shape(), out), out_dtype, Device::kCuda,
                            MemoryCategory::kActivations);
   if (y.numel() == 0) return y;
   const auto [x_mm, weight_mm] = InCommonDType(x, weight);
@@ -137,7 +139,11 @@ Tensor LinearBackward(const Tensor& dy, const Tensor& x, const Tensor& weight, T
   const int64_t in = weight.dim(1);
   const int64_t out = weight.dim(0);
   const int64_t rows = x.numel() / in;  // in >= 1, as on the CPU
-  Tensor dx = Tensor::Zeros(x.shape(), dx_dtype, Device::kCuda, MemoryCategory::kActivations);
+  // The dx GEMM below (beta = 0) writes every element of a non-empty dx, except with out == 0:
+  // then it is skipped, and dx, a sum over no terms, must be zeros.
+  Tensor dx =
+      out > 0 ? Tensor::Empty(x.shape(), dx_dtype, Device::kCuda, MemoryCategory::kActivations)
+              : Tensor::Zeros(x.shape(), dx_dtype, Device::kCuda, MemoryCategory::kActivations);
   if (rows > 0 && out > 0 && in > 0) {
     const Tensor no_bias;
     const auto [dy_for_dx, weight_mm] = InCommonDType(dy, weight);

@@ -193,7 +193,8 @@ LossTotals SumTerms(TermFn term, int64_t n) {
   cudaStream_t stream = CudaContext::Current().compute_stream();
   const int64_t blocks = std::min((n + kSumThreads - 1) / kSumThreads, kMaxPartialSums);
   static_assert(sizeof(Partial) == 2 * sizeof(int64_t), "Partial is stored as two i64");
-  Tensor storage = Tensor::Zeros({2 * (blocks + 1)}, DType::kI64, Device::kCuda,
+  // Each of the `blocks` partials is stored by its block, the total by FinalSumKernel.
+  Tensor storage = Tensor::Empty({2 * (blocks + 1)}, DType::kI64, Device::kCuda,
                                  MemoryCategory::kWorkspace);
   Partial* partials = static_cast<Partial*>(storage.raw_data());
   PartialSumKernel<<<static_cast<int>(blocks), kSumThreads, 0, stream>>>(term, n, partials);
@@ -232,13 +233,10 @@ struct BceGrad {
   }
 };
 
-Tensor NewGradient(const Tensor& like) {
-  return Tensor::Zeros(like.shape(), DType::kF32, Device::kCuda, MemoryCategory::kActivations);
-}
-
 template <typename T, typename GradFn>
 Tensor LaunchElementGrad(const Tensor& inputs, const Tensor& targets, GradFn grad) {
-  Tensor d = NewGradient(inputs);
+  Tensor d =
+      Tensor::Empty(inputs.shape(), DType::kF32, Device::kCuda, MemoryCategory::kActivations);
   const int64_t n = inputs.numel();
   if (n == 0) return d;
   const int64_t needed = (n + kElementThreads - 1) / kElementThreads;
@@ -262,8 +260,9 @@ bool IsHalf(const Tensor& t) { return t.dtype() == DType::kF16; }
 template <typename T>
 LossTotals CrossEntropySumAs(const Tensor& logits, const Tensor& labels) {
   const int64_t rows = logits.dim(0);
+  // Every row's block stores its loss, 0 for an ignored row.
   Tensor row_loss =
-      Tensor::Zeros({rows}, DType::kF32, Device::kCuda, MemoryCategory::kWorkspace);
+      Tensor::Empty({rows}, DType::kF32, Device::kCuda, MemoryCategory::kWorkspace);
   CrossEntropyRowKernel<T><<<RowGrid(logits), kRowThreads, 0,
                              CudaContext::Current().compute_stream()>>>(
       static_cast<const T*>(logits.raw_data()), labels.data<int32_t>(), logits.dim(1),
@@ -290,7 +289,9 @@ LossTotals CrossEntropyLossSum(const Tensor& logits, const Tensor& labels) {
 }
 
 Tensor CrossEntropyBackward(const Tensor& logits, const Tensor& labels, float scale) {
-  Tensor d = NewGradient(logits);  // zeros: ignored rows stay 0
+  // Zeros: the kernel leaves ignored rows untouched, and their gradient is 0.
+  Tensor d =
+      Tensor::Zeros(logits.shape(), DType::kF32, Device::kCuda, MemoryCategory::kActivations);
   if (logits.dim(0) == 0) return d;
   if (IsHalf(logits)) {
     CrossEntropyBackwardAs<__half>(logits, labels, scale, &d);

@@ -28,8 +28,9 @@ Tensor SelectFirstToken(const Tensor& x) {
       << "cuda::SelectFirstToken: x must be a [B, S, H] CUDA tensor with S >= 1, is "
       << ShapeString(x.shape());
   const int64_t batch = x.dim(0), seq = x.dim(1), hidden = x.dim(2);
+  // The copy below fills all `batch` rows of y.
   Tensor y =
-      Tensor::Zeros({batch, hidden}, x.dtype(), Device::kCuda, MemoryCategory::kActivations);
+      Tensor::Empty({batch, hidden}, x.dtype(), Device::kCuda, MemoryCategory::kActivations);
   const size_t row_bytes = static_cast<size_t>(hidden) * SizeOf(x.dtype());
   CopyRows(x.raw_data(), seq * row_bytes, y.raw_data(), row_bytes, batch, row_bytes);
   return y;
@@ -43,6 +44,7 @@ Tensor SelectFirstTokenBackward(const Tensor& dy, const Shape& x_shape) {
   XLMR_CHECK(dy.device() == Device::kCuda && dy.shape() == Shape({batch, hidden}))
       << "cuda::SelectFirstTokenBackward: dy must be a [B, H] CUDA tensor, is "
       << ShapeString(dy.shape());
+  // Zeros: only token 0 of each sequence is written; the other rows' gradient is 0.
   Tensor dx = Tensor::Zeros(x_shape, dy.dtype(), Device::kCuda, MemoryCategory::kActivations);
   const size_t row_bytes = static_cast<size_t>(hidden) * SizeOf(dy.dtype());
   CopyRows(dy.raw_data(), row_bytes, dx.raw_data(), seq * row_bytes, batch, row_bytes);

@@ -22,18 +22,13 @@
 #include "framework/tensor/tensor.h"
 #include "gtest/gtest.h"
 #include "kernels/cuda/device_context.h"
+#include "tests/gpu/gpu_test_util.h"
 
 namespace xlmr::kernels::cuda {
 namespace {
 
-class CudaCastTest : public ::testing::Test {
+class CudaCastTest : public xlmr::testing::GpuTest {
  protected:
-  void SetUp() override {
-    const GpuInventory gpus = QueryGpus();
-    if (gpus.count == 0) GTEST_SKIP() << gpus.reason;
-    absl::StatusOr<CudaContext*> context = CudaContext::Init(0);
-    ASSERT_TRUE(context.ok()) << context.status();
-  }
 };
 
 // ---- Host <-> device helpers (raw bit patterns, so NaN payloads survive the trip) ----

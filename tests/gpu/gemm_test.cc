@@ -23,6 +23,7 @@
 #include "framework/tensor/tensor.h"
 #include "gtest/gtest.h"
 #include "kernels/cuda/device_context.h"
+#include "tests/gpu/gpu_test_util.h"
 
 namespace xlmr::kernels::cuda {
 namespace {
@@ -38,14 +39,8 @@ double HalfUlp(double v) {
   return std::ldexp(1.0, exponent - 11);
 }
 
-class CudaGemmTest : public ::testing::Test {
+class CudaGemmTest : public xlmr::testing::GpuTest {
  protected:
-  void SetUp() override {
-    const GpuInventory gpus = QueryGpus();
-    if (gpus.count == 0) GTEST_SKIP() << gpus.reason;
-    absl::StatusOr<CudaContext*> context = CudaContext::Init(0);
-    ASSERT_TRUE(context.ok()) << context.status();
-  }
   std::mt19937 rng_{7};
 
   // A host tensor of random values in [-1, 1], rounded to dtype; returns the rounded values.

@@ -14,8 +14,12 @@
 
 namespace xlmr::testing {
 
-// Skips the test (with the reason) when no GPU is visible, e.g. on the build machine; otherwise
-// binds the process to GPU 0.
+// Binds the process to GPU 0 and poisons uninitialised GPU memory (PoisonUninitializedMemory),
+// so that an output element a kernel never writes reads as NaN. Returns "" then, or why there is
+// no GPU to use (the caller GTEST_SKIPs with it), e.g. on the build machine.
+std::string PrepareGpu();
+
+// A fixture whose SetUp is PrepareGpu, skipping the test (with the reason) when it fails.
 class GpuTest : public ::testing::Test {
  protected:
   void SetUp() override;

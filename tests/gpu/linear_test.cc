@@ -25,6 +25,7 @@
 #include "framework/tensor/tensor.h"
 #include "gtest/gtest.h"
 #include "kernels/cuda/device_context.h"
+#include "tests/gpu/gpu_test_util.h"
 
 namespace xlmr {
 namespace {
@@ -152,10 +153,8 @@ std::vector<Case> AllCases() {
 class CudaLinearTest : public ::testing::TestWithParam<Case> {
  protected:
   void SetUp() override {
-    const GpuInventory gpus = QueryGpus();
-    if (gpus.count == 0) GTEST_SKIP() << gpus.reason;
-    absl::StatusOr<kernels::cuda::CudaContext*> context = kernels::cuda::CudaContext::Init(0);
-    ASSERT_TRUE(context.ok()) << context.status();
+    const std::string no_gpu = testing::PrepareGpu();
+    if (!no_gpu.empty()) GTEST_SKIP() << no_gpu;
     const Case& c = GetParam();
     std::mt19937 rng(20240612);
     x_ = RandomCpu(c.x_shape, c.x_dtype, &rng);

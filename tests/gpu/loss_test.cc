@@ -38,14 +38,8 @@ constexpr double kTranscendentalTolerance = 1e-5;
 constexpr double kMseSumTolerance = 1e-10;
 constexpr double kMseGradTolerance = 1e-6;
 
-class CudaLossTest : public ::testing::Test {
+class CudaLossTest : public testing::GpuTest {
  protected:
-  void SetUp() override {
-    const GpuInventory gpus = QueryGpus();
-    if (gpus.count == 0) GTEST_SKIP() << gpus.reason;
-    absl::StatusOr<kernels::cuda::CudaContext*> context = kernels::cuda::CudaContext::Init(0);
-    ASSERT_TRUE(context.ok()) << context.status();
-  }
 };
 
 // (rows, columns): one column, a few classes, more columns than one block of threads, and a
