@@ -20,7 +20,9 @@ Step times: HF's are CUDA events around each step; ours come from xlmr_finetune'
 with the loss read back, so the GPU is idle at both ends). Peak memory: HF's
 torch.cuda.max_memory_allocated() over the training steps; ours the peak of the bytes our CUDA
 allocator holds in tensors (peak_device_bytes), weights, gradients and optimizer state included
-on both sides.
+on both sides. Reserved: what each caching allocator held from the device at its peak, tensors
+plus cached free blocks (HF: torch.cuda.max_memory_reserved(); ours: the CUDA memory pool's
+high-water mark, peak_reserved_bytes).
 """
 
 import argparse
@@ -64,14 +66,16 @@ def ours_steps(metrics_path):
         tokens.append(s["tokens"] - previous)
         previous = s["tokens"]
         milliseconds.append(1e3 * tokens[-1] / s["tokens_per_second"] if s["tokens_per_second"] else float("nan"))
+    reserved = [s.get("peak_reserved_bytes") for s in steps]
     return {"step_ms": milliseconds, "step_tokens": tokens,
-            "peak_bytes": max(s["peak_device_bytes"] for s in steps) if steps else None}
+            "peak_bytes": max(s["peak_device_bytes"] for s in steps) if steps else None,
+            "reserved_bytes": max(reserved) if reserved and None not in reserved else None}
 
 
 def hf_steps(result_path):
     result = json.load(open(result_path))
-    peak = result["peak_allocated_bytes"]
-    return {"step_ms": result["step_ms"], "step_tokens": result["step_tokens"], "peak_bytes": peak}
+    return {"step_ms": result["step_ms"], "step_tokens": result["step_tokens"],
+            "peak_bytes": result["peak_allocated_bytes"], "reserved_bytes": result.get("peak_reserved_bytes")}
 
 
 def measure(run, warmup, peak):
@@ -85,7 +89,7 @@ def measure(run, warmup, peak):
     tokens_per_second = statistics.median(t / (m / 1e3) for t, m in zip(tokens, ms))
     mfu = flops_per_token(run["shape"], run["seq_len"]) * tokens_per_second / peak if peak else None
     return {"step_ms": statistics.median(ms), "tokens_per_second": tokens_per_second, "mfu": mfu,
-            "peak_bytes": steps["peak_bytes"], "steps": len(ms)}
+            "peak_bytes": steps["peak_bytes"], "reserved_bytes": steps["reserved_bytes"], "steps": len(ms)}
 
 
 def ratio(value, reference):
@@ -107,12 +111,14 @@ def group_rows(runs, warmup, peak):
         key = (run["size"], run["seq_len"], run["checkpointing"])
         head = f"| {run['size']} | {run['seq_len']} | {run['batch_size']} | {run['checkpointing']} | {run['runner']} |"
         if "error" in m:
-            rows.append(f"{head} not run: {m['error']} | | | | | |")
+            rows.append(f"{head} not run: {m['error']} | | | | | | |")
             continue
         ref = reference.get(key, {})
         mfu = f"{100 * m['mfu']:.1f}%" if m["mfu"] is not None else "n/a"
         peak_gib = f"{m['peak_bytes'] / 2**30:.2f}" if m["peak_bytes"] else "n/a"
+        reserved_gib = f"{m['reserved_bytes'] / 2**30:.2f}" if m["reserved_bytes"] else "n/a"
         rows.append(f"{head} {m['step_ms']:.1f} | {m['tokens_per_second']:,.0f} | {mfu} | {peak_gib} | "
+                    f"{reserved_gib} | "
                     f"{ratio(m['tokens_per_second'], ref.get('tokens_per_second'))} | "
                     f"{ratio(m['peak_bytes'], ref.get('peak_bytes'))} |")
     return rows
@@ -126,8 +132,8 @@ def main():
           f"{args.warmup} warm-up steps. Speed ratio: tokens/s / HF sdpa's; memory ratio: peak / "
           f"HF sdpa's (same size, sequence length and checkpointing).\n")
     print("| size | seq | batch | grad ckpt | runner | step ms | tokens/s | MFU | peak GiB | "
-          "speed vs HF sdpa | memory vs HF sdpa |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+          "reserved GiB | speed vs HF sdpa | memory vs HF sdpa |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for row in group_rows(runs, args.warmup, peak):
         print(row)
 

@@ -27,6 +27,11 @@ class Allocator {
   // default; a backend may fill it with a poison pattern so that tests catch kernels that read
   // elements they never wrote.
   virtual void MarkUninitialized(void* /*pointer*/, size_t /*bytes*/) {}
+  // For allocators that keep freed memory (a pool), the most memory the pool held at once since
+  // the last ResetPeakReserved: tensors plus cached free blocks, what the device actually gave
+  // up. -1 when the allocator keeps nothing (every byte it holds is in a tensor).
+  virtual int64_t PeakReservedBytes() const { return -1; }
+  virtual void ResetPeakReserved() {}
 };
 
 // The allocator and the accounting of one device. Registered once per process.

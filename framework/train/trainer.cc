@@ -14,6 +14,7 @@
 #include "framework/distributed/replica_check.h"
 #include "framework/optim/adamw.h"
 #include "framework/optim/lr_schedule.h"
+#include "framework/tensor/storage.h"
 #include "framework/train/metrics_writer.h"
 #include "framework/train/progress.h"
 #include "framework/train/train_step.h"
@@ -29,6 +30,17 @@ nlohmann::ordered_json EvalRecord(const EvalResult& result, const std::string& p
   record[prefix + "_examples"] = result.examples;
   return record;
 }
+
+namespace {
+
+// The memory pool's high-water mark since the step began, or null where the device's
+// allocator keeps no pool (the CPU): every byte it holds is then in peak_device_bytes.
+nlohmann::ordered_json PeakReserved(Device device) {
+  const int64_t bytes = AllocatorFor(device).PeakReservedBytes();
+  return bytes < 0 ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(bytes);
+}
+
+}  // namespace
 
 // Everything one Train() call builds and advances.
 class Trainer::Run {
@@ -135,6 +147,7 @@ absl::Status Trainer::Run::TrainOneStep() {
     local_tokens += static_cast<double>(micro_batches.back().tokens);
   }
   MemoryStatsFor(options_.device).ResetPeaks();
+  AllocatorFor(options_.device).ResetPeakReserved();
   const auto begin = std::chrono::steady_clock::now();
   TrainStep step(t_.model_, sync_, scaler_, optimizer_, *schedule_,
                  StepSettings{options_.fp16, options_.max_grad_norm, options_.seed, options_.device});
@@ -177,6 +190,7 @@ void Trainer::Run::RecordStep(const StepOutcome& outcome, double step_seconds, i
       {"tokens_per_second", step_seconds > 0 ? static_cast<double>(step_tokens) / step_seconds : 0.0},
       {"peak_activation_bytes", memory.Of(MemoryCategory::kActivations).peak},
       {"peak_device_bytes", memory.peak_total()},
+      {"peak_reserved_bytes", PeakReserved(options_.device)},
       {"elapsed_seconds", elapsed}};
   metrics_->Write(record);
   progress_.Update({state_.global_step, t_.total_steps(), Epoch(), outcome.loss, outcome.learning_rate,

@@ -73,6 +73,27 @@ void CudaAllocator::MarkUninitialized(void* pointer, size_t bytes) {
   CUDA_CHECK(cudaMemsetAsync(pointer, 0xFF, bytes, stream_));
 }
 
+namespace {
+cudaMemPool_t CurrentDevicePool() {
+  int device = 0;
+  CUDA_CHECK(cudaGetDevice(&device));
+  cudaMemPool_t pool = nullptr;
+  CUDA_CHECK(cudaDeviceGetDefaultMemPool(&pool, device));
+  return pool;
+}
+}  // namespace
+
+int64_t CudaAllocator::PeakReservedBytes() const {
+  uint64_t high = 0;
+  CUDA_CHECK(cudaMemPoolGetAttribute(CurrentDevicePool(), cudaMemPoolAttrReservedMemHigh, &high));
+  return static_cast<int64_t>(high);
+}
+
+void CudaAllocator::ResetPeakReserved() {
+  uint64_t zero = 0;  // the only value the high-water mark can be reset to
+  CUDA_CHECK(cudaMemPoolSetAttribute(CurrentDevicePool(), cudaMemPoolAttrReservedMemHigh, &zero));
+}
+
 void CopyBytesWithCuda(void* dst, Device dst_device, const void* src, Device src_device,
                        size_t bytes) {
   if (bytes == 0) return;

@@ -41,6 +41,9 @@ class CudaAllocator final : public Allocator {
   void Zero(void* pointer, size_t bytes) override;
   // With poisoning on (PoisonUninitializedMemory), fills the bytes with 0xFF on `stream`.
   void MarkUninitialized(void* pointer, size_t bytes) override;
+  // The default memory pool's high-water mark (cudaMemPoolAttrReservedMemHigh).
+  int64_t PeakReservedBytes() const override;
+  void ResetPeakReserved() override;
 
  private:
   CUstream_st* stream_;
