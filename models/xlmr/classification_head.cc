@@ -5,6 +5,7 @@
 #include "framework/ops/elementwise.h"
 #include "framework/ops/linear.h"
 #include "framework/ops/select_token.h"
+#include "models/xlmr/autocast.h"
 
 namespace xlmr::models {
 namespace {
@@ -23,18 +24,19 @@ Tensor ClassificationHead::Forward(const Tensor& sequence, const ParameterStore&
                                    const ForwardContext& context, HeadSaved* saved) const {
   const DType mm = context.matmul_dtype();
   const float p = DropoutProbability(context);
-  auto weight = [&](int i) { return context.fp16 ? store.half_param(i) : store.param(i); };
+  auto weight = [&](int i) { return LinearWeight(store, i, context); };
+  auto bias = [&](int i) { return LinearBias(store, i, context); };
   HeadSaved& s = *saved;
   s.sequence_shape = sequence.shape();
   const Tensor pooled = ops::Dropout(ops::SelectFirstToken(sequence), p,
                                      context.KeyFor(layer_, kHeadInputDropout));
   s.pooled_mm = ToDType(pooled, mm);
   const Tensor dense = ops::Linear(s.pooled_mm, weight(params_.dense_weight),
-                                   store.param(params_.dense_bias), mm);
+                                   bias(params_.dense_bias), mm);
   s.hidden = ops::Tanh(dense);
   s.hidden_dropped = ops::Dropout(s.hidden, p, context.KeyFor(layer_, kHeadHiddenDropout));
   return ops::Linear(s.hidden_dropped, weight(params_.out_proj_weight),
-                     store.param(params_.out_proj_bias), mm);
+                     bias(params_.out_proj_bias), mm);
 }
 
 Tensor ClassificationHead::Backward(const Tensor& d_logits, const HeadSaved& s,
@@ -44,8 +46,7 @@ Tensor ClassificationHead::Backward(const Tensor& d_logits, const HeadSaved& s,
   auto linear_backward = [&](const Tensor& dy, const Tensor& x, int w, int b) {
     Tensor dw = store.grad(w);
     Tensor db = store.grad(b);
-    const Tensor weight = context.fp16 ? store.half_param(w) : store.param(w);
-    return ops::LinearBackward(dy, x, weight, &dw, &db, mm);
+    return ops::LinearBackward(dy, x, LinearWeight(store, w, context), &dw, &db, mm);
   };
   const Tensor d_hidden_dropped = linear_backward(ToDType(d_logits, mm), s.hidden_dropped,
                                                   params_.out_proj_weight, params_.out_proj_bias);

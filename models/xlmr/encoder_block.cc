@@ -8,6 +8,7 @@
 #include "framework/ops/elementwise.h"
 #include "framework/ops/layer_norm.h"
 #include "framework/ops/linear.h"
+#include "models/xlmr/autocast.h"
 
 namespace xlmr::models {
 namespace {
@@ -35,11 +36,6 @@ void EncoderBlockSaved::Retain(recompute::BlockRecompute mode) {
     attention_probs = Tensor();
     context = Tensor();
   }
-}
-
-Tensor EncoderBlock::MatmulWeight(const ParameterStore& store, int index,
-                                  const ForwardContext& context) const {
-  return context.fp16 ? store.half_param(index) : store.param(index);
 }
 
 float EncoderBlock::HiddenDropout(const ForwardContext& context) const {
@@ -79,8 +75,8 @@ Tensor EncoderBlock::ForwardAttention(const Tensor& key_mask, const ParameterSto
                                       const ForwardContext& context, EncoderBlockSaved& s) const {
   const DType mm = context.matmul_dtype();
   const Shape shape = s.input.shape();  // [B,S,H]
-  auto weight = [&](int index) { return MatmulWeight(store, index, context); };
-  auto bias = [&](int index) { return store.param(index); };
+  auto weight = [&](int index) { return LinearWeight(store, index, context); };
+  auto bias = [&](int index) { return LinearBias(store, index, context); };
   s.input_mm = ToDType(s.input, mm);
   const Tensor x = Rows(s.input_mm);
   s.query = ops::Linear(x, weight(params_.query_weight), bias(params_.query_bias), mm).Reshaped(shape);
@@ -116,11 +112,11 @@ Tensor EncoderBlock::ForwardFeedForward(const Tensor& attention_output, const Pa
   const DType mm = context.matmul_dtype();
   s.attention_output_mm = ToDType(attention_output, mm);
   s.intermediate =
-      ops::Linear(Rows(s.attention_output_mm), MatmulWeight(store, params_.intermediate_weight, context),
-                  store.param(params_.intermediate_bias), mm);
+      ops::Linear(Rows(s.attention_output_mm), LinearWeight(store, params_.intermediate_weight, context),
+                  LinearBias(store, params_.intermediate_bias, context), mm);
   s.activated = ops::Gelu(s.intermediate);
-  Tensor ffn = ops::Linear(s.activated, MatmulWeight(store, params_.output_weight, context),
-                           store.param(params_.output_bias), mm);
+  Tensor ffn = ops::Linear(s.activated, LinearWeight(store, params_.output_weight, context),
+                           LinearBias(store, params_.output_bias, context), mm);
   ffn = ops::Dropout(ffn, HiddenDropout(context), context.KeyFor(layer_, kFeedForwardOutputDropout));
   s.output_sum = ops::Add(ffn.Reshaped(attention_output.shape()), attention_output, DType::kF32);
   ops::LayerNormOutput norm =
@@ -135,7 +131,7 @@ Tensor EncoderBlock::LinearBackward(const Tensor& dy, const Tensor& x, int weigh
                                     ParameterStore& store, const ForwardContext& context) const {
   Tensor dw = store.grad(weight);
   Tensor db = store.grad(bias);
-  return ops::LinearBackward(dy, x, MatmulWeight(store, weight, context), &dw, &db,
+  return ops::LinearBackward(dy, x, LinearWeight(store, weight, context), &dw, &db,
                              context.matmul_dtype());
 }
 

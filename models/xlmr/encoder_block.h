@@ -93,8 +93,6 @@ class EncoderBlock {
   Tensor BackwardAttention(Tensor d_attention_output, const Tensor& key_mask, EncoderBlockSaved& s,
                            ParameterStore& store, const ForwardContext& context) const;
 
-  // A weight as the matrix products read it: the fp16 working copy under fp16, else the master.
-  Tensor MatmulWeight(const ParameterStore& store, int index, const ForwardContext& context) const;
   // Backward of a Linear / LayerNorm whose parameters are store entries `weight` and `bias`.
   Tensor LinearBackward(const Tensor& dy, const Tensor& x, int weight, int bias,
                         ParameterStore& store, const ForwardContext& context) const;

@@ -1,6 +1,7 @@
 // Parity with Hugging Face Transformers on the CUDA backend: the same golden model, inputs,
 // checks and tolerances as the CPU backend's parity test (tests/testing/hf_parity.h). The GPU
-// computes in fp32 with fp32 accumulation (no TF32), so it answers to the fp32 tolerances.
+// computes in fp32 with fp32 accumulation (no TF32), so it answers to the fp32 tolerances; under
+// fp16 it answers to Hugging Face's autocast results with the fp16 tolerances.
 #include "framework/core/device.h"
 #include "gtest/gtest.h"
 #include "tests/gpu/gpu_test_util.h"
@@ -13,6 +14,10 @@ class HuggingFaceParityGpuTest : public GpuTest {};
 
 TEST_F(HuggingFaceParityGpuTest, LogitsLossAndEveryGradientMatchFp32) {
   ExpectHuggingFaceParity(Device::kCuda);
+}
+
+TEST_F(HuggingFaceParityGpuTest, LogitsLossAndEveryGradientMatchFp16Autocast) {
+  ExpectHuggingFaceParity(Device::kCuda, Precision::kFp16Autocast);
 }
 
 }  // namespace

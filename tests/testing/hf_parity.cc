@@ -59,11 +59,28 @@ void ExpectPaddingRowsUntouched(const models::XlmrForSequenceClassification& mod
   }
 }
 
+struct ParityTolerances {
+  double logits;         // logits and loss, relative to the largest reference logit / the loss
+  double gradients;      // each gradient, relative to its largest reference element
+  double zero_gradient;  // the key bias's analytically zero gradient, relative to the largest one
+};
+constexpr ParityTolerances kFp32Tolerances = {1e-5, 1e-4, 1e-6};
+// Under fp16 our logits equal HF's bit for bit on the CPU (same rounding points, exact fp16
+// rounding); a GPU's different summation order can move a rounding by one fp16 ulp (2^-11 =
+// 4.9e-4 relative), so 2e-3 leaves room for a few. HF rounds each weight gradient to fp16 before
+// the fp32 master sees it (one ulp: 4.9e-4 of that element), ours stays fp32: 2e-3 again.
+constexpr ParityTolerances kFp16Tolerances = {2e-3, 2e-3, 1e-4};
+
 }  // namespace
 
-void ExpectHuggingFaceParity(Device device) {
-  absl::StatusOr<io::SafetensorsFile> golden =
+void ExpectHuggingFaceParity(Device device, Precision precision) {
+  const bool fp16 = precision == Precision::kFp16Autocast;
+  const ParityTolerances tolerance = fp16 ? kFp16Tolerances : kFp32Tolerances;
+  absl::StatusOr<io::SafetensorsFile> golden = io::ReadSafetensors(
+      std::string(kTinyXlmrGoldenDir) + (fp16 ? "/golden_fp16.safetensors" : "/golden.safetensors"));
+  absl::StatusOr<io::SafetensorsFile> inputs_file =
       io::ReadSafetensors(std::string(kTinyXlmrGoldenDir) + "/golden.safetensors");
+  ASSERT_TRUE(inputs_file.ok()) << inputs_file.status();
   ASSERT_TRUE(golden.ok()) << golden.status();
   models::LoadOptions load;
   load.device = device;
@@ -72,19 +89,21 @@ void ExpectHuggingFaceParity(Device device) {
   ASSERT_TRUE(loaded.ok()) << loaded.status();
   ASSERT_FALSE(loaded->fresh_head);
   models::XlmrForSequenceClassification& model = *loaded->model;
+  if (fp16) model.parameters().EnableHalfCopy();
 
-  const models::ModelInputs inputs{ReadInt64AsInt32(*golden, "input_ids").ToDevice(device),
-                                   ReadInt64AsInt32(*golden, "attention_mask").ToDevice(device)};
-  const Tensor labels = ReadInt64AsInt32(*golden, "labels").ToDevice(device);
-  models::ForwardContext context;  // eval: dropout off, fp32
+  const models::ModelInputs inputs{ReadInt64AsInt32(*inputs_file, "input_ids").ToDevice(device),
+                                   ReadInt64AsInt32(*inputs_file, "attention_mask").ToDevice(device)};
+  const Tensor labels = ReadInt64AsInt32(*inputs_file, "labels").ToDevice(device);
+  models::ForwardContext context;  // eval: dropout off
+  context.fp16 = fp16;
   const Tensor logits = model.Forward(inputs, context, /*keep_activations=*/true);
   const double logits_error = RelativeError(logits.ToFloatVector(), Golden(*golden, "logits"));
-  EXPECT_LE(logits_error, 1e-5) << "logits";
+  EXPECT_LE(logits_error, tolerance.logits) << "logits";
 
   const ops::LossSum loss = ops::CrossEntropyLoss(logits, labels);
   const double mean_loss = loss.sum / static_cast<double>(loss.count);
   const double golden_loss = Golden(*golden, "loss")[0];
-  EXPECT_LE(std::fabs(mean_loss - golden_loss) / golden_loss, 1e-5) << "loss";
+  EXPECT_LE(std::fabs(mean_loss - golden_loss) / golden_loss, tolerance.logits) << "loss";
 
   const Tensor d_logits =
       ops::CrossEntropyBackward(logits, labels, 1.0f / static_cast<float>(loss.count));
@@ -107,16 +126,16 @@ void ExpectHuggingFaceParity(Device device) {
     const std::string& name = store.spec(i).name;
     const std::vector<float> ours = store.grad(i).ToFloatVector();
     if (name.find("attention.self.key.bias") != std::string::npos) {
-      for (float g : ours) EXPECT_LE(std::fabs(g), 1e-6 * largest_gradient) << name;
+      for (float g : ours) EXPECT_LE(std::fabs(g), tolerance.zero_gradient * largest_gradient) << name;
       continue;
     }
     const double error = RelativeError(ours, Golden(*golden, "grad/" + name));
-    EXPECT_LE(error, 1e-4) << name;
+    EXPECT_LE(error, tolerance.gradients) << name;
     if (error > worst) worst = error, worst_name = name;
   }
   ExpectPaddingRowsUntouched(model);
-  std::printf("parity (%s): logits rel err %.3g, loss %.9g vs %.9g, worst grad rel err %.3g (%s)\n",
-              DeviceName(device), logits_error, mean_loss, golden_loss, worst,
+  std::printf("parity (%s, %s): logits rel err %.3g, loss %.9g vs %.9g, worst grad rel err %.3g (%s)\n",
+              DeviceName(device), fp16 ? "fp16 autocast" : "fp32", logits_error, mean_loss, golden_loss, worst,
               worst_name.c_str());
 }
 

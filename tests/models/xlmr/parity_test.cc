@@ -17,6 +17,10 @@ TEST(HuggingFaceParityTest, LogitsLossAndEveryGradientMatchFp32) {
   testing::ExpectHuggingFaceParity(Device::kCpu);
 }
 
+TEST(HuggingFaceParityTest, LogitsLossAndEveryGradientMatchFp16Autocast) {
+  testing::ExpectHuggingFaceParity(Device::kCpu, testing::Precision::kFp16Autocast);
+}
+
 TEST(HfCheckpointTest, HubBackboneGetsAFreshHeadAndIgnoresLmHead) {
   auto classifier = LoadPretrained(std::string(kGoldenDir) + "/classifier", LoadOptions{});
   auto backbone = LoadPretrained(std::string(kGoldenDir) + "/mlm", LoadOptions{});

@@ -1,0 +1,30 @@
+// Which copy of a Linear layer's parameters a pass reads, under the pass's precision policy
+// (PassContext::fp16, as torch.autocast(float16) for a Trainer with fp16=True).
+//
+// Autocast casts EVERY floating argument of F.linear to fp16, the bias included, so under fp16
+// the bias is rounded to fp16 before the GEMM adds it (in fp32, then one rounding of the
+// result). Adding the fp32 master bias instead moves every fp16 result across rounding
+// boundaries that Hugging Face's do not cross: measured on the tiny golden model, the loss
+// 2.275075 against autocast's 2.274496, while the fp16-rounded bias reproduces autocast's loss
+// exactly (tests/golden/make_golden_fp16.py, tests/testing/hf_parity.h).
+#ifndef XLMR_MODELS_XLMR_AUTOCAST_H_
+#define XLMR_MODELS_XLMR_AUTOCAST_H_
+
+#include "framework/tensor/parameter_store.h"
+#include "framework/tensor/tensor.h"
+#include "models/xlmr/forward_context.h"
+
+namespace xlmr::models {
+
+// The weight parameter `index` as the matrix product reads it: the fp16 working copy under
+// fp16, else the fp32 master (a view, no copy).
+Tensor LinearWeight(const ParameterStore& store, int index, const ForwardContext& context);
+
+// The bias parameter `index` as ops::Linear takes it (f32): the fp32 master, or under fp16 the
+// fp16 working copy's values widened back to f32 (exact; a new [out] tensor of the store's
+// device, counted as workspace).
+Tensor LinearBias(const ParameterStore& store, int index, const ForwardContext& context);
+
+}  // namespace xlmr::models
+
+#endif  // XLMR_MODELS_XLMR_AUTOCAST_H_

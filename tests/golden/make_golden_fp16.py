@@ -1,0 +1,41 @@
+#!/usr/bin/env python3
+"""Adds Hugging Face's fp16 autocast results to the XLM-R golden data.
+
+Run from the repository root after make_golden.py (needs torch, transformers, safetensors from
+PyPI; tools for making these files, not dependencies of the product or of CI):
+
+    python3 tests/golden/make_golden_fp16.py
+
+It loads tests/golden/tiny_xlmr/classifier with from_pretrained (eager attention) and the inputs
+of golden.safetensors, runs forward and backward under torch.autocast("cpu", torch.float16) in
+eval mode (dropout off), as a Trainer with fp16=True does (minus the loss scale, which cancels),
+and writes tests/golden/tiny_xlmr/golden_fp16.safetensors: logits (as autocast returns them,
+fp16), loss (fp32) and "grad/<name>" for every parameter (fp32 masters' gradients).
+"""
+import os
+
+import torch
+from safetensors.torch import load_file, save_file
+from transformers import XLMRobertaForSequenceClassification
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "tiny_xlmr")
+
+
+def main():
+    inputs = load_file(os.path.join(ROOT, "golden.safetensors"))
+    model = XLMRobertaForSequenceClassification.from_pretrained(
+        os.path.join(ROOT, "classifier"), attn_implementation="eager")
+    model.eval()
+    with torch.autocast("cpu", dtype=torch.float16):
+        out = model(input_ids=inputs["input_ids"], attention_mask=inputs["attention_mask"],
+                    labels=inputs["labels"])
+    out.loss.backward()
+    tensors = {"logits": out.logits.detach().contiguous(), "loss": out.loss.detach().reshape(1)}
+    for name, p in model.named_parameters():
+        tensors["grad/" + name] = p.grad.detach().contiguous()
+    save_file(tensors, os.path.join(ROOT, "golden_fp16.safetensors"),
+              metadata={"format": "pt", "torch": torch.__version__, "autocast": "cpu float16"})
+
+
+if __name__ == "__main__":
+    main()
