@@ -9,6 +9,7 @@
 
 #include "framework/tensor/half.h"
 #include "kernels/cpu/dropout.h"
+#include "kernels/cpu/dropout_uniforms.h"
 #include "kernels/cpu/float_access.h"
 
 namespace xlmr::kernels::cpu {
@@ -77,7 +78,7 @@ class HeadDropout {
   void ApplyInPlace(int64_t first, float* values) {
     if (p_ == 0.0f) return;
     const int64_t count = static_cast<int64_t>(uniforms_.size());
-    DropoutUniforms(key_, first, count, uniforms_.data());
+    DropoutUniformsVectorized(key_, first, count, uniforms_.data());
     for (int64_t i = 0; i < count; ++i) {
       values[i] = uniforms_[i] >= p_ ? values[i] * keep_scale_ : 0.0f;
     }
@@ -143,6 +144,102 @@ float SoftmaxScale(const Geometry& g) {
   return static_cast<float>(1.0 / std::sqrt(static_cast<double>(g.head_dim)));
 }
 
+// OpenBLAS computes a GEMM on the calling thread alone when m * n * k <= 65536 *
+// GEMM_MULTITHREAD_THRESHOLD (4 unless OpenBLAS was built otherwise; interface/gemm.c), and a
+// threaded GEMM rounds differently from a single-threaded one. Every per-head GEMM here has
+// m * n * k = S * S * head_dim.
+bool HeadGemmsRunOnTheCallingThread(const Geometry& g) {
+  constexpr double kOpenBlasSingleThreadedMaxMnk = 65536.0 * 4;
+  return static_cast<double>(g.seq) * g.seq * g.head_dim <= kOpenBlasSingleThreadedMaxMnk;
+}
+
+// Calls heads_fn(begin, end) over ranges of the flat (batch, head) index b * heads + h. The heads
+// are independent, so when their GEMMs run single-threaded anyway they are spread over the CPU
+// threads (bit-identical: each head is computed exactly as alone). Larger heads stay in one
+// ordered loop whose GEMMs OpenBLAS threads itself, exactly as before the heads were spread.
+template <typename HeadsFn>
+void ForEachHeadRange(const Geometry& g, const HeadsFn& heads_fn) {
+  const int64_t pairs = g.seq > 0 ? g.batch * g.heads : 0;
+  if (HeadGemmsRunOnTheCallingThread(g)) {
+    ParallelFor(pairs, 1, heads_fn);
+  } else if (pairs > 0) {
+    heads_fn(int64_t{0}, pairs);
+  }
+}
+
+// The f32 views one attention forward reads and writes (the caller owns the tensors).
+struct ForwardBuffers {
+  const float* q;
+  const float* k;
+  const float* v;
+  float* probs;
+  float* context;
+};
+
+// Forward of heads [begin, end) of the flat (batch, head) index.
+void ForwardHeads(const Geometry& g, DType dtype, const Tensor& key_mask, float dropout_p,
+                  const DropoutKey& dropout_key, const ForwardBuffers& buf, int64_t begin,
+                  int64_t end) {
+  const int64_t block = g.seq * g.seq;
+  std::vector<float> scores(static_cast<size_t>(block)), dropped(static_cast<size_t>(block));
+  HeadDropout dropout(dropout_p, dropout_key, block);
+  for (int64_t pair = begin; pair < end; ++pair) {
+    const int64_t b = pair / g.heads, h = pair % g.heads;
+    const int64_t head = g.HeadOffset(b, h);
+    float* head_probs = buf.probs + g.ProbsOffset(b, h);
+    HeadScores(buf.q + head, buf.k + head, g, SoftmaxScale(g), dtype, scores.data());
+    MaskedSoftmaxRows(scores.data(), KeyBiasRow(key_mask, b, g.seq), g.seq, head_probs);
+    DroppedProbs(head_probs, g.ProbsOffset(b, h), dtype, block, &dropout, dropped.data());
+    // context_h[S, d] = dropped[S, S] * v_h[S, d], accumulated in fp32.
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, g.seq, g.head_dim, g.seq, 1.0f,
+                dropped.data(), g.seq, buf.v + head, g.hidden, 0.0f, buf.context + head, g.hidden);
+  }
+}
+
+// The f32 views one attention backward reads and writes (the caller owns the tensors).
+struct BackwardBuffers {
+  const float* q;
+  const float* k;
+  const float* v;
+  const float* probs;
+  const float* d_context;
+  float* dq;
+  float* dk;
+  float* dv;
+};
+
+// Backward of heads [begin, end) of the flat (batch, head) index.
+void BackwardHeads(const Geometry& g, DType dtype, float dropout_p, const DropoutKey& dropout_key,
+                   const BackwardBuffers& buf, int64_t begin, int64_t end) {
+  const float scale = SoftmaxScale(g);
+  const int64_t block = g.seq * g.seq;
+  std::vector<float> dropped(static_cast<size_t>(block)), d_scores(static_cast<size_t>(block));
+  HeadDropout dropout(dropout_p, dropout_key, block);
+  for (int64_t pair = begin; pair < end; ++pair) {
+    const int64_t b = pair / g.heads, h = pair % g.heads;
+    const int64_t head = g.HeadOffset(b, h);
+    const float* head_probs = buf.probs + g.ProbsOffset(b, h);
+    const float* dctx_head = buf.d_context + head;
+    DroppedProbs(head_probs, g.ProbsOffset(b, h), dtype, block, &dropout, dropped.data());
+    // d_dropped[S, S] = d_context_h * v_h^T (a GEMM output: rounded to q's dtype).
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, g.seq, g.seq, g.head_dim, 1.0f, dctx_head,
+                g.hidden, buf.v + head, g.hidden, 0.0f, d_scores.data(), g.seq);
+    RoundAll(dtype, block, d_scores.data());
+    // dv_h[S, d] = dropped^T * d_context_h.
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, g.seq, g.head_dim, g.seq, 1.0f,
+                dropped.data(), g.seq, dctx_head, g.hidden, 0.0f, buf.dv + head, g.hidden);
+    // Through dropout and softmax (fp32), then back into the scores' dtype and the scale.
+    dropout.ApplyInPlace(g.ProbsOffset(b, h), d_scores.data());
+    SoftmaxBackwardRows(head_probs, g.seq, d_scores.data());
+    for (float& d : d_scores) d = StoredAs(dtype, StoredAs(dtype, d) * scale);
+    // dq_h = d_scores * k_h;  dk_h = d_scores^T * q_h.
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, g.seq, g.head_dim, g.seq, 1.0f,
+                d_scores.data(), g.seq, buf.k + head, g.hidden, 0.0f, buf.dq + head, g.hidden);
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, g.seq, g.head_dim, g.seq, 1.0f,
+                d_scores.data(), g.seq, buf.q + head, g.hidden, 0.0f, buf.dk + head, g.hidden);
+  }
+}
+
 }  // namespace
 
 void AttentionForward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& key_mask,
@@ -154,24 +251,11 @@ void AttentionForward(const Tensor& q, const Tensor& k, const Tensor& v, const T
                          MemoryCategory::kActivations);
   Tensor context32 = F32Result(q.shape(), dtype);
   const Tensor q32 = AsF32(q), k32 = AsF32(k), v32 = AsF32(v);
-  const int64_t block = g.seq * g.seq;
-  std::vector<float> scores(static_cast<size_t>(block)), dropped(static_cast<size_t>(block));
-  HeadDropout dropout(dropout_p, dropout_key, block);
-  for (int64_t b = 0; b < g.batch && g.seq > 0; ++b) {
-    const std::vector<float> key_bias = KeyBiasRow(key_mask, b, g.seq);
-    for (int64_t h = 0; h < g.heads; ++h) {
-      const int64_t head = g.HeadOffset(b, h);
-      float* head_probs = probs->data<float>() + g.ProbsOffset(b, h);
-      HeadScores(q32.data<float>() + head, k32.data<float>() + head, g, SoftmaxScale(g), dtype,
-                 scores.data());
-      MaskedSoftmaxRows(scores.data(), key_bias, g.seq, head_probs);
-      DroppedProbs(head_probs, g.ProbsOffset(b, h), dtype, block, &dropout, dropped.data());
-      // context_h[S, d] = dropped[S, S] * v_h[S, d], accumulated in fp32.
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, g.seq, g.head_dim, g.seq, 1.0f,
-                  dropped.data(), g.seq, v32.data<float>() + head, g.hidden, 0.0f,
-                  context32.data<float>() + head, g.hidden);
-    }
-  }
+  const ForwardBuffers buffers{q32.data<float>(), k32.data<float>(), v32.data<float>(),
+                               probs->data<float>(), context32.data<float>()};
+  ForEachHeadRange(g, [&](int64_t begin, int64_t end) {
+    ForwardHeads(g, dtype, key_mask, dropout_p, dropout_key, buffers, begin, end);
+  });
   *context = RoundToDType(context32, dtype);
 }
 
@@ -180,41 +264,15 @@ void AttentionBackward(const Tensor& d_context, const Tensor& q, const Tensor& k
                        const DropoutKey& dropout_key, Tensor* dq, Tensor* dk, Tensor* dv) {
   const Geometry g = GeometryOf(q, num_heads);
   const DType dtype = q.dtype();
-  const float scale = SoftmaxScale(g);
   Tensor dq32 = F32Result(q.shape(), dtype), dk32 = F32Result(q.shape(), dtype),
          dv32 = F32Result(q.shape(), dtype);
   const Tensor q32 = AsF32(q), k32 = AsF32(k), v32 = AsF32(v), dctx32 = AsF32(d_context);
-  const int64_t block = g.seq * g.seq;
-  std::vector<float> dropped(static_cast<size_t>(block)), d_scores(static_cast<size_t>(block));
-  HeadDropout dropout(dropout_p, dropout_key, block);
-  for (int64_t b = 0; b < g.batch && g.seq > 0; ++b) {
-    for (int64_t h = 0; h < g.heads; ++h) {
-      const int64_t head = g.HeadOffset(b, h);
-      const float* head_probs = probs.data<float>() + g.ProbsOffset(b, h);
-      const float* dctx_head = dctx32.data<float>() + head;
-      DroppedProbs(head_probs, g.ProbsOffset(b, h), dtype, block, &dropout, dropped.data());
-      // d_dropped[S, S] = d_context_h * v_h^T (a GEMM output: rounded to q's dtype).
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, g.seq, g.seq, g.head_dim, 1.0f,
-                  dctx_head, g.hidden, v32.data<float>() + head, g.hidden, 0.0f, d_scores.data(),
-                  g.seq);
-      RoundAll(dtype, block, d_scores.data());
-      // dv_h[S, d] = dropped^T * d_context_h.
-      cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, g.seq, g.head_dim, g.seq, 1.0f,
-                  dropped.data(), g.seq, dctx_head, g.hidden, 0.0f, dv32.data<float>() + head,
-                  g.hidden);
-      // Through dropout and softmax (fp32), then back into the scores' dtype and the scale.
-      dropout.ApplyInPlace(g.ProbsOffset(b, h), d_scores.data());
-      SoftmaxBackwardRows(head_probs, g.seq, d_scores.data());
-      for (float& d : d_scores) d = StoredAs(dtype, StoredAs(dtype, d) * scale);
-      // dq_h = d_scores * k_h;  dk_h = d_scores^T * q_h.
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, g.seq, g.head_dim, g.seq, 1.0f,
-                  d_scores.data(), g.seq, k32.data<float>() + head, g.hidden, 0.0f,
-                  dq32.data<float>() + head, g.hidden);
-      cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, g.seq, g.head_dim, g.seq, 1.0f,
-                  d_scores.data(), g.seq, q32.data<float>() + head, g.hidden, 0.0f,
-                  dk32.data<float>() + head, g.hidden);
-    }
-  }
+  const BackwardBuffers buffers{q32.data<float>(),  k32.data<float>(),    v32.data<float>(),
+                                probs.data<float>(), dctx32.data<float>(), dq32.data<float>(),
+                                dk32.data<float>(),  dv32.data<float>()};
+  ForEachHeadRange(g, [&](int64_t begin, int64_t end) {
+    BackwardHeads(g, dtype, dropout_p, dropout_key, buffers, begin, end);
+  });
   *dq = RoundToDType(dq32, dtype);
   *dk = RoundToDType(dk32, dtype);
   *dv = RoundToDType(dv32, dtype);

@@ -1,5 +1,8 @@
 // CPU kernels of masked multi-head self-attention (the part of Hugging Face's eager
 // XLMRobertaSelfAttention after the Q/K/V projections), one OpenBLAS sgemm per (batch, head).
+// The (batch, head) pairs run on the CPU threads (parallel.h) when OpenBLAS computes their GEMMs
+// single-threaded (S * S * head_dim <= 2^18); otherwise one after another with OpenBLAS
+// threading each GEMM. Either way every head is computed exactly as on its own.
 //
 // Called through ops::Attention / ops::AttentionBackward (framework/ops/attention.h), which
 // check the shapes and dtypes documented there and state the numerics; these kernels assume

@@ -1,5 +1,6 @@
 #include "kernels/cpu/dropout.h"
 
+#include "kernels/cpu/dropout_uniforms.h"
 #include "kernels/cpu/float_access.h"
 
 namespace xlmr::kernels::cpu {
@@ -9,10 +10,10 @@ float DropoutScale(float p) { return static_cast<float>(1.0 / (1.0 - static_cast
 Tensor DropoutApply(const Tensor& x, float p, const DropoutKey& key) {
   Tensor y = Tensor::Zeros(x.shape(), x.dtype(), x.device(), MemoryCategory::kActivations);
   const float scale = DropoutScale(p);
-  float values[kFloatChunk], uniforms[kFloatChunk];
-  ForEachChunk(x.numel(), [&](int64_t begin, int64_t count) {
+  ParallelForEachChunk(x.numel(), [&](int64_t begin, int64_t count) {
+    float values[kFloatChunk], uniforms[kFloatChunk];
     LoadFloats(x, begin, count, values);
-    DropoutUniforms(key, begin, count, uniforms);
+    DropoutUniformsVectorized(key, begin, count, uniforms);
     for (int64_t i = 0; i < count; ++i) values[i] = uniforms[i] >= p ? values[i] * scale : 0.0f;
     StoreFloats(values, begin, count, &y);
   });

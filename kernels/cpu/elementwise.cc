@@ -9,8 +9,8 @@ Tensor AddForward(const Tensor& a, const Tensor& b, DType out_dtype) {
 }
 
 void CastInto(const Tensor& x, Tensor* out) {
-  float values[kFloatChunk];
-  ForEachChunk(x.numel(), [&](int64_t begin, int64_t count) {
+  ParallelForEachChunk(x.numel(), [&](int64_t begin, int64_t count) {
+    float values[kFloatChunk];
     LoadFloats(x, begin, count, values);
     StoreFloats(values, begin, count, out);
   });

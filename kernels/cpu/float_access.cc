@@ -62,14 +62,20 @@ void StoreFloats(const float* values, int64_t begin, int64_t count, Tensor* dst)
 Tensor AsF32(const Tensor& t) {
   if (t.dtype() == DType::kF32) return t;
   Tensor out = Tensor::Zeros(t.shape(), DType::kF32, t.device(), MemoryCategory::kWorkspace);
-  LoadFloats(t, 0, t.numel(), out.data<float>());
+  float* values = out.data<float>();
+  ParallelForEachChunk(t.numel(), [&](int64_t begin, int64_t count) {
+    LoadFloats(t, begin, count, values + begin);
+  });
   return out;
 }
 
 Tensor RoundToDType(const Tensor& t_f32, DType dtype) {
   if (dtype == DType::kF32) return t_f32;
   Tensor out = Tensor::Zeros(t_f32.shape(), dtype, t_f32.device(), MemoryCategory::kActivations);
-  StoreFloats(t_f32.data<float>(), 0, t_f32.numel(), &out);
+  const float* values = t_f32.data<float>();
+  ParallelForEachChunk(t_f32.numel(), [&](int64_t begin, int64_t count) {
+    StoreFloats(values + begin, begin, count, &out);
+  });
   return out;
 }
 

@@ -7,9 +7,11 @@
 #ifndef XLMR_KERNELS_CPU_FLOAT_ACCESS_H_
 #define XLMR_KERNELS_CPU_FLOAT_ACCESS_H_
 
+#include <algorithm>
 #include <cstdint>
 
 #include "framework/tensor/tensor.h"
+#include "kernels/cpu/parallel.h"
 
 namespace xlmr::kernels::cpu {
 
@@ -33,6 +35,39 @@ void LoadFloats(const Tensor& src, int64_t begin, int64_t count, float* out);
 // each rounded once (to nearest even) to dst's floating dtype; fp16 overflow becomes +-inf.
 void StoreFloats(const float* values, int64_t begin, int64_t count, Tensor* dst);
 
+// Elements per ParallelFor range of a streaming kernel (16 chunks): enough work to be worth
+// handing to another thread even for a cheap body such as an addition.
+inline constexpr int64_t kParallelGrain = 16 * kFloatChunk;
+
+// Rows of `width` elements per ParallelFor range of a row-wise kernel: about kParallelGrain
+// elements.
+inline int64_t RowGrain(int64_t width) {
+  return std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(1, width));
+}
+
+// Columns a column-wise reduction sums together while the rows stream past (a whole cache line
+// of floats per row).
+inline constexpr int64_t kColumnBlock = 16;
+
+// Columns per ParallelFor range of a per-column sum over `rows` rows: about kParallelGrain
+// elements, in whole kColumnBlocks.
+inline int64_t ColumnGrain(int64_t rows) {
+  const int64_t columns = kParallelGrain / std::max<int64_t>(1, rows);
+  return std::max<int64_t>(1, columns / kColumnBlock) * kColumnBlock;
+}
+
+// As ForEachChunk, except that ranges of chunks run at the same time on several threads
+// (parallel.h) and in no particular order: fn(begin, count) may read anything but must write
+// only elements [begin, begin + count) of its outputs, and keep its buffers on its own stack.
+template <typename Fn>
+void ParallelForEachChunk(int64_t n, const Fn& fn) {
+  ParallelFor(n, kParallelGrain, [&fn](int64_t begin, int64_t end) {
+    for (int64_t chunk = begin; chunk < end; chunk += kFloatChunk) {
+      fn(chunk, std::min(kFloatChunk, end - chunk));
+    }
+  });
+}
+
 // The values of a CPU floating tensor as f32 of the same shape: `t` itself (shared, no copy)
 // when it already is f32, otherwise an exact converted copy counted as kWorkspace memory.
 Tensor AsF32(const Tensor& t);
@@ -42,12 +77,21 @@ Tensor AsF32(const Tensor& t);
 Tensor RoundToDType(const Tensor& t_f32, DType dtype);
 
 // Returns f(a) elementwise (f: float -> float, run in fp32), rounded once to out_dtype, as a new
-// kActivations tensor of a's shape.
+// kActivations tensor of a's shape. f runs on several threads at once: it must be a pure
+// function of its arguments.
 template <typename Fn>
 Tensor MapElements(const Tensor& a, DType out_dtype, Fn f) {
   Tensor out = Tensor::Zeros(a.shape(), out_dtype, a.device(), MemoryCategory::kActivations);
-  float in[kFloatChunk];
-  ForEachChunk(a.numel(), [&](int64_t begin, int64_t count) {
+  if (a.dtype() == DType::kF32 && out_dtype == DType::kF32) {  // no conversions to stream through
+    const float* x = a.data<float>();
+    float* y = out.data<float>();
+    ParallelFor(a.numel(), kParallelGrain, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) y[i] = f(x[i]);
+    });
+    return out;
+  }
+  ParallelForEachChunk(a.numel(), [&](int64_t begin, int64_t count) {
+    float in[kFloatChunk];
     LoadFloats(a, begin, count, in);
     for (int64_t i = 0; i < count; ++i) in[i] = f(in[i]);
     StoreFloats(in, begin, count, &out);
@@ -56,12 +100,21 @@ Tensor MapElements(const Tensor& a, DType out_dtype, Fn f) {
 }
 
 // Returns f(a, b) elementwise for same-shape floating a and b (run in fp32), rounded once to
-// out_dtype, as a new kActivations tensor of a's shape.
+// out_dtype, as a new kActivations tensor of a's shape. f must be pure, as above.
 template <typename Fn>
 Tensor MapElements(const Tensor& a, const Tensor& b, DType out_dtype, Fn f) {
   Tensor out = Tensor::Zeros(a.shape(), out_dtype, a.device(), MemoryCategory::kActivations);
-  float in_a[kFloatChunk], in_b[kFloatChunk];
-  ForEachChunk(a.numel(), [&](int64_t begin, int64_t count) {
+  if (a.dtype() == DType::kF32 && b.dtype() == DType::kF32 && out_dtype == DType::kF32) {
+    const float* x = a.data<float>();
+    const float* z = b.data<float>();
+    float* y = out.data<float>();
+    ParallelFor(a.numel(), kParallelGrain, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) y[i] = f(x[i], z[i]);
+    });
+    return out;
+  }
+  ParallelForEachChunk(a.numel(), [&](int64_t begin, int64_t count) {
+    float in_a[kFloatChunk], in_b[kFloatChunk];
     LoadFloats(a, begin, count, in_a);
     LoadFloats(b, begin, count, in_b);
     for (int64_t i = 0; i < count; ++i) in_a[i] = f(in_a[i], in_b[i]);

@@ -1,5 +1,6 @@
 #include "kernels/cpu/layer_norm.h"
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -25,6 +26,68 @@ RowStatistics NormaliseStatistics(const float* row, int64_t width, float eps) {
   return {static_cast<float>(mean), static_cast<float>(1.0 / std::sqrt(variance + eps))};
 }
 
+// xhat = (x - mean) * rstd of row r of x, as the forward computed it.
+void LoadNormalisedRow(const Tensor& x, const Tensor& mean, const Tensor& rstd, int64_t r,
+                       int64_t width, float* xhat) {
+  const float row_mean = mean.data<float>()[r];
+  const float row_rstd = rstd.data<float>()[r];
+  LoadFloats(x, r * width, width, xhat);
+  for (int64_t j = 0; j < width; ++j) xhat[j] = (xhat[j] - row_mean) * row_rstd;
+}
+
+// dx rows [begin, end): dx = rstd * (g - mean_j(g) - xhat * mean_j(g * xhat)), g = dy * gamma.
+void LayerNormInputGradRows(const Tensor& dy, const Tensor& x, const Tensor& gamma,
+                            const Tensor& mean, const Tensor& rstd, int64_t begin, int64_t end,
+                            Tensor* dx) {
+  const int64_t width = gamma.numel();
+  const float* g = gamma.data<float>();
+  std::vector<float> xhat(width), grad(width), dx_row(width);
+  for (int64_t r = begin; r < end; ++r) {
+    const float row_rstd = rstd.data<float>()[r];
+    LoadNormalisedRow(x, mean, rstd, r, width, xhat.data());
+    LoadFloats(dy, r * width, width, grad.data());
+    double grad_sum = 0.0, grad_xhat_sum = 0.0;
+    for (int64_t j = 0; j < width; ++j) {
+      grad[j] *= g[j];
+      grad_sum += grad[j];
+      grad_xhat_sum += double{grad[j]} * xhat[j];
+    }
+    const float grad_mean = static_cast<float>(grad_sum / width);
+    const float grad_xhat_mean = static_cast<float>(grad_xhat_sum / width);
+    for (int64_t j = 0; j < width; ++j) {
+      dx_row[j] = row_rstd * (grad[j] - grad_mean - xhat[j] * grad_xhat_mean);
+    }
+    StoreFloats(dx_row.data(), r * width, width, dx);
+  }
+}
+
+// dgamma[j] += sum_r dy * xhat and dbeta[j] += sum_r dy for columns [begin, end), each summed
+// over the rows in order in double.
+void LayerNormParamGradColumns(const Tensor& dy, const Tensor& x, const Tensor& mean,
+                               const Tensor& rstd, int64_t begin, int64_t end, Tensor* dgamma,
+                               Tensor* dbeta) {
+  const int64_t width = dgamma->numel();
+  const int64_t rows = x.numel() / width;
+  const int64_t columns = end - begin;
+  std::vector<float> x_part(columns), grad(columns);
+  std::vector<double> dgamma_sum(columns, 0.0), dbeta_sum(columns, 0.0);
+  for (int64_t r = 0; r < rows; ++r) {
+    const float row_mean = mean.data<float>()[r];
+    const float row_rstd = rstd.data<float>()[r];
+    LoadFloats(x, r * width + begin, columns, x_part.data());
+    LoadFloats(dy, r * width + begin, columns, grad.data());
+    for (int64_t j = 0; j < columns; ++j) {
+      const float xhat = (x_part[j] - row_mean) * row_rstd;
+      dgamma_sum[j] += double{grad[j]} * xhat;
+      dbeta_sum[j] += grad[j];
+    }
+  }
+  for (int64_t j = 0; j < columns; ++j) {
+    dgamma->data<float>()[begin + j] += static_cast<float>(dgamma_sum[j]);
+    dbeta->data<float>()[begin + j] += static_cast<float>(dbeta_sum[j]);
+  }
+}
+
 }  // namespace
 
 void LayerNormForward(const Tensor& x, const Tensor& gamma, const Tensor& beta, float eps,
@@ -36,52 +99,34 @@ void LayerNormForward(const Tensor& x, const Tensor& gamma, const Tensor& beta, 
   *rstd = Tensor::Zeros({rows}, DType::kF32, x.device(), MemoryCategory::kActivations);
   const float* g = gamma.data<float>();
   const float* b = beta.data<float>();
-  std::vector<float> in(static_cast<size_t>(width)), out(static_cast<size_t>(width));
-  for (int64_t r = 0; r < rows; ++r) {
-    LoadFloats(x, r * width, width, in.data());
-    const RowStatistics stats = NormaliseStatistics(in.data(), width, eps);
-    for (int64_t j = 0; j < width; ++j) out[j] = (in[j] - stats.mean) * stats.rstd * g[j] + b[j];
-    StoreFloats(out.data(), r * width, width, y);
-    mean->data<float>()[r] = stats.mean;
-    rstd->data<float>()[r] = stats.rstd;
-  }
+  ParallelFor(rows, RowGrain(width), [&](int64_t begin, int64_t end) {
+    std::vector<float> in(static_cast<size_t>(width)), out(static_cast<size_t>(width));
+    for (int64_t r = begin; r < end; ++r) {
+      LoadFloats(x, r * width, width, in.data());
+      const RowStatistics stats = NormaliseStatistics(in.data(), width, eps);
+      for (int64_t j = 0; j < width; ++j) out[j] = (in[j] - stats.mean) * stats.rstd * g[j] + b[j];
+      StoreFloats(out.data(), r * width, width, y);
+      mean->data<float>()[r] = stats.mean;
+      rstd->data<float>()[r] = stats.rstd;
+    }
+  });
 }
 
 // With xhat = (x - mean) * rstd and g = dy * gamma:
 //   dx = rstd * (g - mean_j(g) - xhat * mean_j(g * xhat)),  dgamma += dy * xhat,  dbeta += dy.
+// dx is independent per row; the parameter gradients are sums over rows, so they are split by
+// column instead (each column still sums its rows in order: the result is the serial one).
 Tensor LayerNormBackward(const Tensor& dy, const Tensor& x, const Tensor& gamma, const Tensor& mean,
                          const Tensor& rstd, Tensor* dgamma, Tensor* dbeta) {
   const int64_t width = gamma.numel();
   const int64_t rows = x.numel() / width;
   Tensor dx = Tensor::Zeros(x.shape(), x.dtype(), x.device(), MemoryCategory::kActivations);
-  const float* g = gamma.data<float>();
-  std::vector<float> xhat(width), grad(width), dx_row(width);
-  std::vector<double> dgamma_sum(width, 0.0), dbeta_sum(width, 0.0);
-  for (int64_t r = 0; r < rows; ++r) {
-    const float row_mean = mean.data<float>()[r];
-    const float row_rstd = rstd.data<float>()[r];
-    LoadFloats(x, r * width, width, xhat.data());
-    LoadFloats(dy, r * width, width, grad.data());
-    double grad_sum = 0.0, grad_xhat_sum = 0.0;
-    for (int64_t j = 0; j < width; ++j) {
-      xhat[j] = (xhat[j] - row_mean) * row_rstd;
-      dgamma_sum[j] += double{grad[j]} * xhat[j];
-      dbeta_sum[j] += grad[j];
-      grad[j] *= g[j];
-      grad_sum += grad[j];
-      grad_xhat_sum += double{grad[j]} * xhat[j];
-    }
-    const float grad_mean = static_cast<float>(grad_sum / width);
-    const float grad_xhat_mean = static_cast<float>(grad_xhat_sum / width);
-    for (int64_t j = 0; j < width; ++j) {
-      dx_row[j] = row_rstd * (grad[j] - grad_mean - xhat[j] * grad_xhat_mean);
-    }
-    StoreFloats(dx_row.data(), r * width, width, &dx);
-  }
-  for (int64_t j = 0; j < width; ++j) {
-    dgamma->data<float>()[j] += static_cast<float>(dgamma_sum[j]);
-    dbeta->data<float>()[j] += static_cast<float>(dbeta_sum[j]);
-  }
+  ParallelFor(rows, RowGrain(width), [&](int64_t begin, int64_t end) {
+    LayerNormInputGradRows(dy, x, gamma, mean, rstd, begin, end, &dx);
+  });
+  ParallelFor(width, ColumnGrain(rows), [&](int64_t begin, int64_t end) {
+    LayerNormParamGradColumns(dy, x, mean, rstd, begin, end, dgamma, dbeta);
+  });
   return dx;
 }
 

@@ -3,7 +3,6 @@
 #include <cblas.h>
 
 #include <algorithm>
-#include <vector>
 
 #include "kernels/cpu/float_access.h"
 
@@ -28,19 +27,41 @@ Tensor F32Result(const Shape& shape, DType final_dtype, Device device) {
 void BroadcastBiasRows(const Tensor& bias, int64_t rows, float* y) {
   const int64_t width = bias.numel();
   const float* b = bias.data<float>();
-  for (int64_t r = 0; r < rows; ++r) std::copy(b, b + width, y + r * width);
+  ParallelFor(rows, RowGrain(width), [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) std::copy(b, b + width, y + r * width);
+  });
+}
+
+// sums[j] = sum of column j of dy [rows, width] for j < kColumns, over the rows in order, in
+// double. A constant kColumns lets the compiler vectorise across the columns (each column's
+// additions keep their order).
+template <int64_t kColumns>
+void SumColumns(const float* dy, int64_t rows, int64_t width, double* sums) {
+  double running[kColumns] = {};
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* row = dy + r * width;
+    for (int64_t j = 0; j < kColumns; ++j) running[j] += row[j];
+  }
+  std::copy(running, running + kColumns, sums);
 }
 
 // dbias += column sums of dy [rows, width]; summed in double so the reference stays accurate
-// for long batches, then added once in fp32.
+// for long batches, then added once in fp32. Split across threads by column: every column
+// still sums its rows in order.
 void AccumulateColumnSums(const float* dy, int64_t rows, int64_t width, Tensor* dbias) {
-  std::vector<double> sums(static_cast<size_t>(width), 0.0);
-  for (int64_t r = 0; r < rows; ++r) {
-    const float* row = dy + r * width;
-    for (int64_t j = 0; j < width; ++j) sums[j] += row[j];
-  }
   float* out = dbias->data<float>();
-  for (int64_t j = 0; j < width; ++j) out[j] += static_cast<float>(sums[j]);
+  ParallelFor(width, ColumnGrain(rows), [&](int64_t begin, int64_t end) {
+    double sums[kColumnBlock];
+    for (int64_t first = begin; first < end; first += kColumnBlock) {
+      const int64_t columns = std::min(kColumnBlock, end - first);
+      if (columns == kColumnBlock) {
+        SumColumns<kColumnBlock>(dy + first, rows, width, sums);
+      } else {
+        for (int64_t j = 0; j < columns; ++j) SumColumns<1>(dy + first + j, rows, width, sums + j);
+      }
+      for (int64_t j = 0; j < columns; ++j) out[first + j] += static_cast<float>(sums[j]);
+    }
+  });
 }
 
 }  // namespace
