@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "framework/core/check.h"
 #include "framework/ops/dispatch.h"
+#include "kernels/cpu/parallel.h"
 
 #ifdef XLMR_WITH_CUDA
 #include "kernels/cuda/optim.h"
@@ -61,10 +62,15 @@ void StepOnCpu(const AdamWStepScalars& scalars, const std::vector<AdamWSegment>&
   const float* grad = store.grads().data<float>();
   float* m = exp_avg.data<float>();
   float* v = exp_avg_sq.data<float>();
+  // Every element's update reads only its own parameter, gradient and moments, so splitting a
+  // segment over threads changes nothing in the result.
+  constexpr int64_t kElementsPerTask = 32768;
   for (const AdamWSegment& segment : segments) {
     const int64_t offset = segment.range.offset;
-    AdamWUpdateRange(scalars, segment.decay, param + offset, grad + offset, m + offset,
-                     v + offset, segment.range.size);
+    kernels::cpu::ParallelFor(segment.range.size, kElementsPerTask, [&](int64_t begin, int64_t end) {
+      const int64_t at = offset + begin;
+      AdamWUpdateRange(scalars, segment.decay, param + at, grad + at, m + at, v + at, end - begin);
+    });
   }
   // The fp16 working copy follows the masters it derives from (the CUDA pass fuses this).
   if (store.has_half_copy()) store.RefreshHalfCopy();
