@@ -14,8 +14,9 @@
 #   tools/gpu_verify.sh e2e [--bundle=DIR]    on the GPU host: the default recipe run (embedded
 #                                             langid data) on the CPU and on the GPU (fp32, fp16,
 #                                             fp16 + --gradient_checkpointing), per-step losses
-#                                             compared, accuracies, and xlmr_predict on both
-#                                             backends from the same model; e2e.md + metrics
+#                                             compared, accuracies, xlmr_predict on both
+#                                             backends from the same model, and the GPU-trained
+#                                             model loaded in Hugging Face; e2e.md + metrics
 #   (speed and memory against Hugging Face: bench/gpu_bench.sh --bundle=DIR)
 #
 # Exit status: 0 when everything ran and passed, 1 when a test or a comparison failed, 2 for a
@@ -24,7 +25,7 @@
 set -uo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-usage() { sed -n '2,23p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,24p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 [ $# -ge 1 ] || usage
 mode=$1
 shift
@@ -124,6 +125,12 @@ run_e2e() {
       --input_file="$out/e2e/rows.tsv" --output_file="$out/e2e/predict_$device.jsonl" \
       >"$out/e2e/predict_$device.log" 2>&1 || failed=1
   done
+  # The GPU-trained fp16 model must load in Hugging Face and classify as xlmr_predict does.
+  "${run[@]}" recipes/xlmr_predict --device=cuda --model_dir="$out/e2e/cuda_fp16" \
+    --input_file="$out/e2e/rows.tsv" --output_file="$out/e2e/predict_cuda_fp16_model.jsonl" \
+    >"$out/e2e/predict_cuda_fp16_model.log" 2>&1 || failed=1
+  python3 "$repo/tools/check_hf_load.py" "$out/e2e/cuda_fp16" "$out/e2e/rows.tsv" \
+    --predictions "$out/e2e/predict_cuda_fp16_model.jsonl" >"$out/e2e/hf_load.log" 2>&1 || failed=1
   {
     echo "# End-to-end runs on the GPU vs the CPU"
     describe_host
@@ -131,6 +138,8 @@ run_e2e() {
     echo
   } >"$out/e2e.md"
   python3 "$repo/tools/gpu_verify_summary.py" "$out/e2e" >>"$out/e2e.md" || failed=1
+  { echo; echo "Hugging Face loading the GPU-trained fp16 model (tools/check_hf_load.py):"; echo '```';
+    tail -n 5 "$out/e2e/hf_load.log"; echo '```'; } >>"$out/e2e.md"
   cat "$out/e2e.md"
   return $failed
 }
