@@ -14,6 +14,18 @@
 namespace xlmr::kernels::cuda {
 namespace {
 
+// See PoisonUninitializedMemory.
+std::atomic<bool> poison_uninitialized{false};
+
+// The pool cudaMallocAsync draws from on the calling thread's device.
+cudaMemPool_t CurrentDevicePool() {
+  int device = 0;
+  CUDA_CHECK(cudaGetDevice(&device));
+  cudaMemPool_t pool = nullptr;
+  CUDA_CHECK(cudaDeviceGetDefaultMemPool(&pool, device));
+  return pool;
+}
+
 // What was asked for and what is left: what one needs to choose between a smaller batch,
 // --gradient_checkpointing or a leak hunt.
 std::string OutOfMemoryReport(size_t bytes) {
@@ -28,10 +40,9 @@ std::string OutOfMemoryReport(size_t bytes) {
   if (have_info) report << free_bytes << " of " << total_bytes << " bytes free; ";
   report << "this process holds " << MemoryStatsFor(Device::kCuda).current_total()
          << " bytes in tensors";
-  cudaMemPool_t pool = nullptr;
   uint64_t reserved = 0;
-  if (cudaDeviceGetDefaultMemPool(&pool, device) == cudaSuccess &&
-      cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemCurrent, &reserved) == cudaSuccess) {
+  if (cudaMemPoolGetAttribute(CurrentDevicePool(), cudaMemPoolAttrReservedMemCurrent, &reserved) ==
+      cudaSuccess) {
     report << " and " << reserved << " bytes in its memory pool";
   }
   return report.str();
@@ -62,26 +73,12 @@ void CudaAllocator::Zero(void* pointer, size_t bytes) {
   CUDA_CHECK(cudaMemsetAsync(pointer, 0, bytes, stream_));
 }
 
-namespace {
-std::atomic<bool> poison_uninitialized{false};
-}  // namespace
-
 void PoisonUninitializedMemory(bool on) { poison_uninitialized.store(on); }
 
 void CudaAllocator::MarkUninitialized(void* pointer, size_t bytes) {
   if (bytes == 0 || !poison_uninitialized.load()) return;
   CUDA_CHECK(cudaMemsetAsync(pointer, 0xFF, bytes, stream_));
 }
-
-namespace {
-cudaMemPool_t CurrentDevicePool() {
-  int device = 0;
-  CUDA_CHECK(cudaGetDevice(&device));
-  cudaMemPool_t pool = nullptr;
-  CUDA_CHECK(cudaDeviceGetDefaultMemPool(&pool, device));
-  return pool;
-}
-}  // namespace
 
 int64_t CudaAllocator::PeakReservedBytes() const {
   uint64_t high = 0;
