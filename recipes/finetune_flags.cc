@@ -61,6 +61,9 @@ ABSL_FLAG(std::string, dropout, "", "overrides hidden, attention and classifier 
 ABSL_FLAG(int64_t, seed, 42, "seed of initialisation, shuffling and dropout");
 ABSL_FLAG(std::string, device, "auto", "auto | cpu | cuda");
 ABSL_FLAG(std::string, output_dir, "xlmr_finetune_out", "where the model, checkpoints and metrics go");
+ABSL_FLAG(bool, overwrite_output_dir, false, "train from scratch and replace what --output_dir holds (at the "
+          "new run's first checkpoint); without it a checkpoint-<step> there is resumed, and other content "
+          "stops the run");
 ABSL_FLAG(int64_t, logging_steps, 10, "console line every N steps (metrics.jsonl gets every step)");
 ABSL_FLAG(int64_t, eval_steps, 0, "evaluate every N steps (0: at the end of each epoch)");
 ABSL_FLAG(int64_t, save_steps, 0, "checkpoint every N steps (0: at the end of each epoch)");
@@ -184,6 +187,7 @@ absl::Status ReadRunFlags(FinetuneConfig& c) {
   XLMR_ASSIGN_OR_RETURN(c.device, ParseDeviceChoice(absl::GetFlag(FLAGS_device)));
   t.output_dir = UserPath(absl::GetFlag(FLAGS_output_dir));
   XLMR_RETURN_IF_ERROR(Expect(!t.output_dir.empty(), "output_dir", "a directory", "''"));
+  c.overwrite_output_dir = absl::GetFlag(FLAGS_overwrite_output_dir);
   t.metrics_file = UserPath(absl::GetFlag(FLAGS_metrics_file));
   t.logging_steps = absl::GetFlag(FLAGS_logging_steps);
   XLMR_RETURN_IF_ERROR(ExpectPositive(FLAGS_logging_steps, "logging_steps"));

@@ -28,6 +28,7 @@ struct FinetuneConfig {
   bool print_memory_plan = false;
   DeviceChoice device = DeviceChoice::kAuto;
   std::string cache_dir;  // tokenized-data cache
+  bool overwrite_output_dir = false;  // recipes/output_dir_policy.h
   bool resume = false;    // --resume_from_checkpoint given
   std::string resume_from_checkpoint;  // the flag's value ("latest" or a path)
   train::TrainerOptions trainer;

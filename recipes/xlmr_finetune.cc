@@ -28,6 +28,7 @@
 #include "recipes/finetune_data.h"
 #include "recipes/finetune_flags.h"
 #include "recipes/memory_plan.h"
+#include "recipes/output_dir_policy.h"
 #include "recipes/runfiles.h"
 #include "recipes/tokenize_fn.h"
 
@@ -43,6 +44,7 @@ struct PreparedRun {
   std::string tokenizer_path;
   std::optional<FinetuneData> data;
   std::unique_ptr<models::XlmrForSequenceClassification> model;
+  OutputDirPlan output_plan;
 };
 
 // The model: from --model_dir (or the checkpoint being resumed), else the embedded config
@@ -87,7 +89,12 @@ absl::Status Prepare(const std::set<std::string>& given, PreparedRun& run) {
   XLMR_ASSIGN_OR_RETURN(const distributed::LaunchEnvironment env, distributed::ReadLaunchEnvironment());
   XLMR_ASSIGN_OR_RETURN(const Device device, ChooseDevice(c.device, env.local_rank, env.rank == 0, "xlmr_finetune"));
   XLMR_ASSIGN_OR_RETURN(run.comm, distributed::CreateCommunicator(env, device));
-  XLMR_RETURN_IF_ERROR(distributed::CheckSettingsMatchRankZero(*run.comm, FlagSettings()));
+  const absl::Status same_flags = distributed::CheckSettingsMatchRankZero(*run.comm, FlagSettings());
+  // A collective, so every rank reaches it whatever its flag check found.
+  absl::StatusOr<OutputDirPlan> output_plan = AgreeOnOutputDir(*run.comm, OutputDirRequestFor(c));
+  XLMR_RETURN_IF_ERROR(same_flags);
+  XLMR_ASSIGN_OR_RETURN(run.output_plan, std::move(output_plan));
+  ApplyOutputDirPlan(run.output_plan, c);
   c.trainer.device = device;
   std::string weights_dir = c.model_dir;
   if (c.resume) {
@@ -155,6 +162,11 @@ int Main(const std::set<std::string>& given) {
   train::Trainer trainer(*run.model, run.data->train, run.data->eval ? &*run.data->eval : nullptr,
                          run.data->test ? &*run.data->test : nullptr, run.config.trainer, *run.comm,
                          [&](const std::string& dir) { return SaveModel(model, tokenizer_path, dir); });
+  const OutputDirStart start = DescribeStart(run.output_plan, run.config.trainer.output_dir, trainer.total_steps());
+  for (const std::string& line : start.lines) {
+    if (run.comm->rank() == 0) std::fprintf(stderr, "%s\n", line.c_str());
+  }
+  if (start.nothing_left_to_do) return 0;
   const absl::Status status = trainer.Train();
   if (!status.ok()) {
     const bool several = run.comm->world_size() > 1;

@@ -99,4 +99,16 @@ AgreedOutcome AgreeOnOutcome(Communicator& comm, const absl::Status& local) {
   return outcome;
 }
 
+absl::StatusOr<std::string> ShareRankZeroDecision(Communicator& comm,
+                                                  const std::function<absl::StatusOr<std::string>()>& decide) {
+  if (comm.world_size() == 1) return decide();
+  absl::StatusOr<std::string> decision = comm.rank() == 0 ? decide() : absl::StatusOr<std::string>("");
+  int32_t code = static_cast<int32_t>(decision.status().code());
+  comm.Broadcast(&code, sizeof(code), /*root=*/0);
+  const std::string text = decision.ok() ? *decision : std::string(decision.status().message());
+  const std::string shared = BroadcastString(comm, text, /*root=*/0);
+  if (code == 0) return shared;
+  return absl::Status(static_cast<absl::StatusCode>(code), shared);
+}
+
 }  // namespace xlmr::distributed

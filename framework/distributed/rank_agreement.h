@@ -12,10 +12,12 @@
 #ifndef XLMR_FRAMEWORK_DISTRIBUTED_RANK_AGREEMENT_H_
 #define XLMR_FRAMEWORK_DISTRIBUTED_RANK_AGREEMENT_H_
 
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "framework/distributed/communicator.h"
 
 namespace xlmr::distributed {
@@ -45,6 +47,13 @@ struct AgreedOutcome {
 
 // Agrees on `local` (this rank's status) across ranks.
 AgreedOutcome AgreeOnOutcome(Communicator& comm, const absl::Status& local);
+
+// Rank 0 runs `decide` and every rank returns its result: the value (any bytes, e.g. a JSON
+// text) or the error (same code and message). For a choice that must be the same on every
+// rank but depends on what rank 0 sees, such as the state of the output directory, which
+// only rank 0 writes. `decide` is not called on the other ranks.
+absl::StatusOr<std::string> ShareRankZeroDecision(Communicator& comm,
+                                                  const std::function<absl::StatusOr<std::string>()>& decide);
 
 }  // namespace xlmr::distributed
 

@@ -12,6 +12,7 @@
 #include "framework/data/collate.h"
 #include "framework/distributed/gradient_synchronizer.h"
 #include "framework/distributed/replica_check.h"
+#include "framework/io/replace_directory.h"
 #include "framework/optim/adamw.h"
 #include "framework/optim/lr_schedule.h"
 #include "framework/tensor/storage.h"
@@ -49,6 +50,7 @@ class Trainer::Run {
       : t_(t),
         options_(t.options_),
         is_main_(t.comm_.rank() == 0),
+        write_dir_(options_.staging_dir.empty() ? options_.output_dir : options_.staging_dir),
         optimizer_(t.model_.parameters(),
                    optim::AdamWOptions{options_.adam_beta1, options_.adam_beta2, options_.adam_epsilon,
                                        options_.weight_decay}),
@@ -63,6 +65,7 @@ class Trainer::Run {
   absl::Status TrainOneStep();
   absl::Status EvaluateAndRecord(bool final_evaluation);
   absl::Status SaveCheckpoint();
+  absl::Status PublishStagedOutput();
   absl::Status CheckReplicasAgree(const std::string& when);
   void RecordStep(const StepOutcome& outcome, double step_seconds, int64_t step_tokens);
   TrainingState CurrentSettings() const;
@@ -79,6 +82,7 @@ class Trainer::Run {
   Trainer& t_;
   const TrainerOptions& options_;
   bool is_main_;
+  std::string write_dir_;  // where rank 0 writes: the staging directory until it is published
   optim::AdamW optimizer_;
   amp::DynamicLossScaler scaler_;
   distributed::GradientSynchronizer sync_;
@@ -129,10 +133,12 @@ absl::Status Trainer::Run::Prepare() {
   }
   if (options_.fp16) t_.model_.parameters().EnableHalfCopy();
   std::error_code error;
-  if (is_main_) std::filesystem::create_directories(options_.output_dir, error);
-  if (error) return absl::PermissionDeniedError(absl::StrCat("--output_dir=", options_.output_dir, ": ", error.message()));
+  if (is_main_ && write_dir_ != options_.output_dir) std::filesystem::remove_all(write_dir_, error);  // a dead run's
+  if (is_main_) std::filesystem::create_directories(write_dir_, error);
+  if (error) return absl::PermissionDeniedError(absl::StrCat("--output_dir=", write_dir_, ": ", error.message()));
+  // The file follows its directory when the staging directory is published (same inode).
   const std::string metrics_path =
-      options_.metrics_file.empty() ? options_.output_dir + "/metrics.jsonl" : options_.metrics_file;
+      options_.metrics_file.empty() ? write_dir_ + "/metrics.jsonl" : options_.metrics_file;
   XLMR_ASSIGN_OR_RETURN(MetricsWriter writer, MetricsWriter::Open(metrics_path, resuming, is_main_));
   metrics_.emplace(std::move(writer));
   return absl::OkStatus();
@@ -222,11 +228,20 @@ absl::Status Trainer::Run::SaveCheckpoint() {
   saved.loss_scale_growth_tracker = scaler.growth_tracker;
   absl::Status status = absl::OkStatus();
   if (is_main_) {
-    status = SaveTrainingCheckpoint(options_.output_dir, saved, optimizer_.exp_avg(), optimizer_.exp_avg_sq(),
+    status = SaveTrainingCheckpoint(write_dir_, saved, optimizer_.exp_avg(), optimizer_.exp_avg_sq(),
                                     t_.save_model_, options_.save_total_limit);
+    if (status.ok()) status = PublishStagedOutput();
   }
   t_.comm_.Barrier();  // no rank runs ahead of a checkpoint in progress
   return status;
+}
+
+// Rank 0, after a checkpoint is complete: the staged run takes output_dir's place (once).
+absl::Status Trainer::Run::PublishStagedOutput() {
+  if (write_dir_ == options_.output_dir) return absl::OkStatus();
+  XLMR_RETURN_IF_ERROR(io::ReplaceDirectory(write_dir_, options_.output_dir));
+  write_dir_ = options_.output_dir;
+  return absl::OkStatus();
 }
 
 // With several ranks: stops the run if the ranks' weights are not bitwise identical (the
@@ -272,10 +287,12 @@ absl::Status Trainer::Run::Execute() {
   }
   metrics_->Write(summary);
   if (!is_main_) return absl::OkStatus();
-  XLMR_RETURN_IF_ERROR(t_.save_model_(options_.output_dir));
-  std::ofstream out(options_.output_dir + "/eval_results.json");
+  XLMR_RETURN_IF_ERROR(t_.save_model_(write_dir_));
+  std::ofstream out(write_dir_ + "/eval_results.json");
   out << results.dump(2) << "\n";
-  if (!out) return absl::DataLossError(absl::StrCat(options_.output_dir, "/eval_results.json: write failed"));
+  out.close();
+  if (!out) return absl::DataLossError(absl::StrCat(write_dir_, "/eval_results.json: write failed"));
+  XLMR_RETURN_IF_ERROR(PublishStagedOutput());  // already done at the last checkpoint, which comes first
   progress_.Message(absl::StrCat("done: ", summary.dump()));
   return absl::OkStatus();
 }

@@ -43,6 +43,11 @@ struct TrainerOptions {
   uint64_t seed = 42;
   Device device = Device::kCpu;
   std::string output_dir = "xlmr_finetune_out";
+  // When not empty (--overwrite_output_dir of a non-empty output_dir), rank 0 writes into this
+  // directory instead, emptied first, until its first checkpoint is complete; then the staged
+  // directory replaces output_dir in one step (io::ReplaceDirectory) and the run writes into
+  // output_dir from there on. Until that moment output_dir keeps the old run, whole.
+  std::string staging_dir;
   std::string metrics_file;  // empty: <output_dir>/metrics.jsonl
   int64_t logging_steps = 10;
   int64_t eval_steps = 0;  // 0: at the end of each epoch

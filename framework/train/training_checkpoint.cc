@@ -138,6 +138,27 @@ absl::StatusOr<std::string> ResolveCheckpoint(const std::string& flag_value, con
   return directory;
 }
 
+absl::Status CheckCheckpointComplete(const std::string& directory, int64_t step) {
+  for (const char* name : {kOptimizerFile, "model.safetensors", "config.json"}) {
+    std::error_code error;
+    const std::string path = directory + "/" + name;
+    if (!fs::is_regular_file(path, error) || fs::file_size(path, error) == 0 || error) {
+      return absl::FailedPreconditionError(absl::StrCat(path, " is missing or empty"));
+    }
+  }
+  const std::string state_path = directory + "/" + kStateFile;
+  std::ifstream in(state_path);
+  const nlohmann::json j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return absl::FailedPreconditionError(absl::StrCat(state_path, ": missing or invalid JSON"));
+  absl::StatusOr<TrainingState> state = StateFromJson(j, state_path);
+  if (!state.ok()) return absl::FailedPreconditionError(state.status().message());
+  if (state->global_step != step) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(state_path, ": global_step is ", state->global_step, ", the directory says ", step));
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<LoadedCheckpoint> LoadTrainingCheckpoint(const std::string& directory,
                                                         int64_t num_parameters) {
   const std::string state_path = directory + "/" + kStateFile;

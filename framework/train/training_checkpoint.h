@@ -64,6 +64,13 @@ absl::StatusOr<LoadedCheckpoint> LoadTrainingCheckpoint(const std::string& direc
 absl::Status CheckCompatible(const TrainingState& resumed, const TrainingState& current,
                              const std::string& directory);
 
+// OK when `directory` holds a checkpoint of `step` that a resume can read: trainer_state.json
+// parses and names that step, and optimizer.safetensors, model.safetensors and config.json are
+// non-empty files. Otherwise FailedPrecondition saying what is wrong. Cheap (the tensors are
+// not read): it picks the checkpoint to resume from, and a checkpoint only ever appears under
+// its name complete (it is renamed into place), so what it catches is a damaged directory.
+absl::Status CheckCheckpointComplete(const std::string& directory, int64_t step);
+
 // checkpoint-<N> directories in output_dir, sorted by N.
 std::vector<std::pair<int64_t, std::string>> ListCheckpoints(const std::string& output_dir);
 

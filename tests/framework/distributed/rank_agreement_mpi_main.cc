@@ -70,6 +70,26 @@ void CheckOutcome(Communicator& comm) {
          "different errors are each printed", rank);
 }
 
+void CheckSharedDecision(Communicator& comm) {
+  const int rank = comm.rank();
+  int calls = 0;
+  // Rank 0's answer reaches rank 1, which never runs `decide` (it would answer differently).
+  const std::string bytes("resume\0at step 8", 16);
+  absl::StatusOr<std::string> value = ShareRankZeroDecision(comm, [&]() -> absl::StatusOr<std::string> {
+    ++calls;
+    return rank == 0 ? bytes : "rank 1's own view";
+  });
+  Expect(value.ok() && *value == bytes, "every rank gets rank 0's value, every byte of it", rank);
+  Expect(calls == (rank == 0 ? 1 : 0), "only rank 0 decides", rank);
+  // Rank 0's error, code and message, on every rank.
+  absl::StatusOr<std::string> error = ShareRankZeroDecision(comm, [&]() -> absl::StatusOr<std::string> {
+    if (rank == 0) return absl::InvalidArgumentError("--output_dir=out is not empty");
+    return std::string("fine");
+  });
+  Expect(error.status() == absl::InvalidArgumentError("--output_dir=out is not empty"),
+         "every rank gets rank 0's error: " + error.status().ToString(), rank);
+}
+
 void CheckReplicas(Communicator& comm) {
   const int rank = comm.rank();
   Tensor weights = Tensor::Zeros({1000}, DType::kF32);
@@ -97,6 +117,7 @@ int Run() {
   Communicator& comm = **created;
   CheckSettings(comm);
   CheckOutcome(comm);
+  CheckSharedDecision(comm);
   CheckReplicas(comm);
   comm.Barrier();
   return failures == 0 ? 0 : 1;

@@ -20,6 +20,14 @@ TEST(RankAgreementTest, OneRankAlwaysAgreesAndReportsWithoutRankPrefix) {
   EXPECT_EQ(failed.report, "--seed: bad");
 }
 
+TEST(RankAgreementTest, OneRankTakesItsOwnDecision) {
+  LocalCommunicator comm;
+  EXPECT_EQ(*ShareRankZeroDecision(comm, [] { return absl::StatusOr<std::string>("resume"); }), "resume");
+  const absl::StatusOr<std::string> failed =
+      ShareRankZeroDecision(comm, [] { return absl::StatusOr<std::string>(absl::InvalidArgumentError("not empty")); });
+  EXPECT_EQ(failed.status(), absl::InvalidArgumentError("not empty"));
+}
+
 TEST(ReplicaCheckTest, FingerprintSeesEveryBit) {
   Tensor weights = Tensor::Zeros({64}, DType::kF32);
   const uint64_t zeros = WeightsFingerprint(weights);

@@ -1,0 +1,205 @@
+#include "recipes/output_dir_policy.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "framework/core/status_macros.h"
+#include "framework/distributed/rank_agreement.h"
+#include "framework/train/training_checkpoint.h"
+#include "nlohmann/json.hpp"
+#include "recipes/runfiles.h"
+#include "recipes/tokenize_fn.h"
+
+namespace xlmr::recipes {
+namespace fs = std::filesystem;
+namespace {
+
+bool IsNumber(absl::string_view text) {
+  int64_t ignored = 0;
+  return !text.empty() && std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; }) &&
+         absl::SimpleAtoi(text, &ignored);
+}
+
+// The step of the final model output_dir holds (eval_results.json is written last, after
+// model.safetensors), or -1 when there is none.
+int64_t FinalModelStep(const std::string& output_dir) {
+  std::ifstream in(output_dir + "/eval_results.json");
+  const nlohmann::json results = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (!results.is_object() || !results.contains("step") || !results["step"].is_number_integer()) return -1;
+  return results["step"].get<int64_t>();
+}
+
+// The last valid checkpoint (kResume), or kWriteInPlace when there is none.
+OutputDirPlan FindResumePoint(const std::string& output_dir) {
+  OutputDirPlan plan;
+  const std::vector<std::pair<int64_t, std::string>> checkpoints = train::ListCheckpoints(output_dir);
+  for (auto it = checkpoints.rbegin(); it != checkpoints.rend(); ++it) {
+    const absl::Status complete = train::CheckCheckpointComplete(it->second, it->first);
+    if (!complete.ok()) {
+      plan.passed_over.push_back(std::string(complete.message()));
+      continue;
+    }
+    plan.action = OutputDirAction::kResume;
+    plan.checkpoint = it->second;
+    plan.checkpoint_step = it->first;
+    plan.finished = FinalModelStep(output_dir) == it->first;
+    return plan;
+  }
+  return plan;
+}
+
+// True when `inner` is `outer` or lies inside it (both existing paths).
+bool Contains(const fs::path& outer, const fs::path& inner) {
+  std::error_code error;
+  const fs::path a = fs::weakly_canonical(outer, error);
+  const fs::path b = fs::weakly_canonical(inner, error);
+  if (error) return false;
+  auto [end_a, unused] = std::mismatch(a.begin(), a.end(), b.begin(), b.end());
+  return end_a == a.end();
+}
+
+// Whether the old run in `dir` may be deleted once the new one replaces it.
+absl::Status CheckReplaceable(const OutputDirRequest& request, const fs::path& dir) {
+  const std::string flags = absl::StrCat("--overwrite_output_dir: --output_dir=", request.output_dir);
+  std::error_code error;
+  if (fs::is_symlink(fs::symlink_status(dir, error))) {
+    return absl::InvalidArgumentError(absl::StrCat(flags, " is a symbolic link; give the directory it points to"));
+  }
+  if (!request.working_directory.empty() && Contains(dir, request.working_directory)) {
+    return absl::InvalidArgumentError(absl::StrCat(flags, " contains the working directory, which replacing "
+                                                   "it would delete; choose another --output_dir"));
+  }
+  struct stat own {}, parent {};
+  if (stat(dir.c_str(), &own) == 0 && stat(dir.parent_path().c_str(), &parent) == 0 && own.st_dev != parent.st_dev) {
+    return absl::InvalidArgumentError(absl::StrCat(flags, " is a mount point, which cannot be replaced by "
+                                                   "renaming; choose a directory inside it"));
+  }
+  for (const fs::directory_entry& entry : fs::directory_iterator(dir, error)) {
+    const std::string name = entry.path().filename().string();
+    if (!IsRunOutput(name)) {
+      return absl::InvalidArgumentError(absl::StrCat(flags, ": ", entry.path().string(), " was not written by "
+                                                     "xlmr_finetune and would be deleted with the old run; move "
+                                                     "it away or choose another --output_dir"));
+    }
+  }
+  if (error) return absl::InvalidArgumentError(absl::StrCat(flags, ": ", error.message()));
+  return absl::OkStatus();
+}
+
+nlohmann::json PlanToJson(const OutputDirPlan& plan) {
+  return {{"action", static_cast<int>(plan.action)}, {"checkpoint", plan.checkpoint},
+          {"checkpoint_step", plan.checkpoint_step}, {"finished", plan.finished},
+          {"passed_over", plan.passed_over},         {"staging_dir", plan.staging_dir}};
+}
+
+OutputDirPlan PlanFromJson(const nlohmann::json& j) {
+  OutputDirPlan plan;
+  plan.action = static_cast<OutputDirAction>(j.at("action").get<int>());
+  plan.checkpoint = j.at("checkpoint").get<std::string>();
+  plan.checkpoint_step = j.at("checkpoint_step").get<int64_t>();
+  plan.finished = j.at("finished").get<bool>();
+  plan.passed_over = j.at("passed_over").get<std::vector<std::string>>();
+  plan.staging_dir = j.at("staging_dir").get<std::string>();
+  return plan;
+}
+
+}  // namespace
+
+bool IsRunOutput(const std::string& entry_name) {
+  for (const char* file : {"config.json", "model.safetensors", kTokenizerFileName, "metrics.jsonl",
+                           "eval_results.json"}) {
+    if (entry_name == file) return true;
+  }
+  absl::string_view rest = entry_name;
+  if (!absl::ConsumePrefix(&rest, "checkpoint-")) return false;
+  const std::vector<absl::string_view> parts = absl::StrSplit(rest, absl::MaxSplits(".tmp-", 1));
+  return IsNumber(parts[0]) && (parts.size() == 1 || IsNumber(parts[1]));
+}
+
+absl::StatusOr<OutputDirPlan> DecideOutputDir(const OutputDirRequest& request) {
+  OutputDirPlan plan;
+  if (request.writes_nothing) return plan;
+  if (request.resume_from_checkpoint_given && !request.overwrite_output_dir) return plan;
+  std::error_code error;
+  const fs::path dir = request.output_dir;
+  const fs::file_status status = fs::status(dir, error);
+  if (!fs::exists(status)) return plan;  // (also when a parent is missing: the trainer creates them)
+  if (!fs::is_directory(status)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--output_dir=", request.output_dir, ": exists and is not a directory"));
+  }
+  if (fs::is_empty(dir, error) && !error) return plan;
+  if (request.overwrite_output_dir) {
+    XLMR_RETURN_IF_ERROR(CheckReplaceable(request, dir));
+    fs::path absolute = fs::absolute(dir).lexically_normal();
+    if (!absolute.has_filename()) absolute = absolute.parent_path();  // "out/" -> "out"
+    plan.action = OutputDirAction::kReplace;
+    plan.staging_dir = absolute.string() + ".overwriting";
+    return plan;
+  }
+  plan = FindResumePoint(request.output_dir);
+  if (plan.action == OutputDirAction::kResume) return plan;
+  return absl::InvalidArgumentError(absl::StrCat(
+      "--output_dir=", request.output_dir, " is not empty and holds no checkpoint-<step> to resume from",
+      plan.passed_over.empty() ? "" : absl::StrCat(" (", plan.passed_over.back(), ")"),
+      ": pass --overwrite_output_dir to replace it, or --resume_from_checkpoint=PATH to continue from a "
+      "checkpoint elsewhere"));
+}
+
+absl::StatusOr<OutputDirPlan> AgreeOnOutputDir(distributed::Communicator& comm, const OutputDirRequest& request) {
+  XLMR_ASSIGN_OR_RETURN(const std::string shared,
+                        distributed::ShareRankZeroDecision(comm, [&]() -> absl::StatusOr<std::string> {
+                          XLMR_ASSIGN_OR_RETURN(const OutputDirPlan plan, DecideOutputDir(request));
+                          return PlanToJson(plan).dump();
+                        }));
+  return PlanFromJson(nlohmann::json::parse(shared));
+}
+
+OutputDirRequest OutputDirRequestFor(const FinetuneConfig& config) {
+  OutputDirRequest request;
+  request.output_dir = config.trainer.output_dir;
+  request.overwrite_output_dir = config.overwrite_output_dir;
+  request.resume_from_checkpoint_given = config.resume;
+  request.writes_nothing = config.print_memory_plan;
+  request.working_directory = UserPath(".");
+  return request;
+}
+
+void ApplyOutputDirPlan(const OutputDirPlan& plan, FinetuneConfig& config) {
+  if (plan.action == OutputDirAction::kResume) {
+    config.resume = true;
+    config.resume_from_checkpoint = plan.checkpoint;
+  }
+  if (plan.action == OutputDirAction::kReplace) config.trainer.staging_dir = plan.staging_dir;
+}
+
+OutputDirStart DescribeStart(const OutputDirPlan& plan, const std::string& output_dir, int64_t total_steps) {
+  OutputDirStart start;
+  for (const std::string& reason : plan.passed_over) {
+    start.lines.push_back(absl::StrCat("Passing over an incomplete checkpoint: ", reason));
+  }
+  if (plan.action == OutputDirAction::kResume && plan.finished && plan.checkpoint_step >= total_steps) {
+    start.nothing_left_to_do = true;
+    start.lines.push_back(absl::StrCat("Checkpoint detected: ", output_dir, " holds the finished run (",
+                                       plan.checkpoint, ", step ", plan.checkpoint_step, " of ", total_steps,
+                                       "): nothing left to do. To train again from scratch, pass "
+                                       "--overwrite_output_dir."));
+  } else if (plan.action == OutputDirAction::kResume) {
+    start.lines.push_back(absl::StrCat("Checkpoint detected, resuming training at ", plan.checkpoint, " (step ",
+                                       plan.checkpoint_step, " of ", total_steps,
+                                       "). To train from scratch instead, pass --overwrite_output_dir."));
+  } else if (plan.action == OutputDirAction::kReplace) {
+    start.lines.push_back(absl::StrCat("--overwrite_output_dir: training from scratch in ", plan.staging_dir,
+                                       ", which replaces ", output_dir, " at the first checkpoint"));
+  }
+  return start;
+}
+
+}  // namespace xlmr::recipes
