@@ -102,7 +102,7 @@ run_tests() {
 finetune_run() {  # name device [flags...]: the embedded default run, all of it
   local name=$1 device=$2
   shift 2
-  "${run[@]}" recipes/xlmr_finetune --device="$device" --seed=42 --logging_steps=50 \
+  "${run[@]}" recipes/xlmr_finetune --device="$device" --seed=42 --logging_steps=50 --overwrite_output_dir \
     --output_dir="$out/e2e/$name" --cache_dir="$out/e2e/cache_$name" "$@" >"$out/e2e/$name.log" 2>&1
 }
 

@@ -5,7 +5,8 @@
 #   1. ranks started with different flags (MPMD launch): exit 2, rank 1 names the flags;
 #   2. rank 1 cannot read the training file (its working directory lacks it; the flags are
 #      identical): exit 2 on both ranks before any output is written, rank 1 says why;
-#   3. rank 0 fails once training has started (its --output_dir is a file): rank 0 says why
+#   3. rank 0 fails once training has started (its --output_dir cannot be created: the parent
+#      is a file): rank 0 says why
 #      and MPI_Abort stops rank 1, which would otherwise wait in the first all-reduce.
 set -uo pipefail
 finetune="$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"
@@ -44,13 +45,14 @@ status=$?
 expect "rank 1 lacks its data" 2 "xlmr_finetune: rank 1: train.tsv"
 [ -e host_a/out ] && { echo "FAILED (rank 1 lacks its data): output written"; failures=$((failures + 1)); }
 
-# 3. Rank 0 fails after preparation: its --output_dir is a regular file.
+# 3. Rank 0 fails after preparation: its --output_dir cannot be created (an --output_dir that
+# is itself a file is refused before any work, with status 2).
 cp host_a/train.tsv host_b/train.tsv
-touch host_a/out
-timeout 120 mpirun --oversubscribe -np 1 --wdir "$TEST_TMPDIR/host_a" "$finetune" "${common[@]}" \
-  : -np 1 --wdir "$TEST_TMPDIR/host_b" "$finetune" "${common[@]}" > log.txt 2>&1
+touch host_a/blocker
+timeout 120 mpirun --oversubscribe -np 1 --wdir "$TEST_TMPDIR/host_a" "$finetune" "${common[@]}" --output_dir=blocker/out \
+  : -np 1 --wdir "$TEST_TMPDIR/host_b" "$finetune" "${common[@]}" --output_dir=blocker/out > log.txt 2>&1
 status=$?
-expect "rank 0 fails in training" 1 "xlmr_finetune: rank 0: --output_dir=out"
+expect "rank 0 fails in training" 1 "xlmr_finetune: rank 0: --output_dir=blocker/out"
 
 [ "$failures" -eq 0 ] && echo "every failing launch stopped the whole job"
 exit "$failures"

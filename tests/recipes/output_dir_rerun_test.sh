@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# Running the same command twice never destroys a run (Hugging Face's output-directory rules,
+# recipes/output_dir_policy.h), on short runs of the embedded model (40 steps, checkpoint
+# every 4). Every comparison is exact (cmp / sha256): the CPU trainer is bit-reproducible for
+# a fixed thread count, and the same command on the same machine keeps it.
+#   1. killed (SIGKILL once checkpoint-4 exists) and rerun: resumes, final weights and the last
+#      checkpoint byte-identical to an uninterrupted run;
+#   2. a finished run rerun: "nothing left to do", every file's sha256 unchanged;
+#   3. the same under mpirun -np 2 where rank 1's view of the directory differs (its copy lacks
+#      the final results): rank 0's decision holds for both, nothing changes on either side;
+#   4. a non-empty directory without checkpoints, or a file as --output_dir: exit 2, one line
+#      naming both flags, nothing written;
+#   5. --overwrite_output_dir: killed before its first checkpoint the old run is untouched;
+#      rerun to the end, the directory holds the new run alone, as a fresh run writes it.
+set -uo pipefail
+finetune="$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"
+cd "$TEST_TMPDIR"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMPI_MCA_btl=self,vader OMPI_MCA_btl_vader_single_copy_mechanism=none
+head -n 301 "$RUNFILES_DIR/xlmr_trainer/recipes/data/langid/dev.tsv" > heldout.tsv
+cmd=(--eval_file=heldout.tsv --test_file=heldout.tsv --cache_dir="$TEST_TMPDIR/cache" --max_steps=40
+     --per_device_train_batch_size=4 --gradient_accumulation_steps=2 --save_steps=4 --logging_steps=40)
+failures=0
+fail() { echo "FAILED: $*"; failures=$((failures + 1)); }
+hashes() { (cd "$1" && find . | sort && find . -type f | sort | xargs sha256sum); }  # DIR: names and contents
+run() {  # LOG FLAGS...: the recipe in the foreground; its exit status in $status
+  local log=$1; shift
+  "$finetune" "$@" > "$log" 2>&1
+  status=$?
+}
+# CONDITION LOG FLAGS...: starts the recipe and SIGKILLs it as soon as the test CONDITION holds.
+run_and_kill() {
+  local condition=$1 log=$2; shift 2
+  "$finetune" "$@" > "$log" 2>&1 &
+  local pid=$! waited=0
+  while ! eval "$condition" && kill -0 "$pid" 2> /dev/null && [ "$waited" -lt 6000 ]; do
+    sleep 0.02; waited=$((waited + 1))
+  done
+  kill -9 "$pid" 2> /dev/null
+  wait "$pid" 2> /dev/null
+}
+
+# The uninterrupted run.
+run whole.log "${cmd[@]}" --output_dir=whole
+[ "$status" -eq 0 ] || { cat whole.log; fail "uninterrupted run: status $status"; exit 1; }
+
+# 1. Killed after a checkpoint, then the same command again.
+run_and_kill '[ -d killed/checkpoint-4 ]' killed_first.log "${cmd[@]}" --output_dir=killed
+if [ -e killed/model.safetensors ] || [ ! -d killed/checkpoint-4 ]; then
+  cat killed_first.log; fail "the kill did not land between the first checkpoint and the end: the test lost its point"
+fi
+echo "1. killed with $(ls -d killed/checkpoint-* | tr '\n' ' ')and $(grep -c '"type":"train"' killed/metrics.jsonl) steps logged"
+run killed_rerun.log "${cmd[@]}" --output_dir=killed
+[ "$status" -eq 0 ] || { cat killed_rerun.log; fail "rerun after the kill: status $status"; }
+[ "$(grep -c '^Checkpoint detected, resuming training at killed/checkpoint-[0-9]* (step [0-9]* of 40)' killed_rerun.log)" -eq 1 ] ||
+  { cat killed_rerun.log; fail "rerun after the kill: expected one 'Checkpoint detected, resuming' line"; }
+grep '^Checkpoint detected' killed_rerun.log
+for f in model.safetensors checkpoint-40/model.safetensors checkpoint-40/optimizer.safetensors; do
+  cmp -s "whole/$f" "killed/$f" || fail "rerun after the kill: $f differs from the uninterrupted run's"
+done
+echo "   final weights and checkpoint-40 byte-identical to the uninterrupted run"
+
+# 2. The finished run, rerun.
+hashes whole > whole.before
+run finished.log "${cmd[@]}" --output_dir=whole
+[ "$status" -eq 0 ] || fail "rerun of a finished run: status $status"
+grep -q "nothing left to do" finished.log || { cat finished.log; fail "rerun of a finished run: no 'nothing left to do'"; }
+hashes whole | cmp -s - whole.before || fail "rerun of a finished run changed files in whole/"
+echo "2. $(grep 'nothing left to do' finished.log)"
+echo "   $(grep -c . whole.before) names and hashes unchanged"
+
+# 3. Under mpirun, rank 0 decides: rank 1 (another working directory) sees no final results in
+# its copy and would resume on its own, then wait in a collective for rank 0, which is done.
+mkdir -p host_a host_b
+cp heldout.tsv host_a/ && cp heldout.tsv host_b/
+cp -r whole host_a/out && cp -r whole host_b/out && rm host_b/out/eval_results.json
+hashes host_a/out > a.before && hashes host_b/out > b.before
+timeout 120 mpirun --oversubscribe -np 1 --wdir "$TEST_TMPDIR/host_a" "$finetune" "${cmd[@]}" --output_dir=out \
+  : -np 1 --wdir "$TEST_TMPDIR/host_b" "$finetune" "${cmd[@]}" --output_dir=out > mpirun.log 2>&1
+status=$?
+[ "$status" -eq 0 ] || { cat mpirun.log; fail "mpirun -np 2 on a finished run: status $status (124: hung)"; }
+[ "$(grep -c 'nothing left to do' mpirun.log)" -eq 1 ] || { cat mpirun.log; fail "mpirun: expected one 'nothing left to do'"; }
+hashes host_a/out | cmp -s - a.before || fail "mpirun: rank 0's directory changed"
+hashes host_b/out | cmp -s - b.before || fail "mpirun: rank 1's directory changed"
+echo "3. mpirun -np 2: status $status, one 'nothing left to do' line, both directories unchanged"
+
+# 4. Not a run's directory: stop before any work.
+mkdir -p notes && echo "mine" > notes/notes.txt && echo '{}' > notes/metrics.jsonl
+hashes notes > notes.before
+"$finetune" "${cmd[@]}" --output_dir=notes > stdout.txt 2> stderr.txt
+status=$?
+if [ "$status" -ne 2 ] || [ "$(wc -l < stderr.txt)" -ne 1 ] || ! grep -q -- "--overwrite_output_dir" stderr.txt ||
+   ! grep -q -- "--resume_from_checkpoint" stderr.txt; then
+  cat stderr.txt; fail "non-empty directory without checkpoints: status $status, expected 2 and one line naming both flags"
+fi
+hashes notes | cmp -s - notes.before || fail "non-empty directory without checkpoints: files changed"
+[ -e notes.overwriting ] && fail "non-empty directory without checkpoints: a staging directory was written"
+echo "4. status $status: $(cat stderr.txt)"
+echo "text" > a_file
+"$finetune" "${cmd[@]}" --output_dir=a_file > stdout.txt 2> stderr.txt
+status=$?
+[ "$status" -eq 2 ] && [ "$(cat stderr.txt)" = "xlmr_finetune: --output_dir=a_file: exists and is not a directory" ] ||
+  { cat stderr.txt; fail "a file as --output_dir: status $status"; }
+echo "   status $status: $(cat stderr.txt)"
+
+# 5. --overwrite_output_dir replaces the finished run in whole/ with another (seed 7, 30 steps,
+# one checkpoint at the end), compared with the same run into a new directory.
+new=("${cmd[@]}" --seed=7 --max_steps=30 --save_steps=0)
+run_and_kill '[ -s whole.overwriting/metrics.jsonl ]' overwrite_killed.log "${new[@]}" --output_dir=whole --overwrite_output_dir
+ls whole.overwriting | grep -qx 'checkpoint-[0-9]*' && fail "the kill came after the new run's first checkpoint: the test lost its point"
+[ -d whole.overwriting ] || { cat overwrite_killed.log; fail "--overwrite_output_dir: no staging directory"; }
+hashes whole | cmp -s - whole.before || fail "--overwrite_output_dir killed before its first checkpoint: the old run changed"
+echo "5. killed before its first checkpoint ($(grep -c '"type":"train"' whole.overwriting/metrics.jsonl) steps logged): whole/ unchanged, whole.overwriting/ holds $(ls whole.overwriting | tr '\n' ' ')"
+run overwrite.log "${new[@]}" --output_dir=whole --overwrite_output_dir
+[ "$status" -eq 0 ] || { cat overwrite.log; fail "--overwrite_output_dir: status $status"; }
+run fresh.log "${new[@]}" --output_dir=fresh
+[ "$status" -eq 0 ] || { cat fresh.log; fail "fresh run: status $status"; }
+[ -e whole.overwriting ] && fail "--overwrite_output_dir: the staging directory is left behind"
+[ "$(ls whole | tr '\n' ' ')" = "checkpoint-30 config.json eval_results.json metrics.jsonl model.safetensors sentencepiece.bpe.model " ] ||
+  fail "--overwrite_output_dir: whole/ holds $(ls whole | tr '\n' ' ')"
+strip_timing() { sed -E 's/"tokens_per_second":[^,]*,//; s/,"elapsed_seconds":[^}]*//; s/"train_seconds":[^,]*,//' "$1"; }
+diff <(strip_timing whole/metrics.jsonl) <(strip_timing fresh/metrics.jsonl) > /dev/null ||
+  fail "--overwrite_output_dir: metrics.jsonl is not the new run's alone"
+for f in model.safetensors eval_results.json checkpoint-30/model.safetensors checkpoint-30/optimizer.safetensors; do
+  cmp -s "whole/$f" "fresh/$f" || fail "--overwrite_output_dir: $f differs from a fresh run's"
+done
+echo "   rerun: whole/ holds $(ls whole | tr '\n' ' ')= a fresh run's files; metrics.jsonl $(grep -c '"type":"train"' whole/metrics.jsonl) steps, the new run's"
+
+[ "$failures" -eq 0 ] && echo "every rerun kept or replaced the run as the rules say"
+exit "$failures"
