@@ -3,7 +3,7 @@
 # recipes/output_dir_policy.h), on short runs of the embedded model (40 steps, checkpoint
 # every 4). Every comparison is exact (cmp / sha256): the CPU trainer is bit-reproducible for
 # a fixed thread count, and the same command on the same machine keeps it.
-#   1. killed (SIGKILL once checkpoint-4 exists) and rerun: resumes, final weights and the last
+#   1. killed (SIGKILL once 10 steps are logged, past checkpoint-8) and rerun: resumes, final weights and the last
 #      checkpoint byte-identical to an uninterrupted run;
 #   2. a finished run rerun: "nothing left to do", every file's sha256 unchanged;
 #   3. the same under mpirun -np 2 where rank 1's view of the directory differs (its copy lacks
@@ -19,7 +19,7 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_btl=self,vader OMPI_MCA_btl_vader_single_copy_mechanism=none
 head -n 301 "$RUNFILES_DIR/xlmr_trainer/recipes/data/langid/dev.tsv" > heldout.tsv
 cmd=(--eval_file=heldout.tsv --test_file=heldout.tsv --cache_dir="$TEST_TMPDIR/cache" --max_steps=40
-     --per_device_train_batch_size=4 --gradient_accumulation_steps=2 --save_steps=4 --logging_steps=40)
+     --per_device_train_batch_size=4 --gradient_accumulation_steps=2 --save_steps=4 --logging_steps=1)
 failures=0
 fail() { echo "FAILED: $*"; failures=$((failures + 1)); }
 hashes() { (cd "$1" && find . | sort && find . -type f | sort | xargs sha256sum); }  # DIR: names and contents
@@ -45,8 +45,8 @@ run whole.log "${cmd[@]}" --output_dir=whole
 [ "$status" -eq 0 ] || { cat whole.log; fail "uninterrupted run: status $status"; exit 1; }
 
 # 1. Killed after a checkpoint, then the same command again.
-run_and_kill '[ -d killed/checkpoint-4 ]' killed_first.log "${cmd[@]}" --output_dir=killed
-if [ -e killed/model.safetensors ] || [ ! -d killed/checkpoint-4 ]; then
+run_and_kill '[ "$(grep -cs "\"type\":\"train\"" killed/metrics.jsonl)" -ge 10 ]' killed_first.log "${cmd[@]}" --output_dir=killed
+if [ -e killed/model.safetensors ] || [ ! -d killed/checkpoint-8 ]; then
   cat killed_first.log; fail "the kill did not land between the first checkpoint and the end: the test lost its point"
 fi
 echo "1. killed with $(ls -d killed/checkpoint-* | tr '\n' ' ')and $(grep -c '"type":"train"' killed/metrics.jsonl) steps logged"
@@ -55,6 +55,12 @@ run killed_rerun.log "${cmd[@]}" --output_dir=killed
 [ "$(grep -c '^Checkpoint detected, resuming training at killed/checkpoint-[0-9]* (step [0-9]* of 40)' killed_rerun.log)" -eq 1 ] ||
   { cat killed_rerun.log; fail "rerun after the kill: expected one 'Checkpoint detected, resuming' line"; }
 grep '^Checkpoint detected' killed_rerun.log
+# It resumed (a rerun from scratch would give the same weights too): its first step follows the checkpoint.
+resumed_at=$(sed -nE 's/^Checkpoint detected, resuming training at killed\/checkpoint-([0-9]+) .*/\1/p' killed_rerun.log)
+first_step=$(grep -m1 -oE '^step [0-9]+/40' killed_rerun.log)
+[ -n "$resumed_at" ] && [ "$first_step" = "step $((resumed_at + 1))/40" ] ||
+  fail "rerun after the kill: first step '$first_step', expected step $((resumed_at + 1))/40 (resumed at $resumed_at)"
+echo "   rerun resumed at checkpoint-$resumed_at, first step trained: $first_step"
 for f in model.safetensors checkpoint-40/model.safetensors checkpoint-40/optimizer.safetensors; do
   cmp -s "whole/$f" "killed/$f" || fail "rerun after the kill: $f differs from the uninterrupted run's"
 done
@@ -111,6 +117,7 @@ ls whole.overwriting | grep -qx 'checkpoint-[0-9]*' && fail "the kill came after
 [ -d whole.overwriting ] || { cat overwrite_killed.log; fail "--overwrite_output_dir: no staging directory"; }
 hashes whole | cmp -s - whole.before || fail "--overwrite_output_dir killed before its first checkpoint: the old run changed"
 echo "5. killed before its first checkpoint ($(grep -c '"type":"train"' whole.overwriting/metrics.jsonl) steps logged): whole/ unchanged, whole.overwriting/ holds $(ls whole.overwriting | tr '\n' ' ')"
+mkdir -p whole.overwriting/checkpoint-30.tmp-1  # as if killed while writing its checkpoint
 run overwrite.log "${new[@]}" --output_dir=whole --overwrite_output_dir
 [ "$status" -eq 0 ] || { cat overwrite.log; fail "--overwrite_output_dir: status $status"; }
 run fresh.log "${new[@]}" --output_dir=fresh
