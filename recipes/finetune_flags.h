@@ -1,4 +1,4 @@
-// The command line of xlmr_finetune (shared/docs/contract.md): flag names and defaults
+// The command line of xlmr_finetune (docs/CONTRACT.md): flag names and defaults
 // follow Hugging Face TrainingArguments. ReadFinetuneFlags() turns the parsed flags into a
 // FinetuneConfig and validates every value, so that a bad flag stops the run before any work
 // with one line naming the flag and what was expected.

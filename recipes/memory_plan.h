@@ -1,4 +1,4 @@
-// The recompute plan of xlmr_finetune, from its memory flags (shared/docs/contract.md):
+// The recompute plan of xlmr_finetune, from its memory flags (docs/CONTRACT.md):
 //
 //   neither flag                   every block keeps its activations.
 //   --gradient_checkpointing       every block keeps only its input and is recomputed whole

@@ -1,4 +1,4 @@
-// The value of --activation_memory_budget (shared/docs/contract.md): the largest activation
+// The value of --activation_memory_budget (docs/CONTRACT.md): the largest activation
 // peak (MemoryCategory::kActivations) a training step may reach, either in bytes or as a
 // fraction of the peak without checkpointing.
 //

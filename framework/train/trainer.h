@@ -22,7 +22,7 @@
 
 namespace xlmr::train {
 
-// The flags of contract.md that the loop reads (names and defaults follow HF TrainingArguments).
+// The flags of docs/CONTRACT.md that the loop reads (names and defaults follow HF TrainingArguments).
 struct TrainerOptions {
   int64_t per_device_train_batch_size = 8;
   int64_t per_device_eval_batch_size = 32;
@@ -69,7 +69,7 @@ class Trainer {
   int64_t total_steps() const;
 
  private:
-  class Run;  // the state of one Train() call (trainer_run.cc)
+  class Run;  // the state of one Train() call (defined in trainer.cc)
 
   TrainableModel& model_;
   const data::TokenizedDataset& train_data_;
