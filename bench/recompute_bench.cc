@@ -28,7 +28,7 @@
 #include "framework/distributed/local_communicator.h"
 #include "framework/optim/adamw.h"
 #include "framework/optim/lr_schedule.h"
-#include "framework/recompute/budget_flag.h"
+#include "framework/recompute/memory_budget.h"
 #include "framework/recompute/planner.h"
 #include "framework/train/train_step.h"
 #include "models/xlmr/config.h"
@@ -97,7 +97,7 @@ class Harness {
   explicit Harness(models::XlmrForSequenceClassification& model)
       : model_(model),
         sync_(comm_, model.parameters()),
-        scaler_(ScalerOptions()),
+        scaler_(amp::LossScalerOptions{}, absl::GetFlag(FLAGS_fp16)),
         optimizer_(model.parameters(), optim::AdamWOptions{}),
         schedule_(*optim::MakeLrSchedule("constant", 2e-5, 1000, 0, 0.0)),
         step_(model, sync_, scaler_, optimizer_, schedule_,
@@ -123,12 +123,6 @@ class Harness {
   }
 
  private:
-  static amp::LossScalerOptions ScalerOptions() {
-    amp::LossScalerOptions options;
-    options.enabled = absl::GetFlag(FLAGS_fp16);
-    return options;
-  }
-
   models::XlmrForSequenceClassification& model_;
   distributed::LocalCommunicator comm_;
   distributed::GradientSynchronizer sync_;

@@ -1,7 +1,7 @@
 #include "recipes/finetune_data.h"
 
+#include "framework/core/fingerprint.h"
 #include "framework/core/status_macros.h"
-#include "framework/data/fingerprint.h"
 #include "framework/data/token_cache.h"
 #include "recipes/tokenize_fn.h"
 
@@ -25,8 +25,8 @@ absl::StatusOr<data::TokenizedDataset> Tokenize(const std::string& path, const F
 absl::StatusOr<FinetuneData> LoadFinetuneData(const FinetuneConfig& config,
                                               const models::XlmrTokenizer& tokenizer,
                                               const std::string& tokenizer_path) {
-  XLMR_ASSIGN_OR_RETURN(const uint64_t tokenizer_hash, data::FingerprintFile(tokenizer_path));
-  const std::string fingerprint = data::FingerprintHex(tokenizer_hash);
+  XLMR_ASSIGN_OR_RETURN(const uint64_t tokenizer_hash, FingerprintFile(tokenizer_path));
+  const std::string fingerprint = FingerprintHex(tokenizer_hash);
   XLMR_ASSIGN_OR_RETURN(data::TokenizedDataset train, Tokenize(config.train_file, config, tokenizer, fingerprint));
   XLMR_ASSIGN_OR_RETURN(data::LabelMap labels,
                         data::LabelMap::FromTrainingLabels(train.label_names(), config.train_file));

@@ -10,7 +10,7 @@
 #include "framework/optim/adamw.h"
 #include "framework/optim/grad_clip.h"
 #include "framework/optim/lr_schedule.h"
-#include "framework/recompute/budget_flag.h"
+#include "framework/recompute/memory_budget.h"
 #include "recipes/embedded_default.h"
 #include "recipes/runfiles.h"
 
@@ -168,7 +168,6 @@ absl::Status ReadOptimizerFlags(train::TrainerOptions& t) {
 absl::Status ReadRunFlags(FinetuneConfig& c) {
   train::TrainerOptions& t = c.trainer;
   t.fp16 = absl::GetFlag(FLAGS_fp16);
-  t.loss_scaler.enabled = t.fp16;
   t.loss_scaler.init_scale = absl::GetFlag(FLAGS_loss_scale_init);
   t.loss_scaler.growth_interval = absl::GetFlag(FLAGS_loss_scale_growth_interval);
   t.loss_scaler.growth_factor = absl::GetFlag(FLAGS_loss_scale_growth_factor);
@@ -176,9 +175,10 @@ absl::Status ReadRunFlags(FinetuneConfig& c) {
   t.loss_scaler.min_scale = absl::GetFlag(FLAGS_loss_scale_min);
   XLMR_RETURN_IF_ERROR(amp::ValidateLossScalerOptions(t.loss_scaler));
   c.gradient_checkpointing = absl::GetFlag(FLAGS_gradient_checkpointing);
-  c.activation_memory_budget = absl::GetFlag(FLAGS_activation_memory_budget);
-  if (!c.activation_memory_budget.empty()) {  // malformed: stop before any data is read
-    XLMR_RETURN_IF_ERROR(recompute::ParseMemoryBudget(c.activation_memory_budget).status());
+  const std::string budget = absl::GetFlag(FLAGS_activation_memory_budget);
+  if (!budget.empty()) {  // malformed: stop before any data is read
+    XLMR_ASSIGN_OR_RETURN(c.activation_memory_budget,
+                          recompute::ParseMemoryBudget(budget, "activation_memory_budget"));
   }
   c.print_memory_plan = absl::GetFlag(FLAGS_print_memory_plan);
   const int64_t seed = absl::GetFlag(FLAGS_seed);

@@ -1,4 +1,4 @@
-// The command line of xlmr_finetune (shared/docs/contract.md): flag names and defaults
+// The command line of xlmr_finetune (docs/CONTRACT.md): flag names and defaults
 // follow Hugging Face TrainingArguments. ReadFinetuneFlags() turns the parsed flags into a
 // FinetuneConfig and validates every value, so that a bad flag stops the run before any work
 // with one line naming the flag and what was expected.
@@ -13,6 +13,7 @@
 #include "absl/status/statusor.h"
 #include "framework/core/device.h"
 #include "framework/data/record_reader.h"
+#include "framework/recompute/memory_budget.h"
 #include "framework/train/trainer.h"
 
 namespace xlmr::recipes {
@@ -24,7 +25,8 @@ struct FinetuneConfig {
   int max_seq_length = 128;
   std::optional<double> dropout;  // overrides hidden, attention and classifier dropout
   bool gradient_checkpointing = false;
-  std::string activation_memory_budget;  // as given; parsed by the memory planner
+  // --activation_memory_budget, parsed here (the only place); unset when not given.
+  std::optional<recompute::MemoryBudget> activation_memory_budget;
   bool print_memory_plan = false;
   DeviceChoice device = DeviceChoice::kAuto;
   std::string cache_dir;  // tokenized-data cache

@@ -4,8 +4,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "framework/core/check.h"
 #include "framework/core/status_macros.h"
-#include "framework/recompute/budget_flag.h"
 
 namespace xlmr::recipes {
 namespace {
@@ -44,7 +44,7 @@ absl::Status NoPlanFits(const MemoryPlanRequest& request, const PassMemory& memo
   return absl::InvalidArgumentError(absl::StrFormat(
       "--%s=%s: no recompute plan fits in %s (%d bytes) at batch %s; the smallest predicted "
       "activation peak is %s (%d bytes, %.3f of the keep-everything peak, plan %s): give at least that",
-      kBudgetFlag, request.activation_memory_budget, recompute::FormatBytes(budget), budget,
+      kBudgetFlag, request.activation_memory_budget->text, recompute::FormatBytes(budget), budget,
       BatchShape(request), recompute::FormatBytes(smallest), smallest,
       static_cast<double>(smallest) / static_cast<double>(KeepAllPeak(memory)),
       lowest.plan.ToString()));
@@ -53,7 +53,7 @@ absl::Status NoPlanFits(const MemoryPlanRequest& request, const PassMemory& memo
 void PrintFront(const MemoryPlanRequest& request, const PassMemory& memory) {
   std::optional<RecomputePlan> chosen;
   std::string budget_line;
-  if (!request.activation_memory_budget.empty()) {
+  if (request.activation_memory_budget.has_value()) {
     absl::StatusOr<BudgetedPlan> planned = PlanForBudget(request, memory);
     if (planned.ok()) {
       chosen = planned->planned.plan;
@@ -103,9 +103,8 @@ recompute::PassMemory MeasureForRequest(const MemoryPlanRequest& request,
 
 absl::StatusOr<BudgetedPlan> PlanForBudget(const MemoryPlanRequest& request,
                                            const PassMemory& memory) {
-  XLMR_ASSIGN_OR_RETURN(const recompute::MemoryBudget budget,
-                        recompute::ParseMemoryBudget(request.activation_memory_budget, kBudgetFlag));
-  const int64_t budget_bytes = budget.ToBytes(KeepAllPeak(memory));
+  XLMR_CHECK(request.activation_memory_budget.has_value()) << "PlanForBudget without a budget";
+  const int64_t budget_bytes = request.activation_memory_budget->ToBytes(KeepAllPeak(memory));
   std::optional<PlannedRecompute> planned = recompute::ChooseRecomputePlan(memory, budget_bytes);
   if (!planned.has_value()) return NoPlanFits(request, memory, budget_bytes);
   return BudgetedPlan{*std::move(planned), budget_bytes};
@@ -143,17 +142,12 @@ std::string FormatParetoFront(const std::vector<PlannedRecompute>& front, const 
 
 absl::Status ConfigureRecompute(const MemoryPlanRequest& request, train::TrainableModel& model,
                                 bool is_main) {
-  const bool has_budget = !request.activation_memory_budget.empty();
+  const bool has_budget = request.activation_memory_budget.has_value();
   if (!has_budget && !request.print_memory_plan) {
     if (request.gradient_checkpointing) {
       model.SetRecomputePlan(RecomputePlan::Uniform(model.num_blocks(), BlockRecompute::kFull));
     }
     return absl::OkStatus();
-  }
-  // A malformed budget is reported before the (slower) probe.
-  if (has_budget) {
-    XLMR_RETURN_IF_ERROR(
-        recompute::ParseMemoryBudget(request.activation_memory_budget, kBudgetFlag).status());
   }
   if (request.fp16) model.parameters().EnableHalfCopy();
   const PassMemory memory = MeasureForRequest(request, model);

@@ -1,4 +1,4 @@
-// The recompute plan of xlmr_finetune, from its memory flags (shared/docs/contract.md):
+// The recompute plan of xlmr_finetune, from its memory flags (docs/CONTRACT.md):
 //
 //   neither flag                   every block keeps its activations.
 //   --gradient_checkpointing       every block keeps only its input and is recomputed whole
@@ -8,7 +8,7 @@
 //                                  (framework/recompute/memory_model.h), and the planner picks
 //                                  the plan with the least recompute whose predicted activation
 //                                  peak is <= B (bytes, or a fraction of the keep-everything
-//                                  peak; framework/recompute/budget_flag.h). Rank 0 prints the
+//                                  peak; framework/recompute/memory_budget.h). Rank 0 prints the
 //                                  plan, its predicted peak and its recompute on stderr. When no
 //                                  plan fits, the run stops before training with one line naming
 //                                  the flag and the smallest budget that would fit (exit 2).
@@ -35,6 +35,7 @@
 
 #include "absl/status/status.h"
 #include "framework/core/device.h"
+#include "framework/recompute/memory_budget.h"
 #include "framework/recompute/planner.h"
 #include "framework/train/model_interface.h"
 #include "recipes/finetune_flags.h"
@@ -43,7 +44,7 @@ namespace xlmr::recipes {
 
 struct MemoryPlanRequest {
   bool gradient_checkpointing = false;
-  std::string activation_memory_budget;  // the flag's text; empty: no budget
+  std::optional<recompute::MemoryBudget> activation_memory_budget;  // unset: no budget
   bool print_memory_plan = false;
   int64_t batch_size = 8;                   // --per_device_train_batch_size
   int64_t max_seq_length = 128;             // --max_seq_length
@@ -57,7 +58,7 @@ MemoryPlanRequest MemoryPlanRequestFrom(const FinetuneConfig& config);
 
 // Applies the plan the request asks for to `model` (see the table above). `is_main`: rank 0,
 // the only one that prints. Under fp16 it enables the model's fp16 weight copy (the probe
-// runs the fp16 pass). InvalidArgument names --activation_memory_budget.
+// runs the fp16 pass). InvalidArgument names --activation_memory_budget when no plan fits.
 absl::Status ConfigureRecompute(const MemoryPlanRequest& request, train::TrainableModel& model,
                                 bool is_main);
 
@@ -76,8 +77,8 @@ struct BudgetedPlan {
   int64_t budget_bytes = 0;  // the budget resolved to bytes
 };
 
-// The plan for the budget (parsed from request.activation_memory_budget), or InvalidArgument
-// naming the flag: a malformed value, or no plan fits (with the smallest budget that would).
+// The plan for request.activation_memory_budget (which must be set), or InvalidArgument naming
+// the flag when no plan fits (with the smallest budget that would).
 absl::StatusOr<BudgetedPlan> PlanForBudget(const MemoryPlanRequest& request,
                                            const recompute::PassMemory& memory);
 

@@ -1,4 +1,4 @@
-// xlmr_predict's output file (shared/docs/contract.md): one JSON object per input row, in
+// xlmr_predict's output file (docs/CONTRACT.md): one JSON object per input row, in
 // input order,
 //   {"index": 0, "label": "de", "logits": [1.25, -0.5], "probabilities": [0.85, 0.15]}
 // `index` is the 0-based row of the input file (header and blank lines not counted); `label`

@@ -1,4 +1,4 @@
-// xlmr_finetune: fine-tunes XLM-RoBERTa for sequence classification (shared/docs/contract.md).
+// xlmr_finetune: fine-tunes XLM-RoBERTa for sequence classification (docs/CONTRACT.md).
 //
 //   bazel run //recipes:xlmr_finetune                      # the embedded default, a few minutes on CPU
 //   bazel run //recipes:xlmr_finetune -- --model_dir=xlm-roberta-base --train_file=train.tsv ...

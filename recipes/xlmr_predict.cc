@@ -1,5 +1,5 @@
 // xlmr_predict: classifies every row of a data file with a fine-tuned XLM-RoBERTa model
-// directory (shared/docs/contract.md).
+// directory (docs/CONTRACT.md).
 //
 //   bazel run //recipes:xlmr_predict -- --model_dir=xlmr_finetune_out --input_file=test.tsv
 //       --output_file=predictions.jsonl   (one command line)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# What a GPU host checks about the CUDA backend (shared/docs on GPU hosts: "What to verify on a
-# GPU, every time one is available"), in commands that fit one device call each and write
-# their results under $OUT (else --out=DIR, else ./gpu_verify_out).
+# What a GPU host checks about the CUDA backend every time one is available (README.md,
+# "Verifying the CUDA backend on a GPU host"), in commands that fit one device call each and
+# write their results under $OUT (else --out=DIR, else ./gpu_verify_out).
 #
 #   tools/gpu_verify.sh bundle [DIR]          on the build machine: bundle every GPU test, the
 #                                             NCCL and device tests and both recipes into DIR

@@ -70,10 +70,11 @@ bool AllFiniteRange(const float* values, int64_t n) {
   return all_finite;
 }
 
-DynamicLossScaler::DynamicLossScaler(const LossScalerOptions& options) : options_(options) {
+DynamicLossScaler::DynamicLossScaler(const LossScalerOptions& options, bool enabled)
+    : options_(options), enabled_(enabled) {
   const absl::Status valid = ValidateLossScalerOptions(options);
   XLMR_CHECK(valid.ok()) << valid.message();
-  state_.scale = options.enabled ? static_cast<float>(options.init_scale) : 1.0f;
+  state_.scale = enabled ? static_cast<float>(options.init_scale) : 1.0f;
 }
 
 bool DynamicLossScaler::UnscaleAndCheckFinite(Tensor& flat_grads) const {

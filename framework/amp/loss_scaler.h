@@ -36,11 +36,10 @@ struct LossScalerOptions {
   double backoff_factor = 0.5;    // --loss_scale_backoff_factor: in (0, 1)
   int64_t growth_interval = 2000;  // --loss_scale_growth_interval: >= 1
   double min_scale = 1.0;         // --loss_scale_min: >= 0, finite, <= init_scale
-  bool enabled = true;            // --fp16
 };
 
-// One-line errors naming the flag. Checked also when the scaler is disabled, so a bad flag
-// is reported whatever --fp16 says.
+// One-line errors naming the flag. Checked whatever --fp16 says (the scaler may be disabled),
+// so a bad flag is always reported.
 absl::Status ValidateLossScalerOptions(const LossScalerOptions& options);
 
 // What a checkpoint stores to resume the scale exactly.
@@ -60,10 +59,11 @@ bool AllFiniteRange(const float* values, int64_t n);
 
 class DynamicLossScaler {
  public:
-  // `options` must pass ValidateLossScalerOptions (checked).
-  explicit DynamicLossScaler(const LossScalerOptions& options);
+  // `options` must pass ValidateLossScalerOptions (checked). `enabled` is --fp16: the caller
+  // passes its own fp16 setting (TrainerOptions::fp16), so no second switch can disagree.
+  DynamicLossScaler(const LossScalerOptions& options, bool enabled);
 
-  bool enabled() const { return options_.enabled; }
+  bool enabled() const { return enabled_; }
   // The factor the loss is multiplied by before backward: float(init_scale) at first, always 1
   // when disabled.
   float scale() const { return state_.scale; }
@@ -85,6 +85,7 @@ class DynamicLossScaler {
 
  private:
   LossScalerOptions options_;
+  bool enabled_;
   LossScalerState state_;
 };
 

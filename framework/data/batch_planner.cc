@@ -61,14 +61,7 @@ absl::StatusOr<BatchPlanner> BatchPlanner::Create(const BatchPlanOptions& option
   return BatchPlanner(options);
 }
 
-BatchPlanner::BatchPlanner(const BatchPlanOptions& options)
-    : options_(options),
-      global_batch_size_(options.per_device_batch_size * options.gradient_accumulation_steps *
-                         options.world_size) {}
-
-int64_t BatchPlanner::steps_per_epoch() const {
-  return (options_.dataset_size + global_batch_size_ - 1) / global_batch_size_;
-}
+BatchPlanner::BatchPlanner(const BatchPlanOptions& options) : options_(options) {}
 
 std::vector<int64_t> BatchPlanner::EpochOrder(int64_t epoch) const {
   XLMR_CHECK(epoch >= 0) << "epoch " << epoch;
@@ -85,7 +78,7 @@ std::vector<int64_t> BatchPlanner::EpochOrder(int64_t epoch) const {
 }
 
 void BatchPlanner::GroupByLength(std::vector<int64_t>& order) const {
-  const int64_t megabatch = kLengthGroupFactor * global_batch_size_;
+  const int64_t megabatch = kLengthGroupFactor * global_batch_size();
   for (int64_t begin = 0; begin < options_.dataset_size; begin += megabatch) {
     const auto first = order.begin() + begin;
     const auto last = order.begin() + std::min(options_.dataset_size, begin + megabatch);
@@ -107,8 +100,8 @@ std::vector<int64_t> BatchPlanner::GlobalBatch(int64_t epoch, int64_t step_in_ep
   XLMR_CHECK(step_in_epoch >= 0 && step_in_epoch < steps_per_epoch())
       << "step " << step_in_epoch << " of " << steps_per_epoch();
   const std::vector<int64_t>& order = CachedOrder(epoch);
-  const int64_t begin = step_in_epoch * global_batch_size_;
-  const int64_t end = std::min(options_.dataset_size, begin + global_batch_size_);
+  const int64_t begin = step_in_epoch * global_batch_size();
+  const int64_t end = std::min(options_.dataset_size, begin + global_batch_size());
   return std::vector<int64_t>(order.begin() + begin, order.begin() + end);
 }
 
@@ -116,8 +109,8 @@ StepAssignment BatchPlanner::Assign(int64_t epoch, int64_t step_in_epoch) {
   XLMR_CHECK(step_in_epoch >= 0 && step_in_epoch < steps_per_epoch())
       << "step " << step_in_epoch << " of " << steps_per_epoch();
   const std::vector<int64_t>& order = CachedOrder(epoch);
-  const int64_t begin = step_in_epoch * global_batch_size_;
-  const int64_t end = std::min(options_.dataset_size, begin + global_batch_size_);
+  const int64_t begin = step_in_epoch * global_batch_size();
+  const int64_t end = std::min(options_.dataset_size, begin + global_batch_size());
   StepAssignment assignment;
   assignment.global_examples = end - begin;
   for (int64_t m = 0; m < options_.gradient_accumulation_steps; ++m) {

@@ -45,6 +45,16 @@ struct BatchPlanOptions {
   // and each megabatch is sorted by length, longest first, so a batch holds examples of
   // similar length and pads little. Global batches stay the same for any P x A x W split.
   std::vector<int64_t> lengths;
+
+  // G = P x A x W: the examples of one optimizer step, all ranks together. The trainer's
+  // counts (steps per epoch, the resume check) read it here, so G is computed in one place.
+  int64_t global_batch_size() const {
+    return per_device_batch_size * gradient_accumulation_steps * world_size;
+  }
+  // ceil(N / G): optimizer steps per epoch (no example is dropped).
+  int64_t steps_per_epoch() const {
+    return (dataset_size + global_batch_size() - 1) / global_batch_size();
+  }
 };
 
 // Global batches per megabatch under group_by_length (HF uses 50).
@@ -63,8 +73,8 @@ class BatchPlanner {
   // dataset. World size and rank come from the launcher and are checked as invariants.
   static absl::StatusOr<BatchPlanner> Create(const BatchPlanOptions& options);
 
-  int64_t global_batch_size() const { return global_batch_size_; }  // G = P*A*W
-  int64_t steps_per_epoch() const;                                  // ceil(N / G)
+  int64_t global_batch_size() const { return options_.global_batch_size(); }  // G = P*A*W
+  int64_t steps_per_epoch() const { return options_.steps_per_epoch(); }      // ceil(N / G)
 
   // The visiting order of `epoch` (>= 0): a permutation of [0, N).
   std::vector<int64_t> EpochOrder(int64_t epoch) const;
@@ -80,7 +90,6 @@ class BatchPlanner {
   void GroupByLength(std::vector<int64_t>& order) const;
 
   BatchPlanOptions options_;
-  int64_t global_batch_size_;
   int64_t cached_epoch_ = -1;
   std::vector<int64_t> cached_order_;
 };

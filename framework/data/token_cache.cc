@@ -5,8 +5,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "framework/core/check.h"
+#include "framework/core/fingerprint.h"
 #include "framework/core/status_macros.h"
-#include "framework/data/fingerprint.h"
 #include "framework/data/token_cache_file.h"
 
 namespace xlmr::data {
@@ -23,7 +23,7 @@ absl::StatusOr<uint64_t> ComputeTokenCacheKey(const TokenCacheSpec& spec) {
   XLMR_ASSIGN_OR_RETURN(const std::string format, DataFormatOf(spec.data_path));
   XLMR_ASSIGN_OR_RETURN(const uint64_t data_bytes, FingerprintFile(spec.data_path));
   Fingerprint key;
-  key.AddInt(kTokenCacheFormatVersion);
+  key.AddInt(internal::kTokenCacheFormatVersion);
   key.AddInt(static_cast<int64_t>(data_bytes));
   key.AddString(format);
   key.AddString(spec.columns.text_column);

@@ -2,7 +2,7 @@
 // files): a second run with the same file, tokenizer, max_length and columns reads neither
 // the text nor calls the tokenizer.
 //
-// The cache key is a Fingerprint (fingerprint.h) of: the cache format version, the data
+// The cache key is a Fingerprint (framework/core/fingerprint.h) of: the cache format version, the data
 // file's bytes and format (extension), the column names, require_label, the tokenizer
 // fingerprint and max_length. It needs no records, so a caller can ask for the cache before
 // reading anything and read + tokenize only on a miss:
@@ -46,9 +46,6 @@ namespace xlmr::data {
 // Token ids of one example, special tokens included and already truncated to max_length.
 using TokenizeFn = std::function<std::vector<int32_t>(const std::string& text,
                                                       const std::optional<std::string>& pair)>;
-
-// Bumped whenever the file layout, the hash or the reading rules of record_reader change.
-inline constexpr uint32_t kTokenCacheFormatVersion = 1;
 
 // Everything that decides what a cache file holds.
 struct TokenCacheSpec {

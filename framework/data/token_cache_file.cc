@@ -14,9 +14,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "framework/core/fingerprint.h"
 #include "framework/core/status_macros.h"
-#include "framework/data/fingerprint.h"
-#include "framework/data/token_cache.h"
 
 namespace xlmr::data::internal {
 namespace {

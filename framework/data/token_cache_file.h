@@ -11,6 +11,11 @@
 
 namespace xlmr::data::internal {
 
+// Written into every cache header and mixed into every cache key (token_cache.cc), so a file
+// of another format is a miss. Bumped whenever the file layout, the hash or the reading rules
+// of record_reader change.
+inline constexpr uint32_t kTokenCacheFormatVersion = 1;
+
 // Writes `columns` to a temporary file next to `path`, syncs it and renames it to `path`.
 // Creates missing parent directories. Errors name the path and the system's reason.
 absl::Status WriteTokenCacheFile(const std::string& path, uint64_t key,

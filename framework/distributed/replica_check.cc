@@ -4,7 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "framework/data/fingerprint.h"
+#include "framework/core/fingerprint.h"
 
 namespace xlmr::distributed {
 
@@ -12,7 +12,7 @@ uint64_t WeightsFingerprint(const Tensor& weights) {
   const Tensor host = weights.device() == Device::kCpu
                           ? weights
                           : weights.ToDevice(Device::kCpu, MemoryCategory::kWorkspace);
-  data::Fingerprint fingerprint;
+  Fingerprint fingerprint;
   fingerprint.Update(host.raw_data(), host.bytes());
   return fingerprint.Value();
 }
@@ -31,13 +31,13 @@ absl::StatusOr<uint64_t> CheckReplicasIdentical(Communicator& comm, const Tensor
   for (int rank = 1; rank < comm.world_size(); ++rank) {
     if (fingerprint_of(rank) != fingerprint_of(0)) {
       differing.push_back(
-          absl::StrCat("rank ", rank, " holds fingerprint 0x", data::FingerprintHex(fingerprint_of(rank))));
+          absl::StrCat("rank ", rank, " holds fingerprint 0x", FingerprintHex(fingerprint_of(rank))));
     }
   }
   if (differing.empty()) return mine;
   return absl::FailedPreconditionError(absl::StrCat(
       "weights differ across ranks ", when, ": ", absl::StrJoin(differing, ", "), ", rank 0 0x",
-      data::FingerprintHex(fingerprint_of(0)),
+      FingerprintHex(fingerprint_of(0)),
       " (the replicas diverged: are the model files, data and flags the same on every host?)"));
 }
 

@@ -17,7 +17,7 @@
 
 namespace xlmr::distributed {
 
-// A 64-bit fingerprint of `weights`' bytes (framework/data/fingerprint.h), copied to the host
+// A 64-bit fingerprint of `weights`' bytes (framework/core/fingerprint.h), copied to the host
 // first when it lives on a GPU.
 uint64_t WeightsFingerprint(const Tensor& weights);
 

@@ -33,7 +33,7 @@ Device CheckElementwiseTargets(const char* op, const char* inputs_name, const Te
   return device;
 }
 
-LossSum ToLossSum(const kernels::cpu::LossTotals& totals) { return {totals.sum, totals.count}; }
+LossSum ToLossSum(const kernels::LossTotals& totals) { return {totals.sum, totals.count}; }
 
 }  // namespace
 

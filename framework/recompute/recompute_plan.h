@@ -1,5 +1,5 @@
 // What each encoder block keeps between its forward and its backward (activation
-// checkpointing at block granularity, shared/docs/architecture.md "Principles").
+// checkpointing at block granularity, docs/ARCHITECTURE.md "Activation checkpointing").
 //
 //   kKeep       every activation its backward reads is saved (no recompute);
 //   kSelective  the GEMM outputs are saved, the attention core (the [B,N,S,S] probabilities,

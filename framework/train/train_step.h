@@ -1,4 +1,4 @@
-// One optimizer step, top to bottom (shared/docs/architecture.md, "One step"):
+// One optimizer step, top to bottom (docs/ARCHITECTURE.md, "One optimizer step"):
 //
 //   for each micro-step m of the accumulation window:
 //       logits = model.Forward(batch_m)                  // blocks keep or drop activations per plan

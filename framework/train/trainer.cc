@@ -54,7 +54,7 @@ class Trainer::Run {
         optimizer_(t.model_.parameters(),
                    optim::AdamWOptions{options_.adam_beta1, options_.adam_beta2, options_.adam_epsilon,
                                        options_.weight_decay}),
-        scaler_(options_.loss_scaler),
+        scaler_(options_.loss_scaler, options_.fp16),
         sync_(t.comm_, t.model_.parameters()),
         progress_(Progress::ForStderr(options_.logging_steps, is_main_)) {}
 
@@ -99,8 +99,7 @@ class Trainer::Run {
 TrainingState Trainer::Run::CurrentSettings() const {
   TrainingState s;
   s.seed = options_.seed;
-  s.global_batch_size =
-      options_.per_device_train_batch_size * options_.gradient_accumulation_steps * t_.comm_.world_size();
+  s.global_batch_size = t_.batch_plan_.global_batch_size();
   s.train_examples = t_.train_data_.size();
   return s;
 }
@@ -109,13 +108,7 @@ absl::Status Trainer::Run::Prepare() {
   XLMR_ASSIGN_OR_RETURN(schedule_, optim::MakeLrSchedule(options_.lr_scheduler_type, options_.learning_rate,
                                                          t_.total_steps(), options_.warmup_steps,
                                                          options_.warmup_ratio));
-  data::BatchPlanOptions plan{t_.train_data_.size(), options_.per_device_train_batch_size,
-                              options_.gradient_accumulation_steps, t_.comm_.world_size(),
-                              t_.comm_.rank(), options_.seed, /*shuffle=*/true, {}};
-  if (options_.group_by_length) {
-    for (int64_t i = 0; i < t_.train_data_.size(); ++i) plan.lengths.push_back(t_.train_data_.num_tokens(i));
-  }
-  XLMR_ASSIGN_OR_RETURN(planner_, data::BatchPlanner::Create(plan));
+  XLMR_ASSIGN_OR_RETURN(planner_, data::BatchPlanner::Create(t_.batch_plan_));
   state_ = CurrentSettings();
   const bool resuming = !options_.resume_from_checkpoint.empty();
   if (resuming) {
@@ -205,9 +198,7 @@ void Trainer::Run::RecordStep(const StepOutcome& outcome, double step_seconds, i
 
 absl::Status Trainer::Run::EvaluateAndRecord(bool final_evaluation) {
   if (t_.eval_data_ == nullptr) return absl::OkStatus();
-  const EvalSettings settings{options_.per_device_eval_batch_size, options_.fp16, options_.pad_id,
-                              options_.device};
-  last_eval_ = Evaluate(t_.model_, *t_.eval_data_, options_.num_labels, t_.comm_, settings);
+  last_eval_ = Evaluate(t_.model_, *t_.eval_data_, options_.num_labels, t_.comm_, t_.eval_settings_);
   nlohmann::ordered_json record = {{"type", "eval"}, {"step", state_.global_step}, {"epoch", Epoch()}};
   record.update(EvalRecord(*last_eval_, "eval"));
   metrics_->Write(record);
@@ -273,9 +264,8 @@ absl::Status Trainer::Run::Execute() {
   nlohmann::ordered_json results = {{"step", state_.global_step}, {"epoch", Epoch()}};
   if (last_eval_.has_value()) results.update(EvalRecord(*last_eval_, "eval"));
   if (t_.test_data_ != nullptr) {
-    const EvalSettings settings{options_.per_device_eval_batch_size, options_.fp16, options_.pad_id,
-                                options_.device};
-    results.update(EvalRecord(Evaluate(t_.model_, *t_.test_data_, options_.num_labels, t_.comm_, settings), "test"));
+    results.update(EvalRecord(
+        Evaluate(t_.model_, *t_.test_data_, options_.num_labels, t_.comm_, t_.eval_settings_), "test"));
   }
   const double train_seconds = ElapsedSeconds();
   nlohmann::ordered_json summary = {{"type", "summary"},
@@ -301,13 +291,18 @@ Trainer::Trainer(TrainableModel& model, const data::TokenizedDataset& train_data
                  const data::TokenizedDataset* eval_data, const data::TokenizedDataset* test_data,
                  TrainerOptions options, distributed::Communicator& comm, SaveModelFn save_model)
     : model_(model), train_data_(train_data), eval_data_(eval_data), test_data_(test_data),
-      options_(std::move(options)), comm_(comm), save_model_(std::move(save_model)) {}
-
-int64_t Trainer::steps_per_epoch() const {
-  const int64_t global_batch =
-      options_.per_device_train_batch_size * options_.gradient_accumulation_steps * comm_.world_size();
-  return (train_data_.size() + global_batch - 1) / global_batch;
+      options_(std::move(options)), comm_(comm), save_model_(std::move(save_model)) {
+  batch_plan_ = data::BatchPlanOptions{train_data_.size(), options_.per_device_train_batch_size,
+                                       options_.gradient_accumulation_steps, comm_.world_size(),
+                                       comm_.rank(), options_.seed, /*shuffle=*/true, {}};
+  if (options_.group_by_length) {
+    for (int64_t i = 0; i < train_data_.size(); ++i) batch_plan_.lengths.push_back(train_data_.num_tokens(i));
+  }
+  eval_settings_ = EvalSettings{options_.per_device_eval_batch_size, options_.fp16, options_.pad_id,
+                                options_.device};
 }
+
+int64_t Trainer::steps_per_epoch() const { return batch_plan_.steps_per_epoch(); }
 
 int64_t Trainer::total_steps() const {
   if (options_.max_steps > 0) return options_.max_steps;

@@ -13,6 +13,7 @@
 
 #include "absl/status/status.h"
 #include "framework/amp/loss_scaler.h"
+#include "framework/data/batch_planner.h"
 #include "framework/data/tokenized_dataset.h"
 #include "framework/distributed/communicator.h"
 #include "framework/train/evaluate.h"
@@ -22,7 +23,7 @@
 
 namespace xlmr::train {
 
-// The flags of contract.md that the loop reads (names and defaults follow HF TrainingArguments).
+// The flags of docs/CONTRACT.md that the loop reads (names and defaults follow HF TrainingArguments).
 struct TrainerOptions {
   int64_t per_device_train_batch_size = 8;
   int64_t per_device_eval_batch_size = 32;
@@ -38,8 +39,8 @@ struct TrainerOptions {
   int64_t warmup_steps = 0;
   double num_train_epochs = 3.0;
   int64_t max_steps = -1;
-  bool fp16 = false;
-  amp::LossScalerOptions loss_scaler;
+  bool fp16 = false;                   // also switches the loss scaler on
+  amp::LossScalerOptions loss_scaler;  // its settings (used only with fp16)
   uint64_t seed = 42;
   Device device = Device::kCpu;
   std::string output_dir = "xlmr_finetune_out";
@@ -74,7 +75,7 @@ class Trainer {
   int64_t total_steps() const;
 
  private:
-  class Run;  // the state of one Train() call (trainer_run.cc)
+  class Run;  // the state of one Train() call (defined in trainer.cc)
 
   TrainableModel& model_;
   const data::TokenizedDataset& train_data_;
@@ -83,6 +84,11 @@ class Trainer {
   TrainerOptions options_;
   distributed::Communicator& comm_;
   SaveModelFn save_model_;
+  // Built once from options_ and comm_: the batch planner's input, and the one place the
+  // global batch size and the steps per epoch come from.
+  data::BatchPlanOptions batch_plan_;
+  // Built once from options_: every evaluation (eval and test data) runs with these.
+  EvalSettings eval_settings_;
 };
 
 // The metrics line of an evaluation: {"type": "eval", "step", "eval_loss", ...} with `prefix`

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "framework/tensor/half.h"
+#include "kernels/common/attention_geometry.h"
 #include "kernels/cpu/dropout.h"
 #include "kernels/cpu/dropout_uniforms.h"
 #include "kernels/cpu/float_access.h"
@@ -20,23 +21,6 @@ namespace {
 constexpr float kPaddingKeyBias = -3.4028234663852886e38f;
 
 // Sizes and addressing of the per-(batch, head) blocks.
-struct Geometry {
-  int64_t batch;
-  int64_t seq;
-  int64_t hidden;
-  int64_t heads;
-  int64_t head_dim;
-
-  // Offset of head h's first column of batch b inside a [B,S,H] tensor (row stride hidden).
-  int64_t HeadOffset(int64_t b, int64_t h) const { return b * seq * hidden + h * head_dim; }
-  // Offset of the [S,S] block of (b, h) inside a [B,heads,S,S] tensor.
-  int64_t ProbsOffset(int64_t b, int64_t h) const { return (b * heads + h) * seq * seq; }
-};
-
-Geometry GeometryOf(const Tensor& q, int num_heads) {
-  return {q.dim(0), q.dim(1), q.dim(2), num_heads, q.dim(2) / num_heads};
-}
-
 // `value` after a round trip through storage of `dtype` (the roundings torch does on fp16
 // intermediates under autocast; identity for f32).
 float StoredAs(DType dtype, float value) {
@@ -92,7 +76,7 @@ class HeadDropout {
 };
 
 // scores[S,S] = (q_h k_h^T) * scale, with torch's fp16 roundings (GEMM result, then product).
-void HeadScores(const float* q_head, const float* k_head, const Geometry& g, float scale,
+void HeadScores(const float* q_head, const float* k_head, const AttentionGeometry& g, float scale,
                 DType dtype, float* scores) {
   cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, g.seq, g.seq, g.head_dim, 1.0f, q_head,
               g.hidden, k_head, g.hidden, 0.0f, scores, g.seq);
@@ -140,7 +124,7 @@ void SoftmaxBackwardRows(const float* probs, int64_t seq, float* d) {
   }
 }
 
-float SoftmaxScale(const Geometry& g) {
+float SoftmaxScale(const AttentionGeometry& g) {
   return static_cast<float>(1.0 / std::sqrt(static_cast<double>(g.head_dim)));
 }
 
@@ -148,7 +132,7 @@ float SoftmaxScale(const Geometry& g) {
 // GEMM_MULTITHREAD_THRESHOLD (4 unless OpenBLAS was built otherwise; interface/gemm.c), and a
 // threaded GEMM rounds differently from a single-threaded one. Every per-head GEMM here has
 // m * n * k = S * S * head_dim.
-bool HeadGemmsRunOnTheCallingThread(const Geometry& g) {
+bool HeadGemmsRunOnTheCallingThread(const AttentionGeometry& g) {
   constexpr double kOpenBlasSingleThreadedMaxMnk = 65536.0 * 4;
   return static_cast<double>(g.seq) * g.seq * g.head_dim <= kOpenBlasSingleThreadedMaxMnk;
 }
@@ -158,7 +142,7 @@ bool HeadGemmsRunOnTheCallingThread(const Geometry& g) {
 // threads (bit-identical: each head is computed exactly as alone). Larger heads stay in one
 // ordered loop whose GEMMs OpenBLAS threads itself, exactly as before the heads were spread.
 template <typename HeadsFn>
-void ForEachHeadRange(const Geometry& g, const HeadsFn& heads_fn) {
+void ForEachHeadRange(const AttentionGeometry& g, const HeadsFn& heads_fn) {
   const int64_t pairs = g.seq > 0 ? g.batch * g.heads : 0;
   if (HeadGemmsRunOnTheCallingThread(g)) {
     ParallelFor(pairs, 1, heads_fn);
@@ -177,7 +161,7 @@ struct ForwardBuffers {
 };
 
 // Forward of heads [begin, end) of the flat (batch, head) index.
-void ForwardHeads(const Geometry& g, DType dtype, const Tensor& key_mask, float dropout_p,
+void ForwardHeads(const AttentionGeometry& g, DType dtype, const Tensor& key_mask, float dropout_p,
                   const DropoutKey& dropout_key, const ForwardBuffers& buf, int64_t begin,
                   int64_t end) {
   const int64_t block = g.seq * g.seq;
@@ -209,8 +193,9 @@ struct BackwardBuffers {
 };
 
 // Backward of heads [begin, end) of the flat (batch, head) index.
-void BackwardHeads(const Geometry& g, DType dtype, float dropout_p, const DropoutKey& dropout_key,
-                   const BackwardBuffers& buf, int64_t begin, int64_t end) {
+void BackwardHeads(const AttentionGeometry& g, DType dtype, float dropout_p,
+                   const DropoutKey& dropout_key, const BackwardBuffers& buf, int64_t begin,
+                   int64_t end) {
   const float scale = SoftmaxScale(g);
   const int64_t block = g.seq * g.seq;
   std::vector<float> dropped(static_cast<size_t>(block)), d_scores(static_cast<size_t>(block));
@@ -245,7 +230,7 @@ void BackwardHeads(const Geometry& g, DType dtype, float dropout_p, const Dropou
 void AttentionForward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& key_mask,
                       int num_heads, float dropout_p, const DropoutKey& dropout_key,
                       Tensor* context, Tensor* probs) {
-  const Geometry g = GeometryOf(q, num_heads);
+  const AttentionGeometry g = AttentionGeometryOf(q, num_heads);
   const DType dtype = q.dtype();
   *probs = Tensor::Zeros({g.batch, g.heads, g.seq, g.seq}, DType::kF32, Device::kCpu,
                          MemoryCategory::kActivations);
@@ -262,7 +247,7 @@ void AttentionForward(const Tensor& q, const Tensor& k, const Tensor& v, const T
 void AttentionBackward(const Tensor& d_context, const Tensor& q, const Tensor& k, const Tensor& v,
                        const Tensor& probs, int num_heads, float dropout_p,
                        const DropoutKey& dropout_key, Tensor* dq, Tensor* dk, Tensor* dv) {
-  const Geometry g = GeometryOf(q, num_heads);
+  const AttentionGeometry g = AttentionGeometryOf(q, num_heads);
   const DType dtype = q.dtype();
   Tensor dq32 = F32Result(q.shape(), dtype), dk32 = F32Result(q.shape(), dtype),
          dv32 = F32Result(q.shape(), dtype);

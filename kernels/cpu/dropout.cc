@@ -5,8 +5,6 @@
 
 namespace xlmr::kernels::cpu {
 
-float DropoutScale(float p) { return static_cast<float>(1.0 / (1.0 - static_cast<double>(p))); }
-
 Tensor DropoutApply(const Tensor& x, float p, const DropoutKey& key) {
   Tensor y = Tensor::Zeros(x.shape(), x.dtype(), x.device(), MemoryCategory::kActivations);
   const float scale = DropoutScale(p);

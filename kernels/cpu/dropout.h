@@ -1,18 +1,16 @@
 // CPU kernels of inverted dropout with a stateless Philox mask (framework/random/philox.h).
 //
 // Element i (flat row-major index) is kept iff DropoutUniform(key, i) >= p; kept elements are
-// scaled by 1 / (1 - p). No mask is stored: the backward regenerates it from the same key.
+// scaled by DropoutScale(p) = 1 / (1 - p) (kernels/common/dropout_scale.h). No mask is stored: the backward regenerates it from the same key.
 // Called through framework/ops/dropout.h, which checks p and dtypes and handles p == 0.
 #ifndef XLMR_KERNELS_CPU_DROPOUT_H_
 #define XLMR_KERNELS_CPU_DROPOUT_H_
 
 #include "framework/random/philox.h"
 #include "framework/tensor/tensor.h"
+#include "kernels/common/dropout_scale.h"
 
 namespace xlmr::kernels::cpu {
-
-// The factor kept elements are multiplied by: 1 / (1 - p), rounded to fp32.
-float DropoutScale(float p);
 
 // [in] x f32|f16, 0 < p < 1. Returns y (x's shape and dtype): x * DropoutScale(p) in fp32 where
 // kept, else 0, rounded once. The same function applied to dy is the backward.

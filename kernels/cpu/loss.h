@@ -11,14 +11,9 @@
 #include <cstdint>
 
 #include "framework/tensor/tensor.h"
+#include "kernels/common/loss_totals.h"
 
 namespace xlmr::kernels::cpu {
-
-// A summed loss and how many terms it has (the caller's denominator for the mean).
-struct LossTotals {
-  double sum = 0.0;
-  int64_t count = 0;
-};
 
 // [in] logits [N,C] f32|f16; labels [N] i32 in [0, C) or -100 (ignored; checked, fatal).
 // Returns the sum over non-ignored rows of logsumexp(row) - row[label], and their count.

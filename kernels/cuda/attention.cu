@@ -9,7 +9,8 @@
 
 #include "framework/core/check.h"
 #include "framework/random/philox.h"
-#include "kernels/cpu/dropout.h"
+#include "kernels/common/attention_geometry.h"
+#include "kernels/common/dropout_scale.h"
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/device_context.h"
 #include "kernels/cuda/float_access.cuh"
@@ -33,7 +34,7 @@ constexpr int kRowWarps = kRowThreads / 32;
 
 struct AttentionDropout {
   float p = 0.0f;           // 0: no dropout (the mask is never generated)
-  float keep_scale = 1.0f;  // kernels/cpu DropoutScale(p): 1 / (1 - p) rounded to fp32
+  float keep_scale = 1.0f;  // DropoutScale(p): 1 / (1 - p) rounded to fp32
   DropoutSite site{};       // the Philox key and upper counter words of the DropoutKey
 };
 
@@ -43,7 +44,7 @@ AttentionDropout MakeDropout(float p, const DropoutKey& key, int64_t elements) {
   XLMR_CHECK(elements <= kMaxDropoutElements)
       << "attention dropout over " << elements << " elements exceeds the Philox counter";
   dropout.p = p;
-  dropout.keep_scale = cpu::DropoutScale(p);
+  dropout.keep_scale = DropoutScale(p);
   dropout.site = DropoutSiteOf(key);  // also checks the layer/op ranges
   return dropout;
 }
@@ -202,19 +203,9 @@ __global__ void SwapMiddleAxesKernel(const Unit* __restrict__ in, Unit* __restri
   }
 }
 
-// ---- Geometry, head-major copies and the batched GEMMs ----
+// ---- Head-major copies and the batched GEMMs ----
 
-struct Geometry {
-  int64_t batch, seq, hidden, heads, head_dim;
-  int64_t rows() const { return batch * heads * seq; }
-  int64_t probs_elements() const { return rows() * seq; }
-};
-
-Geometry GeometryOf(const Tensor& q, int num_heads) {
-  return {q.dim(0), q.dim(1), q.dim(2), num_heads, q.dim(2) / num_heads};
-}
-
-float SoftmaxScale(const Geometry& g) {
+float SoftmaxScale(const AttentionGeometry& g) {
   return static_cast<float>(1.0 / std::sqrt(static_cast<double>(g.head_dim)));
 }
 
@@ -268,12 +259,12 @@ Tensor SwapMiddleAxes(const Tensor& in, int64_t outer, int64_t x, int64_t y, int
 
 // [B, S, H] (HF's [B, S, heads, D]) -> a new head-major [B, heads, S, D] workspace tensor, in
 // which the [S, D] matrix of every (sequence, head) is one constant stride from the next.
-Tensor SplitHeads(const Tensor& x, const Geometry& g) {
+Tensor SplitHeads(const Tensor& x, const AttentionGeometry& g) {
   return SwapMiddleAxes(x, g.batch, g.seq, g.heads, g.head_dim, MemoryCategory::kWorkspace);
 }
 
 // Head-major [B, heads, S, D] -> a new [B, S, H] activation (the op's result).
-Tensor MergeHeads(const Tensor& x_heads, const Geometry& g) {
+Tensor MergeHeads(const Tensor& x_heads, const AttentionGeometry& g) {
   return SwapMiddleAxes(x_heads, g.batch, g.heads, g.seq, g.head_dim,
                         MemoryCategory::kActivations)
       .Reshaped({g.batch, g.seq, g.hidden});
@@ -281,14 +272,16 @@ Tensor MergeHeads(const Tensor& x_heads, const Geometry& g) {
 
 // The [S, D] matrix of each (sequence, head) in a head-major [B, heads, S, D] tensor, and the
 // [S, S] block of each in a [B, heads, S, S] tensor.
-MatrixLayout HeadMatrices(const Geometry& g) {
+MatrixLayout HeadMatrices(const AttentionGeometry& g) {
   return {g.seq, g.head_dim, g.head_dim, g.seq * g.head_dim};
 }
-MatrixLayout ScoreMatrices(const Geometry& g) { return {g.seq, g.seq, g.seq, g.seq * g.seq}; }
+MatrixLayout ScoreMatrices(const AttentionGeometry& g) {
+  return {g.seq, g.seq, g.seq, g.seq * g.seq};
+}
 
 // scores[b, h] = x_h y_h^T for head-major x, y of one dtype, as one GemmStridedBatched call over
 // the B * heads pairs: fp32 accumulation, rounded once to the dtype of scores [B, heads, S, S].
-void ScoresFromHeads(const Tensor& x_heads, const Tensor& y_heads, const Geometry& g,
+void ScoresFromHeads(const Tensor& x_heads, const Tensor& y_heads, const AttentionGeometry& g,
                      Tensor* scores) {
   GemmStridedBatched(g.batch * g.heads, x_heads, HeadMatrices(g), Transpose::kNo, y_heads,
                      HeadMatrices(g), Transpose::kYes, 1.0f, 0.0f, scores, ScoreMatrices(g));
@@ -298,7 +291,7 @@ void ScoresFromHeads(const Tensor& x_heads, const Tensor& y_heads, const Geometr
 // [B, heads, S, S] and head-major x of one dtype, as one GemmStridedBatched call over the
 // B * heads pairs: fp32 accumulation, rounded once to x's dtype.
 Tensor HeadsFromScores(const Tensor& scores, Transpose transpose_scores, const Tensor& x_heads,
-                       const Geometry& g) {
+                       const AttentionGeometry& g) {
   // The GEMM (beta = 0) writes every element: the [S, D] matrices tile the tensor exactly.
   Tensor product_heads = Tensor::Empty(x_heads.shape(), x_heads.dtype(), Device::kCuda,
                                        MemoryCategory::kWorkspace);
@@ -312,7 +305,7 @@ Tensor HeadsFromScores(const Tensor& scores, Transpose transpose_scores, const T
 
 // Empty: both users write every element before reading any: `dropped` is stored for every key
 // of every row by the softmax, d_scores by the d_context v^T GEMM (beta = 0).
-Tensor NewScores(const Geometry& g, DType dtype) {
+Tensor NewScores(const AttentionGeometry& g, DType dtype) {
   return Tensor::Empty({g.batch, g.heads, g.seq, g.seq}, dtype, Device::kCuda,
                        MemoryCategory::kWorkspace);
 }
@@ -323,14 +316,14 @@ bool DroppedIsProbs(DType dtype, const AttentionDropout& dropout) {
   return dtype == DType::kF32 && dropout.p == 0.0f;
 }
 
-int RowGrid(const Geometry& g) {
+int RowGrid(const AttentionGeometry& g) {
   XLMR_CHECK(g.rows() <= INT_MAX) << "attention: " << g.rows() << " rows of scores";
   return static_cast<int>(g.rows());
 }
 
 template <typename T>
-void LaunchMaskedSoftmax(const Geometry& g, const Tensor& key_mask, const AttentionDropout& dropout,
-                         Tensor* probs, Tensor* dropped) {
+void LaunchMaskedSoftmax(const AttentionGeometry& g, const Tensor& key_mask,
+                         const AttentionDropout& dropout, Tensor* probs, Tensor* dropped) {
   T* dropped_data = dropped->raw_data() == probs->raw_data()
                         ? nullptr
                         : static_cast<T*>(dropped->raw_data());
@@ -341,8 +334,8 @@ void LaunchMaskedSoftmax(const Geometry& g, const Tensor& key_mask, const Attent
 }
 
 template <typename T>
-void LaunchSoftmaxBackward(const Geometry& g, const Tensor& probs, const AttentionDropout& dropout,
-                           Tensor* grads) {
+void LaunchSoftmaxBackward(const AttentionGeometry& g, const Tensor& probs,
+                           const AttentionDropout& dropout, Tensor* grads) {
   SoftmaxBackwardKernel<T><<<RowGrid(g), kRowThreads, 0, ComputeStream()>>>(
       probs.data<float>(), static_cast<T*>(grads->raw_data()), g.seq, SoftmaxScale(g), dropout);
   KERNEL_LAUNCH_CHECK();
@@ -379,7 +372,7 @@ Tensor NewActivation(const Shape& shape, DType dtype) {
 void AttentionForward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& key_mask,
                       int num_heads, float dropout_p, const DropoutKey& dropout_key,
                       Tensor* context, Tensor* probs) {
-  const Geometry g = GeometryOf(q, num_heads);
+  const AttentionGeometry g = AttentionGeometryOf(q, num_heads);
   const DType dtype = q.dtype();
   // Empty: written whole by the q k^T GEMM (beta = 0) below, then rewritten in place by the
   // softmax; with rows() == 0 it has no elements.
@@ -404,7 +397,7 @@ void AttentionForward(const Tensor& q, const Tensor& k, const Tensor& v, const T
 void AttentionBackward(const Tensor& d_context, const Tensor& q, const Tensor& k, const Tensor& v,
                        const Tensor& probs, int num_heads, float dropout_p,
                        const DropoutKey& dropout_key, Tensor* dq, Tensor* dk, Tensor* dv) {
-  const Geometry g = GeometryOf(q, num_heads);
+  const AttentionGeometry g = AttentionGeometryOf(q, num_heads);
   const DType dtype = q.dtype();
   if (g.rows() == 0) {  // an empty grid is a launch error
     *dq = NewActivation(q.shape(), dtype);

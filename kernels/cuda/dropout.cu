@@ -1,7 +1,7 @@
 #include "kernels/cuda/dropout.h"
 
 #include "framework/core/check.h"
-#include "kernels/cpu/dropout.h"
+#include "kernels/common/dropout_scale.h"
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/float_access.cuh"
 #include "kernels/cuda/philox_device.cuh"
@@ -42,7 +42,7 @@ Tensor DropoutApply(const Tensor& x, float p, const DropoutKey& key) {
   const int64_t philox_blocks = (count + 3) / 4;
   DropoutKernel<<<GridStrideBlocks(philox_blocks), kThreadsPerBlock, 0, ComputeStream()>>>(
       ReadFloats(x, "cuda::DropoutApply x"), WriteFloats(y, "cuda::DropoutApply y"), count, p,
-      kernels::cpu::DropoutScale(p), site);
+      DropoutScale(p), site);
   KERNEL_LAUNCH_CHECK();
   return y;
 }

@@ -3,7 +3,7 @@
 //
 // Same contract as kernels/cpu/dropout.h: element i (flat row-major index) is kept iff
 // DropoutUniform(key, i) >= p, and kept elements are multiplied in fp32 by
-// kernels::cpu::DropoutScale(p) = 1 / (1 - p). The device computes the same Philox4x32-10 words
+// DropoutScale(p) = 1 / (1 - p) (kernels/common/dropout_scale.h). The device computes the same Philox4x32-10 words
 // from the same packing (philox_device.cuh), so the mask and, in f32 and f16 alike, every output
 // bit equal the CPU's. No mask is stored: the backward regenerates it from the key.
 // Asynchronous: queued on CudaContext::Current().compute_stream().

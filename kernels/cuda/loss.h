@@ -19,12 +19,11 @@
 #include <cstdint>
 
 #include "framework/tensor/tensor.h"
-#include "kernels/cpu/loss.h"
+#include "kernels/common/loss_totals.h"
 
 namespace xlmr::kernels::cuda {
 
 // A summed loss and how many terms it has: the CPU backend's struct, so the ops layer sees one.
-using LossTotals = cpu::LossTotals;
 
 // [in] logits [N,C] f32|f16, Device::kCuda; labels [N] i32 on the device, in [0, C) or -100
 // (ignored). Returns the sum over non-ignored rows of logsumexp(row) - row[label], and their

@@ -4,11 +4,11 @@
 
 namespace xlmr::models {
 
-Tensor LinearWeight(const ParameterStore& store, int index, const ForwardContext& context) {
+Tensor LinearWeight(const ParameterStore& store, int index, const PassContext& context) {
   return context.fp16 ? store.half_param(index) : store.param(index);
 }
 
-Tensor LinearBias(const ParameterStore& store, int index, const ForwardContext& context) {
+Tensor LinearBias(const ParameterStore& store, int index, const PassContext& context) {
   if (!context.fp16) return store.param(index);
   const Tensor half = store.half_param(index);
   // Workspace, not activations: it lives for one Linear call and is no part of what a block saves.

@@ -12,18 +12,18 @@
 
 #include "framework/tensor/parameter_store.h"
 #include "framework/tensor/tensor.h"
-#include "models/xlmr/forward_context.h"
+#include "models/xlmr/pass_context.h"
 
 namespace xlmr::models {
 
 // The weight parameter `index` as the matrix product reads it: the fp16 working copy under
 // fp16, else the fp32 master (a view, no copy).
-Tensor LinearWeight(const ParameterStore& store, int index, const ForwardContext& context);
+Tensor LinearWeight(const ParameterStore& store, int index, const PassContext& context);
 
 // The bias parameter `index` as ops::Linear takes it (f32): the fp32 master, or under fp16 the
 // fp16 working copy's values widened back to f32 (exact; a new [out] tensor of the store's
 // device, counted as workspace).
-Tensor LinearBias(const ParameterStore& store, int index, const ForwardContext& context);
+Tensor LinearBias(const ParameterStore& store, int index, const PassContext& context);
 
 }  // namespace xlmr::models
 

@@ -14,14 +14,14 @@ Tensor ToDType(const Tensor& t, DType dtype) { return t.dtype() == dtype ? t : o
 
 }  // namespace
 
-float ClassificationHead::DropoutProbability(const ForwardContext& context) const {
+float ClassificationHead::DropoutProbability(const PassContext& context) const {
   if (!context.training) return 0.0f;
   return config_.classifier_dropout.has_value() ? static_cast<float>(*config_.classifier_dropout)
                                                 : config_.hidden_dropout_prob;
 }
 
 Tensor ClassificationHead::Forward(const Tensor& sequence, const ParameterStore& store,
-                                   const ForwardContext& context, HeadSaved* saved) const {
+                                   const PassContext& context, HeadSaved* saved) const {
   const DType mm = context.matmul_dtype();
   const float p = DropoutProbability(context);
   auto weight = [&](int i) { return LinearWeight(store, i, context); };
@@ -40,7 +40,7 @@ Tensor ClassificationHead::Forward(const Tensor& sequence, const ParameterStore&
 }
 
 Tensor ClassificationHead::Backward(const Tensor& d_logits, const HeadSaved& s,
-                                    ParameterStore& store, const ForwardContext& context) const {
+                                    ParameterStore& store, const PassContext& context) const {
   const DType mm = context.matmul_dtype();
   const float p = DropoutProbability(context);
   auto linear_backward = [&](const Tensor& dy, const Tensor& x, int w, int b) {

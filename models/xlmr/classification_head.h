@@ -7,8 +7,8 @@
 #include "framework/tensor/parameter_store.h"
 #include "framework/tensor/tensor.h"
 #include "models/xlmr/config.h"
-#include "models/xlmr/forward_context.h"
 #include "models/xlmr/parameter_layout.h"
+#include "models/xlmr/pass_context.h"
 
 namespace xlmr::models {
 
@@ -26,14 +26,14 @@ class ClassificationHead {
       : config_(config), params_(params), layer_(layer) {}
 
   // [in] sequence [B,S,H] f32. Returns logits [B,num_labels] in the matmul dtype.
-  Tensor Forward(const Tensor& sequence, const ParameterStore& store, const ForwardContext& context,
+  Tensor Forward(const Tensor& sequence, const ParameterStore& store, const PassContext& context,
                  HeadSaved* saved) const;
   // [in] d_logits [B,num_labels]. Returns d_sequence [B,S,H] f32 (zero except token 0).
   Tensor Backward(const Tensor& d_logits, const HeadSaved& saved, ParameterStore& store,
-                  const ForwardContext& context) const;
+                  const PassContext& context) const;
 
  private:
-  float DropoutProbability(const ForwardContext& context) const;
+  float DropoutProbability(const PassContext& context) const;
 
   const XlmrConfig& config_;
   HeadParams params_;

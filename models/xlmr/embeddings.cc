@@ -23,7 +23,7 @@ Tensor RobertaPositionIds(const Tensor& input_ids, int pad_token_id) {
 }
 
 Tensor Embeddings::Forward(const Tensor& input_ids, const ParameterStore& store,
-                           const ForwardContext& context, EmbeddingsSaved* saved) const {
+                           const PassContext& context, EmbeddingsSaved* saved) const {
   EmbeddingsSaved& s = *saved;
   s.input_ids = input_ids;
   s.position_ids = RobertaPositionIds(input_ids, config_.pad_token_id);
@@ -42,7 +42,7 @@ Tensor Embeddings::Forward(const Tensor& input_ids, const ParameterStore& store,
 }
 
 void Embeddings::Backward(const Tensor& d_output, const EmbeddingsSaved& s, ParameterStore& store,
-                          const ForwardContext& context) const {
+                          const PassContext& context) const {
   const float p = context.training ? config_.hidden_dropout_prob : 0.0f;
   const Tensor d_norm = ops::DropoutBackward(
       d_output, p, context.KeyFor(config_.num_hidden_layers, kEmbeddingDropout));

@@ -7,8 +7,8 @@
 #include "framework/tensor/parameter_store.h"
 #include "framework/tensor/tensor.h"
 #include "models/xlmr/config.h"
-#include "models/xlmr/forward_context.h"
 #include "models/xlmr/parameter_layout.h"
+#include "models/xlmr/pass_context.h"
 
 namespace xlmr::models {
 
@@ -30,12 +30,12 @@ class Embeddings {
       : config_(config), params_(params) {}
 
   // Returns the encoder input [B,S,H] f32.
-  Tensor Forward(const Tensor& input_ids, const ParameterStore& store, const ForwardContext& context,
+  Tensor Forward(const Tensor& input_ids, const ParameterStore& store, const PassContext& context,
                  EmbeddingsSaved* saved) const;
   // Accumulates the embedding tables' and the LayerNorm's gradients; padding rows (token
   // pad_id and position pad_id) get none, as nn.Embedding(padding_idx=pad_id).
   void Backward(const Tensor& d_output, const EmbeddingsSaved& saved, ParameterStore& store,
-                const ForwardContext& context) const;
+                const PassContext& context) const;
 
  private:
   const XlmrConfig& config_;

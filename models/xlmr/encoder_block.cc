@@ -38,23 +38,23 @@ void EncoderBlockSaved::Retain(recompute::BlockRecompute mode) {
   }
 }
 
-float EncoderBlock::HiddenDropout(const ForwardContext& context) const {
+float EncoderBlock::HiddenDropout(const PassContext& context) const {
   return context.training ? config_.hidden_dropout_prob : 0.0f;
 }
 
-float EncoderBlock::AttentionDropout(const ForwardContext& context) const {
+float EncoderBlock::AttentionDropout(const PassContext& context) const {
   return context.training ? config_.attention_probs_dropout_prob : 0.0f;
 }
 
 Tensor EncoderBlock::Forward(const Tensor& input, const Tensor& key_mask, const ParameterStore& store,
-                             const ForwardContext& context, EncoderBlockSaved* saved) const {
+                             const PassContext& context, EncoderBlockSaved* saved) const {
   saved->input = input;
   const Tensor attention_output = ForwardAttention(key_mask, store, context, *saved);
   return ForwardFeedForward(attention_output, store, context, *saved);
 }
 
 void EncoderBlock::Recompute(recompute::BlockRecompute mode, const Tensor& key_mask,
-                             const ParameterStore& store, const ForwardContext& context,
+                             const ParameterStore& store, const PassContext& context,
                              EncoderBlockSaved* saved) const {
   switch (mode) {
     case recompute::BlockRecompute::kKeep:
@@ -72,7 +72,7 @@ void EncoderBlock::Recompute(recompute::BlockRecompute mode, const Tensor& key_m
 
 // LayerNorm(dropout(dense(attention(q, k, v))) + x), x = s.input.
 Tensor EncoderBlock::ForwardAttention(const Tensor& key_mask, const ParameterStore& store,
-                                      const ForwardContext& context, EncoderBlockSaved& s) const {
+                                      const PassContext& context, EncoderBlockSaved& s) const {
   const DType mm = context.matmul_dtype();
   const Shape shape = s.input.shape();  // [B,S,H]
   auto weight = [&](int index) { return LinearWeight(store, index, context); };
@@ -97,7 +97,7 @@ Tensor EncoderBlock::ForwardAttention(const Tensor& key_mask, const ParameterSto
   return norm.y;
 }
 
-void EncoderBlock::ForwardAttentionCore(const Tensor& key_mask, const ForwardContext& context,
+void EncoderBlock::ForwardAttentionCore(const Tensor& key_mask, const PassContext& context,
                                         EncoderBlockSaved& s) const {
   ops::AttentionOutput attention =
       ops::Attention(s.query, s.key, s.value, key_mask, config_.num_attention_heads,
@@ -108,7 +108,7 @@ void EncoderBlock::ForwardAttentionCore(const Tensor& key_mask, const ForwardCon
 
 // LayerNorm(dropout(dense(gelu(dense(a)))) + a), a = attention_output.
 Tensor EncoderBlock::ForwardFeedForward(const Tensor& attention_output, const ParameterStore& store,
-                                        const ForwardContext& context, EncoderBlockSaved& s) const {
+                                        const PassContext& context, EncoderBlockSaved& s) const {
   const DType mm = context.matmul_dtype();
   s.attention_output_mm = ToDType(attention_output, mm);
   s.intermediate =
@@ -128,7 +128,7 @@ Tensor EncoderBlock::ForwardFeedForward(const Tensor& attention_output, const Pa
 }
 
 Tensor EncoderBlock::LinearBackward(const Tensor& dy, const Tensor& x, int weight, int bias,
-                                    ParameterStore& store, const ForwardContext& context) const {
+                                    ParameterStore& store, const PassContext& context) const {
   Tensor dw = store.grad(weight);
   Tensor db = store.grad(bias);
   return ops::LinearBackward(dy, x, LinearWeight(store, weight, context), &dw, &db,
@@ -144,7 +144,7 @@ Tensor EncoderBlock::NormBackward(const Tensor& dy, const Tensor& x, const Tenso
 }
 
 Tensor EncoderBlock::Backward(Tensor d_output, const Tensor& key_mask, EncoderBlockSaved* saved,
-                              ParameterStore& store, const ForwardContext& context) const {
+                              ParameterStore& store, const PassContext& context) const {
   XLMR_CHECK(saved->attention_probs.defined() && saved->intermediate.defined())
       << "layer " << layer_ << ": Backward needs the complete saved activations (Recompute first)";
   Tensor d_attention_output = BackwardFeedForward(std::move(d_output), *saved, store, context);
@@ -154,7 +154,7 @@ Tensor EncoderBlock::Backward(Tensor d_output, const Tensor& key_mask, EncoderBl
 }
 
 Tensor EncoderBlock::BackwardFeedForward(Tensor d_output, EncoderBlockSaved& s, ParameterStore& store,
-                                         const ForwardContext& context) const {
+                                         const PassContext& context) const {
   const DType mm = context.matmul_dtype();
   const Tensor d_output_sum = NormBackward(Take(d_output), Take(s.output_sum), Take(s.output_mean),
                                            Take(s.output_rstd), params_.output_norm_weight,
@@ -173,7 +173,7 @@ Tensor EncoderBlock::BackwardFeedForward(Tensor d_output, EncoderBlockSaved& s, 
 
 Tensor EncoderBlock::BackwardAttention(Tensor d_attention_output, const Tensor& key_mask,
                                        EncoderBlockSaved& s, ParameterStore& store,
-                                       const ForwardContext& context) const {
+                                       const PassContext& context) const {
   const DType mm = context.matmul_dtype();
   const Shape shape = s.input_mm.shape();
   const Tensor d_attention_sum =

@@ -18,8 +18,8 @@
 #include "framework/tensor/parameter_store.h"
 #include "framework/tensor/tensor.h"
 #include "models/xlmr/config.h"
-#include "models/xlmr/forward_context.h"
 #include "models/xlmr/parameter_layout.h"
+#include "models/xlmr/pass_context.h"
 
 namespace xlmr::models {
 
@@ -60,46 +60,46 @@ class EncoderBlock {
   // [in] input [B,S,H] f32, key_mask [B,S] i32 (1 real, 0 padding).
   // [out] saved: filled (replaces its content). Returns the block output [B,S,H] f32.
   Tensor Forward(const Tensor& input, const Tensor& key_mask, const ParameterStore& store,
-                 const ForwardContext& context, EncoderBlockSaved* saved) const;
+                 const PassContext& context, EncoderBlockSaved* saved) const;
 
   // [in,out] saved: as saved->Retain(mode) left it after the Forward of this pass; on return,
   // holding everything Backward reads, bit-identical to what Forward had filled (after a whole
   // recompute `input` is still there too: Retain(kKeep) drops what Backward does not read).
   // `context` must be the Forward's.
   void Recompute(recompute::BlockRecompute mode, const Tensor& key_mask, const ParameterStore& store,
-                 const ForwardContext& context, EncoderBlockSaved* saved) const;
+                 const PassContext& context, EncoderBlockSaved* saved) const;
 
   // [in] d_output [B,S,H] f32 (taken: released once consumed). [in,out] saved: holding what
   // Backward reads (after Recompute); consumed, empty on return. Parameter gradients are
   // accumulated (+=) into store's gradient buffer. Returns d_input [B,S,H] f32.
   Tensor Backward(Tensor d_output, const Tensor& key_mask, EncoderBlockSaved* saved,
-                  ParameterStore& store, const ForwardContext& context) const;
+                  ParameterStore& store, const PassContext& context) const;
 
  private:
   // Forward of the attention sub-block from s.input; returns its output [B,S,H] f32.
   Tensor ForwardAttention(const Tensor& key_mask, const ParameterStore& store,
-                          const ForwardContext& context, EncoderBlockSaved& s) const;
+                          const PassContext& context, EncoderBlockSaved& s) const;
   // s.context and s.attention_probs from s.query, key, value.
-  void ForwardAttentionCore(const Tensor& key_mask, const ForwardContext& context,
+  void ForwardAttentionCore(const Tensor& key_mask, const PassContext& context,
                             EncoderBlockSaved& s) const;
   // Forward of the feed-forward sub-block from `attention_output` (the attention sub-block's
   // output, its residual); returns the block output.
   Tensor ForwardFeedForward(const Tensor& attention_output, const ParameterStore& store,
-                            const ForwardContext& context, EncoderBlockSaved& s) const;
+                            const PassContext& context, EncoderBlockSaved& s) const;
   // Backward of the feed-forward sub-block; returns d(attention_output) [B,S,H] f32.
   Tensor BackwardFeedForward(Tensor d_output, EncoderBlockSaved& s, ParameterStore& store,
-                             const ForwardContext& context) const;
+                             const PassContext& context) const;
   // Backward of the attention sub-block; returns d(input) [B,S,H] f32.
   Tensor BackwardAttention(Tensor d_attention_output, const Tensor& key_mask, EncoderBlockSaved& s,
-                           ParameterStore& store, const ForwardContext& context) const;
+                           ParameterStore& store, const PassContext& context) const;
 
   // Backward of a Linear / LayerNorm whose parameters are store entries `weight` and `bias`.
   Tensor LinearBackward(const Tensor& dy, const Tensor& x, int weight, int bias,
-                        ParameterStore& store, const ForwardContext& context) const;
+                        ParameterStore& store, const PassContext& context) const;
   Tensor NormBackward(const Tensor& dy, const Tensor& x, const Tensor& mean, const Tensor& rstd,
                       int weight, int bias, ParameterStore& store) const;
-  float HiddenDropout(const ForwardContext& context) const;
-  float AttentionDropout(const ForwardContext& context) const;
+  float HiddenDropout(const PassContext& context) const;
+  float AttentionDropout(const PassContext& context) const;
 
   const XlmrConfig& config_;
   EncoderBlockParams params_;

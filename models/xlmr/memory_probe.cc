@@ -61,7 +61,7 @@ ProbeBatch MakeProbeBatch(const XlmrConfig& config, int64_t batch, int64_t seq, 
 }  // namespace
 
 recompute::PassMemory XlmrForSequenceClassification::MeasurePassMemory(
-    int64_t batch_size, int64_t sequence_length, const ForwardContext& context) {
+    int64_t batch_size, int64_t sequence_length, const PassContext& context) {
   XLMR_CHECK(context.training) << "the probe measures a training pass";
   XLMR_CHECK(batch_size > 0 && sequence_length > 0)
       << "probe shape [" << batch_size << ", " << sequence_length << "]";

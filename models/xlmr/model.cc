@@ -23,7 +23,7 @@ void XlmrForSequenceClassification::SetRecomputePlan(recompute::RecomputePlan pl
 }
 
 Tensor XlmrForSequenceClassification::Forward(const ModelInputs& inputs,
-                                              const ForwardContext& context,
+                                              const PassContext& context,
                                               bool keep_activations) {
   ReleaseActivations();
   Tensor hidden = ForwardEmbeddings(inputs, context);
@@ -40,7 +40,7 @@ Tensor XlmrForSequenceClassification::Forward(const ModelInputs& inputs,
   return logits;
 }
 
-void XlmrForSequenceClassification::Backward(const Tensor& d_logits, const ForwardContext& context,
+void XlmrForSequenceClassification::Backward(const Tensor& d_logits, const PassContext& context,
                                              const train::BucketReadyFn& on_bucket_ready) {
   XLMR_CHECK(encoder_output_.defined()) << "Backward without a Forward that kept activations";
   Tensor d_hidden = BackwardHead(d_logits, context);
@@ -62,24 +62,24 @@ void XlmrForSequenceClassification::ReleaseActivations() {
 }
 
 Tensor XlmrForSequenceClassification::ForwardEmbeddings(const ModelInputs& inputs,
-                                                        const ForwardContext& context) {
+                                                        const PassContext& context) {
   key_mask_ = inputs.attention_mask;
   return embeddings_.Forward(inputs.input_ids, store_, context, &embeddings_saved_);
 }
 
 Tensor XlmrForSequenceClassification::ForwardBlock(int i, const Tensor& hidden,
-                                                   const ForwardContext& context) {
+                                                   const PassContext& context) {
   return blocks_[i].Forward(hidden, key_mask_, store_, context, &blocks_saved_[i]);
 }
 
 Tensor XlmrForSequenceClassification::ForwardHead(const Tensor& encoder_output,
-                                                  const ForwardContext& context) {
+                                                  const PassContext& context) {
   encoder_output_ = encoder_output;
   return head_.Forward(encoder_output, store_, context, &head_saved_);
 }
 
 Tensor XlmrForSequenceClassification::BackwardHead(const Tensor& d_logits,
-                                                   const ForwardContext& context) {
+                                                   const PassContext& context) {
   Tensor d_hidden = head_.Backward(d_logits, head_saved_, store_, context);
   head_saved_.Clear();
   encoder_output_ = Tensor();
@@ -87,7 +87,7 @@ Tensor XlmrForSequenceClassification::BackwardHead(const Tensor& d_logits,
 }
 
 Tensor XlmrForSequenceClassification::BackwardBlock(int i, recompute::BlockRecompute mode,
-                                                    Tensor d_output, const ForwardContext& context) {
+                                                    Tensor d_output, const PassContext& context) {
   EncoderBlockSaved& saved = blocks_saved_[i];
   blocks_[i].Recompute(mode, key_mask_, store_, context, &saved);
   saved.Retain(recompute::BlockRecompute::kKeep);  // a whole recompute refilled `input` too
@@ -95,7 +95,7 @@ Tensor XlmrForSequenceClassification::BackwardBlock(int i, recompute::BlockRecom
 }
 
 void XlmrForSequenceClassification::BackwardEmbeddings(const Tensor& d_hidden,
-                                                       const ForwardContext& context) {
+                                                       const PassContext& context) {
   embeddings_.Backward(d_hidden, embeddings_saved_, store_, context);
   embeddings_saved_.Clear();
   key_mask_ = Tensor();

@@ -23,8 +23,8 @@
 #include "models/xlmr/config.h"
 #include "models/xlmr/embeddings.h"
 #include "models/xlmr/encoder_block.h"
-#include "models/xlmr/forward_context.h"
 #include "models/xlmr/parameter_layout.h"
+#include "models/xlmr/pass_context.h"
 
 namespace xlmr::models {
 
@@ -44,13 +44,13 @@ class XlmrForSequenceClassification final : public train::TrainableModel {
 
   // Returns logits [B, num_labels] (matmul dtype). Keeps the activations for Backward when
   // `keep_activations`; evaluation passes false and keeps nothing.
-  Tensor Forward(const ModelInputs& inputs, const ForwardContext& context,
+  Tensor Forward(const ModelInputs& inputs, const PassContext& context,
                  bool keep_activations) override;
 
   // [in] d_logits [B, num_labels] (any float dtype): the gradient of the (scaled) loss.
   // Accumulates every parameter gradient (+=) and calls on_bucket_ready(bucket) as each
   // bucket's gradients are final for this pass. Frees the saved activations as it goes.
-  void Backward(const Tensor& d_logits, const ForwardContext& context,
+  void Backward(const Tensor& d_logits, const PassContext& context,
                 const train::BucketReadyFn& on_bucket_ready) override;
 
   // Drops any saved activations (e.g. when a step is abandoned).
@@ -66,21 +66,21 @@ class XlmrForSequenceClassification final : public train::TrainableModel {
   // Side effects: drops saved activations, zeroes the gradient buffer (the probe accumulated
   // into it) and resets the device's MemoryStats peaks. external_bytes is left 0.
   recompute::PassMemory MeasurePassMemory(int64_t batch_size, int64_t sequence_length,
-                                          const ForwardContext& context) override;
+                                          const PassContext& context) override;
 
  private:
   // The phases of one pass, in execution order. Forward/Backward and the probe share them.
-  Tensor ForwardEmbeddings(const ModelInputs& inputs, const ForwardContext& context);
+  Tensor ForwardEmbeddings(const ModelInputs& inputs, const PassContext& context);
   // Runs block i into blocks_saved_[i] (complete); returns its output.
-  Tensor ForwardBlock(int i, const Tensor& hidden, const ForwardContext& context);
-  Tensor ForwardHead(const Tensor& encoder_output, const ForwardContext& context);
+  Tensor ForwardBlock(int i, const Tensor& hidden, const PassContext& context);
+  Tensor ForwardHead(const Tensor& encoder_output, const PassContext& context);
   // Returns d(encoder output); frees the head's activations and the encoder output.
-  Tensor BackwardHead(const Tensor& d_logits, const ForwardContext& context);
+  Tensor BackwardHead(const Tensor& d_logits, const PassContext& context);
   // Recomputes what `mode` dropped, runs block i's backward (which frees its activations and
   // d_output as it consumes them); returns d(block input).
   Tensor BackwardBlock(int i, recompute::BlockRecompute mode, Tensor d_output,
-                       const ForwardContext& context);
-  void BackwardEmbeddings(const Tensor& d_hidden, const ForwardContext& context);
+                       const PassContext& context);
+  void BackwardEmbeddings(const Tensor& d_hidden, const PassContext& context);
 
   XlmrConfig config_;
   ParameterLayout layout_;

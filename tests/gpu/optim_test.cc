@@ -244,8 +244,7 @@ amp::DynamicLossScaler Scaler(double init_scale, bool enabled) {
   amp::LossScalerOptions options;
   options.init_scale = init_scale;
   options.min_scale = 0.0;
-  options.enabled = enabled;
-  return amp::DynamicLossScaler(options);
+  return amp::DynamicLossScaler(options, enabled);
 }
 
 // Runs the scaler on equal CPU and GPU copies of `values`; both must agree on finiteness and on

@@ -14,6 +14,9 @@ done
 # One train line per optimizer step, then the final eval and the summary.
 [ "$(grep -c '"type":"train"' "$out/metrics.jsonl")" -eq 12 ] || { echo "expected 12 train lines"; exit 1; }
 grep -q '"type":"eval"' "$out/metrics.jsonl" || { echo "no eval line"; exit 1; }
+# Without --fp16 the loss scaler is off: every step reports scale 1 (docs/CONTRACT.md).
+[ "$(grep -c '"loss_scale":1.0,' "$out/metrics.jsonl")" -eq 12 ] || {
+  echo "expected loss_scale 1 on every step without --fp16"; grep -m1 '"type":"train"' "$out/metrics.jsonl"; exit 1; }
 tail -n 1 "$out/metrics.jsonl" | grep -q '"type":"summary","steps":12' || { echo "bad summary"; exit 1; }
 for key in eval_accuracy eval_macro_f1 test_accuracy; do
   grep -q "\"$key\"" "$out/eval_results.json" || { echo "eval_results.json lacks $key"; exit 1; }

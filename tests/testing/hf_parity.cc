@@ -96,7 +96,7 @@ void ExpectHuggingFaceParity(Device device, Precision precision) {
   const models::ModelInputs inputs{ReadInt64AsInt32(*inputs_file, "input_ids").ToDevice(device),
                                    ReadInt64AsInt32(*inputs_file, "attention_mask").ToDevice(device)};
   const Tensor labels = ReadInt64AsInt32(*inputs_file, "labels").ToDevice(device);
-  models::ForwardContext context;  // eval: dropout off
+  models::PassContext context;  // eval: dropout off
   context.fp16 = fp16;
   const Tensor logits = model.Forward(inputs, context, /*keep_activations=*/true);
   const double logits_error = RelativeError(logits.ToFloatVector(), Golden(*golden, "logits"));

@@ -13,7 +13,6 @@ namespace {
 
 amp::LossScalerOptions ScalerOptions(const TinyTrainerOptions& options) {
   amp::LossScalerOptions scaler;
-  scaler.enabled = options.fp16;
   scaler.init_scale = options.loss_scale;
   return scaler;
 }
@@ -73,7 +72,7 @@ data::Batch TinyBatch(const data::TokenizedDataset& dataset, int64_t first, int6
 TinyTrainer::TinyTrainer(const TinyTrainerOptions& options, distributed::Communicator* comm)
     : model_(TinyXlmrConfig(options.model), options.device),
       sync_(CommOrLocal(comm, owned_comm_), model_.parameters()),
-      scaler_(ScalerOptions(options)),
+      scaler_(ScalerOptions(options), options.fp16),
       optimizer_(model_.parameters(), options.adam),
       schedule_(*optim::MakeLrSchedule(options.lr_schedule, options.learning_rate, options.total_steps,
                                        options.warmup_steps, 0.0)),

@@ -35,12 +35,11 @@ TEST(DynamicLossScalerTest, DefaultsAreGradScalers) {
   EXPECT_EQ(options.backoff_factor, 0.5);
   EXPECT_EQ(options.growth_interval, 2000);
   EXPECT_EQ(options.min_scale, 1.0);
-  EXPECT_TRUE(options.enabled);
-  EXPECT_EQ(DynamicLossScaler(options).scale(), 65536.0f);
+  EXPECT_EQ(DynamicLossScaler(options, /*enabled=*/true).scale(), 65536.0f);
 }
 
 TEST(DynamicLossScalerTest, GrowsAfterExactlyTheIntervalOfFiniteSteps) {
-  DynamicLossScaler scaler(SmallInterval());
+  DynamicLossScaler scaler(SmallInterval(), /*enabled=*/true);
   ASSERT_TRUE(scaler.Update(true).ok());
   ASSERT_TRUE(scaler.Update(true).ok());
   EXPECT_EQ(scaler.scale(), 65536.0f);
@@ -53,7 +52,7 @@ TEST(DynamicLossScalerTest, GrowsAfterExactlyTheIntervalOfFiniteSteps) {
 }
 
 TEST(DynamicLossScalerTest, OverflowBacksOffAndResetsTheGrowthCounter) {
-  DynamicLossScaler scaler(SmallInterval());
+  DynamicLossScaler scaler(SmallInterval(), /*enabled=*/true);
   ASSERT_TRUE(scaler.Update(true).ok());
   ASSERT_TRUE(scaler.Update(true).ok());
   ASSERT_TRUE(scaler.Update(false).ok());
@@ -71,7 +70,7 @@ TEST(DynamicLossScalerTest, NeverGrowsPastFloat32) {
   LossScalerOptions options;
   options.init_scale = 0x1.0p127;
   options.growth_interval = 1;
-  DynamicLossScaler scaler(options);
+  DynamicLossScaler scaler(options, /*enabled=*/true);
   ASSERT_TRUE(scaler.Update(true).ok());
   EXPECT_EQ(scaler.scale(), 0x1.0p127f);  // 2^128 is inf in float32: kept
   EXPECT_EQ(scaler.GetState().growth_tracker, 0);
@@ -80,7 +79,7 @@ TEST(DynamicLossScalerTest, NeverGrowsPastFloat32) {
 TEST(DynamicLossScalerTest, FallingBelowMinScaleIsAnError) {
   LossScalerOptions options;
   options.init_scale = 4.0;
-  DynamicLossScaler scaler(options);
+  DynamicLossScaler scaler(options, /*enabled=*/true);
   ASSERT_TRUE(scaler.Update(false).ok());  // 2
   ASSERT_TRUE(scaler.Update(false).ok());  // 1: at min_scale, still allowed
   EXPECT_EQ(scaler.scale(), 1.0f);
@@ -93,7 +92,7 @@ TEST(DynamicLossScalerTest, FallingBelowMinScaleIsAnError) {
 }
 
 TEST(DynamicLossScalerTest, AFiniteStepResetsTheOverflowCount) {
-  DynamicLossScaler scaler(SmallInterval());
+  DynamicLossScaler scaler(SmallInterval(), /*enabled=*/true);
   ASSERT_TRUE(scaler.Update(false).ok());
   ASSERT_TRUE(scaler.Update(false).ok());
   EXPECT_EQ(scaler.GetState().consecutive_overflows, 2);
@@ -104,7 +103,7 @@ TEST(DynamicLossScalerTest, AFiniteStepResetsTheOverflowCount) {
 TEST(DynamicLossScalerTest, UnscaleByAPowerOfTwoIsExact) {
   LossScalerOptions options;
   options.init_scale = 1024.0;
-  DynamicLossScaler scaler(options);
+  DynamicLossScaler scaler(options, /*enabled=*/true);
   const std::vector<float> truth = {1.5f, -3.25e-7f, 0.0f, -0.0f, 6.0e4f, 1e-30f};
   std::vector<float> scaled;
   for (float v : truth) scaled.push_back(v * 1024.0f);
@@ -118,14 +117,14 @@ TEST(DynamicLossScalerTest, UnscaleUsesTheDoubleReciprocalRoundedToFloat) {
   LossScalerOptions options;
   options.init_scale = 3.0;
   options.min_scale = 0.0;
-  DynamicLossScaler scaler(options);
+  DynamicLossScaler scaler(options, /*enabled=*/true);
   Tensor grads = FromFloats({7.0f});
   EXPECT_TRUE(scaler.UnscaleAndCheckFinite(grads));
   EXPECT_EQ(grads.ToFloatVector()[0], 7.0f * static_cast<float>(1.0 / 3.0));
 }
 
 TEST(DynamicLossScalerTest, DetectsInfAndNanAnywhere) {
-  const DynamicLossScaler scaler{LossScalerOptions{}};
+  const DynamicLossScaler scaler(LossScalerOptions{}, /*enabled=*/true);
   for (float bad : {INFINITY, -INFINITY, NAN}) {
     for (int position : {0, 4, 9}) {  // first, middle, last
       std::vector<float> values(10, 2.0f);
@@ -141,9 +140,7 @@ TEST(DynamicLossScalerTest, DetectsInfAndNanAnywhere) {
 }
 
 TEST(DynamicLossScalerTest, DisabledScalerOnlyChecksFiniteness) {
-  LossScalerOptions options;
-  options.enabled = false;
-  DynamicLossScaler scaler(options);
+  DynamicLossScaler scaler(LossScalerOptions{}, /*enabled=*/false);
   EXPECT_EQ(scaler.scale(), 1.0f);
   const std::vector<float> values = {0.1f, -7.0f};
   Tensor grads = FromFloats(values);
@@ -158,7 +155,7 @@ TEST(DynamicLossScalerTest, DisabledScalerOnlyChecksFiniteness) {
 }
 
 TEST(DynamicLossScalerTest, StateRoundTripsThroughACheckpoint) {
-  DynamicLossScaler saved(SmallInterval());
+  DynamicLossScaler saved(SmallInterval(), /*enabled=*/true);
   ASSERT_TRUE(saved.Update(false).ok());
   ASSERT_TRUE(saved.Update(true).ok());
   ASSERT_TRUE(saved.Update(true).ok());
@@ -166,7 +163,7 @@ TEST(DynamicLossScalerTest, StateRoundTripsThroughACheckpoint) {
   EXPECT_EQ(state.scale, 32768.0f);
   EXPECT_EQ(state.growth_tracker, 2);
 
-  DynamicLossScaler resumed(SmallInterval());
+  DynamicLossScaler resumed(SmallInterval(), /*enabled=*/true);
   ASSERT_TRUE(resumed.RestoreState(state).ok());
   EXPECT_EQ(resumed.scale(), 32768.0f);
   ASSERT_TRUE(saved.Update(true).ok());
@@ -206,10 +203,7 @@ TEST(DynamicLossScalerTest, ValidationNamesTheFlag) {
               HasSubstr("--loss_scale_min must be a finite number >= 0 and at most "
                         "--loss_scale_init (65536); got 1e+06"));
   // Bad values are reported even without --fp16.
-  EXPECT_THAT(with([](LossScalerOptions& o) {
-                o.enabled = false;
-                o.growth_interval = -5;
-              }),
+  EXPECT_THAT(with([](LossScalerOptions& o) { o.growth_interval = -5; }),
               HasSubstr("--loss_scale_growth_interval"));
 }
 

@@ -1,5 +1,5 @@
 // ReadRecords for .tsv and .jsonl, and the errors shared by every format (CSV quoting has its
-// own file, csv_reader_test.cc). Messages are compared exactly: they are the user interface.
+// own file, delimited_text_test.cc). Messages are compared exactly: they are the user interface.
 #include "framework/data/record_reader.h"
 
 #include <string>

@@ -191,9 +191,7 @@ TEST(GradientSynchronizerTest, TrainStepReducesEachBucketOnceAfterItsLastContrib
     ParameterStore& store = model.parameters();
     FakeTwoRankCommunicator comm(store, blocks_host);
     GradientSynchronizer sync(comm, store);
-    amp::LossScalerOptions scaler_options;
-    scaler_options.enabled = false;
-    amp::DynamicLossScaler scaler(scaler_options);
+    amp::DynamicLossScaler scaler(amp::LossScalerOptions{}, /*enabled=*/false);
     optim::AdamW optimizer(store, optim::AdamWOptions{0.9, 0.999, 1e-8, 0.0});
     auto schedule = optim::MakeLrSchedule("constant", 1e-3, 2, 0, 0.0);
     ASSERT_TRUE(schedule.ok());

@@ -67,7 +67,7 @@ int Run() {
   GradientSynchronizer sync(comm, store);
   amp::LossScalerOptions scaler_options;
   scaler_options.init_scale = 1024;
-  amp::DynamicLossScaler scaler(scaler_options);
+  amp::DynamicLossScaler scaler(scaler_options, /*enabled=*/true);
   optim::AdamW optimizer(store, optim::AdamWOptions{0.9, 0.999, 1e-8, 0.0});
   auto schedule = optim::MakeLrSchedule("constant", 1e-3, 3, 0, 0.0);
   train::TrainStep step(model, sync, scaler, optimizer, *schedule,

@@ -48,7 +48,7 @@ class GradientCheckTest : public ::testing::Test {
 
   // Mean cross-entropy of the current weights (eval: no dropout).
   double Loss() {
-    const Tensor logits = model_.Forward(inputs_, ForwardContext{}, /*keep_activations=*/false);
+    const Tensor logits = model_.Forward(inputs_, PassContext{}, /*keep_activations=*/false);
     const ops::LossSum loss = ops::CrossEntropyLoss(logits, labels_);
     return loss.sum / static_cast<double>(loss.count);
   }
@@ -61,9 +61,9 @@ class GradientCheckTest : public ::testing::Test {
 TEST_F(GradientCheckTest, BackwardMatchesCentralDifferencesForEveryParameter) {
   ParameterStore& store = model_.parameters();
   store.ZeroGrads();
-  const Tensor logits = model_.Forward(inputs_, ForwardContext{}, /*keep_activations=*/true);
+  const Tensor logits = model_.Forward(inputs_, PassContext{}, /*keep_activations=*/true);
   const Tensor d_logits = ops::CrossEntropyBackward(logits, labels_, 0.5f);  // 1 / 2 examples
-  model_.Backward(d_logits, ForwardContext{}, [](int) {});
+  model_.Backward(d_logits, PassContext{}, [](int) {});
 
   constexpr float kStep = 1e-2f;
   double worst_ratio = 0;

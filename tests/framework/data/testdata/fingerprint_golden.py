@@ -1,7 +1,7 @@
 """Independent transcriptions of two fully specified algorithms, to pin values in C++ tests.
 
-- fingerprint(): framework/data/fingerprint.h (word-at-a-time FNV-style hash + SplitMix64
-  finaliser); pinned in fingerprint_test.cc.
+- fingerprint(): framework/core/fingerprint.h (word-at-a-time FNV-style hash + SplitMix64
+  finaliser); pinned in tests/framework/core/fingerprint_test.cc.
 - epoch_order(): framework/data/batch_planner.h (Fisher-Yates over std::mt19937_64 seeded
   with SplitMix64(seed ^ SplitMix64(epoch)), rejection-sampled bounded integers); pinned in
   batch_planner_test.cc.

@@ -1,7 +1,8 @@
-// The XLM-R model's view of a pass: the framework's PassContext plus the names of its
-// dropout sites (the `op` field of every DropoutKey it makes).
-#ifndef XLMR_MODELS_XLMR_FORWARD_CONTEXT_H_
-#define XLMR_MODELS_XLMR_FORWARD_CONTEXT_H_
+// What the XLM-R model reads about a pass: the framework's PassContext (precision policy and
+// dropout coordinates, the same object for Forward, Backward and recompute) and ModelInputs,
+// plus the names of the model's dropout sites (the `op` field of every DropoutKey it makes).
+#ifndef XLMR_MODELS_XLMR_PASS_CONTEXT_H_
+#define XLMR_MODELS_XLMR_PASS_CONTEXT_H_
 
 #include <cstdint>
 
@@ -10,7 +11,7 @@
 namespace xlmr::models {
 
 // The pass context and inputs are the framework's (the trainer builds them).
-using ForwardContext = train::PassContext;
+using train::PassContext;
 using train::ModelInputs;
 
 // Which dropout inside a layer a DropoutKey's `op` field names.
@@ -25,4 +26,4 @@ enum DropoutSite : uint32_t {
 
 }  // namespace xlmr::models
 
-#endif  // XLMR_MODELS_XLMR_FORWARD_CONTEXT_H_
+#endif  // XLMR_MODELS_XLMR_PASS_CONTEXT_H_

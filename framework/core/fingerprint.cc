@@ -1,4 +1,4 @@
-#include "framework/data/fingerprint.h"
+#include "framework/core/fingerprint.h"
 
 #include <cerrno>
 #include <cstdio>
@@ -10,7 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 
-namespace xlmr::data {
+namespace xlmr {
 namespace {
 
 constexpr uint64_t kFnvPrime = 0x100000001b3ULL;
@@ -94,4 +94,4 @@ absl::StatusOr<uint64_t> FingerprintFile(const std::string& path) {
 
 std::string FingerprintHex(uint64_t value) { return absl::StrFormat("%016x", value); }
 
-}  // namespace xlmr::data
+}  // namespace xlmr

@@ -1,4 +1,4 @@
-#include "framework/recompute/budget_flag.h"
+#include "framework/recompute/memory_budget.h"
 
 #include <cmath>
 #include <utility>
@@ -59,17 +59,19 @@ absl::StatusOr<MemoryBudget> BytesWithUnit(double number, const std::string& uni
     const double bytes = std::floor(number * known.multiplier);
     if (bytes < 1) return Invalid(flag_name, text, "less than one byte");
     if (bytes >= 9.2e18) return Invalid(flag_name, text, "too large");
-    return MemoryBudget{MemoryBudget::Kind::kBytes, static_cast<int64_t>(bytes), 0.0};
+    return MemoryBudget{MemoryBudget::Kind::kBytes, static_cast<int64_t>(bytes), 0.0, std::string(text)};
   }
   return Invalid(flag_name, text, absl::StrCat("unknown unit '", unit, "'"));
 }
 
 absl::StatusOr<MemoryBudget> WithoutUnit(absl::string_view number_text, double number,
                                          absl::string_view flag_name, absl::string_view text) {
-  if (number > 0 && number <= 1) return MemoryBudget{MemoryBudget::Kind::kFraction, 0, number};
+  if (number > 0 && number <= 1) {
+    return MemoryBudget{MemoryBudget::Kind::kFraction, 0, number, std::string(text)};
+  }
   int64_t bytes = 0;
   if (number > 1 && absl::SimpleAtoi(number_text, &bytes)) {
-    return MemoryBudget{MemoryBudget::Kind::kBytes, bytes, 0.0};
+    return MemoryBudget{MemoryBudget::Kind::kBytes, bytes, 0.0, std::string(text)};
   }
   return Invalid(flag_name, text,
                  number <= 0 ? "must be positive"

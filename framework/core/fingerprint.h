@@ -18,8 +18,8 @@
 //   fingerprint.AddString("text");        // length-prefixed: ("ab","c") != ("a","bc")
 //   fingerprint.AddInt(max_length);
 //   uint64_t key = fingerprint.Value();
-#ifndef XLMR_FRAMEWORK_DATA_FINGERPRINT_H_
-#define XLMR_FRAMEWORK_DATA_FINGERPRINT_H_
+#ifndef XLMR_FRAMEWORK_CORE_FINGERPRINT_H_
+#define XLMR_FRAMEWORK_CORE_FINGERPRINT_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -28,7 +28,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 
-namespace xlmr::data {
+namespace xlmr {
 
 class Fingerprint {
  public:
@@ -58,6 +58,6 @@ absl::StatusOr<uint64_t> FingerprintFile(const std::string& path);
 // 16 lowercase hex digits, e.g. for file names.
 std::string FingerprintHex(uint64_t value);
 
-}  // namespace xlmr::data
+}  // namespace xlmr
 
-#endif  // XLMR_FRAMEWORK_DATA_FINGERPRINT_H_
+#endif  // XLMR_FRAMEWORK_CORE_FINGERPRINT_H_

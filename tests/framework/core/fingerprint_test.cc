@@ -1,12 +1,12 @@
 // Fingerprint: stability (chunking does not matter, values are pinned) and sensitivity.
-#include "framework/data/fingerprint.h"
+#include "framework/core/fingerprint.h"
 
 #include <string>
 
 #include "gtest/gtest.h"
 #include "tests/framework/data/temp_files.h"
 
-namespace xlmr::data {
+namespace xlmr {
 namespace {
 
 uint64_t FingerprintOf(const std::string& bytes) {
@@ -57,7 +57,8 @@ TEST(FingerprintTest, FieldsAreLengthPrefixed) {
 
 // Cache files written by earlier builds must keep matching: these values pin the algorithm
 // described in fingerprint.h (they were produced by an independent Python transcription of
-// that description, testdata/fingerprint_golden.py). Exact equality: it is integer arithmetic.
+// that description, tests/framework/data/testdata/fingerprint_golden.py). Exact equality: it
+// is integer arithmetic.
 TEST(FingerprintTest, ValuesArePinned) {
   EXPECT_EQ(FingerprintOf(""), 0xdba21a06fc3e365fULL);
   EXPECT_EQ(FingerprintOf("a"), 0x0909163af326a125ULL);
@@ -67,7 +68,7 @@ TEST(FingerprintTest, ValuesArePinned) {
 
 TEST(FingerprintTest, FileFingerprintEqualsBytesFingerprint) {
   const std::string bytes = SampleBytes(3 << 19);  // more than one 1 MiB read chunk
-  const std::string path = testing::WriteTempFile("fingerprint.bin", bytes);
+  const std::string path = data::testing::WriteTempFile("fingerprint.bin", bytes);
   absl::StatusOr<uint64_t> from_file = FingerprintFile(path);
   ASSERT_TRUE(from_file.ok()) << from_file.status();
   EXPECT_EQ(*from_file, FingerprintOf(bytes));
@@ -75,4 +76,4 @@ TEST(FingerprintTest, FileFingerprintEqualsBytesFingerprint) {
 }
 
 }  // namespace
-}  // namespace xlmr::data
+}  // namespace xlmr

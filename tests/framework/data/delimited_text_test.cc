@@ -1,5 +1,7 @@
-// RFC 4180 reading of .csv files through ReadRecords: quoting, escapes, embedded line breaks,
-// line numbers of multi-line rows, and the quoting errors. Messages are compared exactly.
+// framework/data/delimited_text.cc, the RFC 4180 reading of .csv files, through ReadRecords
+// (delimited_text.h is private to //framework/data:record_reader): quoting, escapes, embedded
+// line breaks, line numbers of multi-line rows, and the quoting errors. Messages are compared
+// exactly.
 #include <string>
 #include <vector>
 
