@@ -16,6 +16,8 @@
 #     tests/framework/train/accumulation_test.cc: with eps 1e-8 an element whose gradient is
 #     rounding noise (the attention key bias, analytically zero; embedding rows of rare tokens)
 #     takes a full-size step of random sign, so correct runs would differ by ~lr there;
+#   - eval_results.json: evaluation sharded over the ranks covers the same examples and gives
+#     the same eval_loss (within the loss tolerance: each rank pads its own slice);
 #   - metrics.jsonl: per-step loss and grad_norm within 1e-6 relative (fp32; measured ~1e-8)
 #     or 1e-4 / 1e-3 (fp16; measured 2e-6 / 2e-5), no step skipped, and allreduce_calls equal to
 #     4 x step on both (4 buckets per optimizer step: head, 2 blocks, embeddings; none on the
@@ -74,6 +76,15 @@ run_variant() {  # NAME WEIGHT_TOL LOSS_TOL NORM_TOL FLAGS...
     [ "$(field $run/metrics.jsonl skipped | sort -u)" = "false" ] || fail "$run: a step was skipped"
   done
   echo "  allreduce_calls per step (both runs): $(field two/metrics.jsonl allreduce_calls | tr '\n' ' ')"
+  # Evaluation is sharded over the ranks and gathered: the same examples, the same loss.
+  local key values
+  for key in eval_examples eval_loss; do
+    values=$(for run in one two; do sed -nE "s/.*\"$key\": ([-0-9.e+]+).*/\1/p" $run/eval_results.json; done)
+    [ "$(echo "$values" | grep -c .)" -eq 2 ] || { fail "$key missing from eval_results.json"; continue; }
+    echo "  $key: $(echo "$values" | tr '\n' ' ')"
+    echo "$values" | paste -s | awk -v t="$loss_tol" '{ d = $1 - $2; if (d < 0) d = -d; exit !(d <= t * $1) }' ||
+      fail "$key differs between one process and two ranks"
+  done
   [ "$(grep -c 'step 4/4' two.log)" -eq 1 ] || fail "expected one progress line per step (rank 0 only)"
   [ "$(grep -c '^done:' two.log)" -eq 1 ] || fail "expected one done line (rank 0 only)"
   for when in "at the start of training" "after step 4"; do

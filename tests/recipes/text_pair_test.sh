@@ -65,7 +65,7 @@ paste -d'\t' <(awk -F'\t' 'NR > 1 { print $3 }' eval.tsv) pred.jsonl | awk -F'\t
     exit bad || rows != 40 || d > 1e-12 * eval_loss || accuracy != eval_accuracy
   }' || fail "xlmr_predict's pair probabilities are not those the trainer evaluated"
 
-probabilities() { sed -E 's/.*"probabilities":\[([^]]*)\].*/\1/' "$1"; }
+probabilities() { sed -nE 's/.*"probabilities":\[([^]]*)\].*/\1/p' "$1"; }
 same_swapped=$(paste -d'|' <(probabilities pred.jsonl) <(probabilities pred_swapped.jsonl) | awk -F'|' '$1 == $2' | wc -l)
 same_single=$(paste -d'|' <(probabilities pred.jsonl) <(probabilities pred_single.jsonl) | awk -F'|' '$1 == $2' | wc -l)
 echo "rows with unchanged probabilities: other second texts $same_swapped of 40, no second text $same_single of 40"
