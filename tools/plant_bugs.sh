@@ -39,7 +39,7 @@ if [ "${1:-}" = "--list" ]; then
 fi
 
 repo=$(git -C "$(dirname "$0")/.." rev-parse --show-toplevel) || exit 1
-scratch=$(mktemp -d "${TMPDIR:-/tmp}/plant_bugs.XXXXXX")
+scratch=$(mktemp -d -t plant_bugs.XXXXXX)
 cleanup() {
   (cd "$scratch" && bazel shutdown > /dev/null 2>&1)
   rm -rf "$scratch"
