@@ -2,6 +2,12 @@
 // the fixture that skips without a GPU, random inputs, and the two comparisons (bit for bit, and
 // within a stated tolerance) with failure messages that name the output, the count of bad
 // elements and the first few of them.
+//
+// Demanding a GPU: with XLMR_REQUIRE_GPU=1 in the environment (`bazel test
+// --test_env=XLMR_REQUIRE_GPU=1`, as tools/gpu_verify.sh should run them), "no GPU visible" and
+// "the device query failed" FAIL every GPU test instead of skipping it, so a GPU host whose
+// driver is broken cannot report a green run that tested nothing. Every GPU test decides through
+// XLMR_SKIP_WITHOUT_GPU (directly or through GpuTest), the one place that reads the variable.
 #ifndef XLMR_TESTS_GPU_GPU_TEST_UTIL_H_
 #define XLMR_TESTS_GPU_GPU_TEST_UTIL_H_
 
@@ -16,10 +22,27 @@ namespace xlmr::testing {
 
 // Binds the process to GPU 0 and poisons uninitialised GPU memory (PoisonUninitializedMemory),
 // so that an output element a kernel never writes reads as NaN. Returns "" then, or why there is
-// no GPU to use (the caller GTEST_SKIPs with it), e.g. on the build machine.
+// no GPU to use, e.g. on the build machine. Tests call it through XLMR_SKIP_WITHOUT_GPU.
 std::string PrepareGpu();
 
-// A fixture whose SetUp is PrepareGpu, skipping the test (with the reason) when it fails.
+// True when the environment variable XLMR_REQUIRE_GPU is "1": a GPU test must then fail, not
+// skip, when PrepareGpu finds no usable GPU.
+bool GpuRequired();
+
+// In a test body or SetUp (it returns from the enclosing function): prepares the GPU, and when
+// there is none skips the test with the reason, or fails it with the reason when GpuRequired().
+#define XLMR_SKIP_WITHOUT_GPU()                                                               \
+  do {                                                                                        \
+    const std::string xlmr_no_gpu = ::xlmr::testing::PrepareGpu();                            \
+    if (!xlmr_no_gpu.empty()) {                                                               \
+      if (::xlmr::testing::GpuRequired()) {                                                   \
+        GTEST_FAIL() << "XLMR_REQUIRE_GPU=1 but there is no usable GPU: " << xlmr_no_gpu;     \
+      }                                                                                       \
+      GTEST_SKIP() << xlmr_no_gpu;                                                            \
+    }                                                                                         \
+  } while (0)
+
+// A fixture whose SetUp is XLMR_SKIP_WITHOUT_GPU.
 class GpuTest : public ::testing::Test {
  protected:
   void SetUp() override;

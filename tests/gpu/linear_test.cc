@@ -10,7 +10,8 @@
 //   f32 output: |gpu - cpu| <= 1e-5 * scale. Catches TF32 (10-bit mantissa): its per-product
 //     error ~2^-11 averages down only by sqrt(K), far above 1e-5 for the small-K shapes here.
 //   f16 output: |gpu - cpu| <= 1e-5 * scale + 1 ulp_f16(max(|gpu|, |cpu|)).
-// Skipped (with the reason) when no GPU is visible, e.g. on the build machine.
+// Skipped (with the reason) when no GPU is visible, e.g. on the build machine; failed instead
+// under XLMR_REQUIRE_GPU=1 (tests/gpu/gpu_test_util.h).
 #include "framework/ops/linear.h"
 
 #include <algorithm>
@@ -153,8 +154,7 @@ std::vector<Case> AllCases() {
 class CudaLinearTest : public ::testing::TestWithParam<Case> {
  protected:
   void SetUp() override {
-    const std::string no_gpu = testing::PrepareGpu();
-    if (!no_gpu.empty()) GTEST_SKIP() << no_gpu;
+    XLMR_SKIP_WITHOUT_GPU();
     const Case& c = GetParam();
     std::mt19937 rng(20240612);
     x_ = RandomCpu(c.x_shape, c.x_dtype, &rng);

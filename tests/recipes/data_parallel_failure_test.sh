@@ -8,6 +8,9 @@
 #   3. rank 0 fails once training has started (its --output_dir cannot be created: the parent
 #      is a file): rank 0 says why
 #      and MPI_Abort stops rank 1, which would otherwise wait in the first all-reduce.
+#   4. rank 1 dies mid-training (SIGABRT once rank 0 has logged a step, as a failed internal
+#      check would abort it): the job stops with a non-zero status instead of rank 0 waiting
+#      forever in the next all-reduce, and no rank is left running.
 set -uo pipefail
 finetune="$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"
 train_tsv="$(cd "$(dirname "$2")" && pwd)/$(basename "$2")"
@@ -53,6 +56,49 @@ timeout 120 mpirun --oversubscribe -np 1 --wdir "$TEST_TMPDIR/host_a" "$finetune
   : -np 1 --wdir "$TEST_TMPDIR/host_b" "$finetune" "${common[@]}" --output_dir=blocker/out > log.txt 2>&1
 status=$?
 expect "rank 0 fails in training" 1 "xlmr_finetune: rank 0: --output_dir=blocker/out"
+
+# 4. Rank 1 aborts while training (a run long enough never to finish by itself).
+rm -rf host_a/out
+timeout 120 mpirun --oversubscribe -np 2 --wdir "$TEST_TMPDIR/host_a" "$finetune" "${common[@]}" \
+  --max_steps=1000000 --logging_steps=1 > log.txt 2>&1 &
+launcher=$!
+descendants() {  # PID -> every process below it
+  local child
+  for child in $(pgrep -P "$1"); do echo "$child"; descendants "$child"; done
+}
+for _ in $(seq 1200); do  # up to 120 s for rank 0's first train line
+  grep -qs '"type":"train"' host_a/out/metrics.jsonl && break
+  sleep 0.1
+done
+rank1="" ranks=()
+for pid in $(descendants "$launcher"); do
+  rank=$(tr '\0' '\n' < "/proc/$pid/environ" 2> /dev/null | sed -n 's/^OMPI_COMM_WORLD_RANK=//p')
+  [ -n "$rank" ] || continue
+  ranks+=("$pid")
+  [ "$rank" = 1 ] && rank1=$pid
+done
+if ! grep -qs '"type":"train"' host_a/out/metrics.jsonl || [ -z "$rank1" ]; then
+  echo "FAILED (rank 1 dies in training): training never started or rank 1 not found"; cat log.txt
+  failures=$((failures + 1))
+  kill "$launcher" 2> /dev/null
+else
+  kill -ABRT "$rank1"
+  wait "$launcher"
+  status=$?
+  if [ "$status" -eq 124 ]; then
+    echo "FAILED (rank 1 dies in training): the job hung (killed by the timeout)"; failures=$((failures + 1))
+  elif [ "$status" -eq 0 ]; then
+    echo "FAILED (rank 1 dies in training): exit status 0"; cat log.txt; failures=$((failures + 1))
+  else
+    echo "rank 1 dies in training: status $status, $(grep -c '"type":"train"' host_a/out/metrics.jsonl) step(s) logged"
+  fi
+  for pid in "${ranks[@]}"; do
+    if kill -0 "$pid" 2> /dev/null; then
+      echo "FAILED (rank 1 dies in training): rank process $pid still running"; failures=$((failures + 1))
+      kill -KILL "$pid"
+    fi
+  done
+fi
 
 [ "$failures" -eq 0 ] && echo "every failing launch stopped the whole job"
 exit "$failures"

@@ -2,7 +2,10 @@
 # Data-parallel training end to end: `mpirun -np 2` with per-device batch 4 trains the same
 # model as one process with batch 8 (the global batch is the same, split by rank), in four
 # variants: plain, --gradient_accumulation_steps=2 (global batch 16), --gradient_checkpointing
-# and --fp16. Each pair runs 4 optimizer steps on 300 rows of the embedded data, dropout 0,
+# and --fp16, and two on 27 rows, where the last global batch of an epoch is partial (8, 8, 8,
+# 3; with accumulation 16, 11): its 3 examples all fall to rank 0 and rank 1 runs an empty
+# micro-batch (with accumulation, rank 1's second micro-batch is empty), yet the step must be
+# the mean over those examples on both. Each pair runs 4 optimizer steps on 300 rows of the embedded data, dropout 0,
 # learning rate 1e-3, and is compared on:
 #   - the final model.safetensors (compare_models): max |difference| <= 1e-6 in fp32 (measured
 #     1.2e-7: one ulp of a LayerNorm weight near 1, from summing the batch in another order
@@ -13,6 +16,8 @@
 #     tests/framework/train/accumulation_test.cc: with eps 1e-8 an element whose gradient is
 #     rounding noise (the attention key bias, analytically zero; embedding rows of rare tokens)
 #     takes a full-size step of random sign, so correct runs would differ by ~lr there;
+#   - eval_results.json: evaluation sharded over the ranks covers the same examples and gives
+#     the same eval_loss (within the loss tolerance: each rank pads its own slice);
 #   - metrics.jsonl: per-step loss and grad_norm within 1e-6 relative (fp32; measured ~1e-8)
 #     or 1e-4 / 1e-3 (fp16; measured 2e-6 / 2e-5), no step skipped, and allreduce_calls equal to
 #     4 x step on both (4 buckets per optimizer step: head, 2 blocks, embeddings; none on the
@@ -33,15 +38,19 @@ head -n 301 "$train_tsv" > train.tsv
 common=(--train_file=train.tsv --eval_file=dev.tsv --max_steps=4 --dropout=0 --learning_rate=1e-3
         --adam_epsilon=1e-4 --logging_steps=1 --cache_dir=cache)
 
-field() {  # FILE FIELD -> the FIELD of every train line, one per line
-  grep '"type":"train"' "$1" | sed -E "s/.*\"$2\":([^,}]*).*/\1/"
+field() {  # FILE FIELD -> the FIELD of every train line, one per line (nothing where it is absent)
+  grep '"type":"train"' "$1" | sed -nE "s/.*\"$2\":([^,}]*).*/\1/p"
 }
 failures=0
 fail() { echo "FAILED ($variant): $*"; failures=$((failures + 1)); }
 
 # FIELD TOLERANCE: largest relative difference of FIELD between the two runs, checked.
 compare_metric() {
-  local worst
+  local worst run
+  for run in one two; do  # a missing field must not compare as equal
+    [ "$(field $run/metrics.jsonl "$1" | grep -cE '^-?[0-9.]+(e[-+]?[0-9]+)?$')" -eq 4 ] ||
+      { fail "$run: $1 is not a number on each of the 4 train lines"; return; }
+  done
   worst=$(paste <(field one/metrics.jsonl "$1") <(field two/metrics.jsonl "$1") |
     awk '{ d = $1 - $2; if (d < 0) d = -d; m = $1 < 0 ? -$1 : $1; r = d / m; if (r > w) w = r } END { printf "%.3g", w }')
   echo "  $1: max relative difference $worst (tolerance $2)"
@@ -67,6 +76,15 @@ run_variant() {  # NAME WEIGHT_TOL LOSS_TOL NORM_TOL FLAGS...
     [ "$(field $run/metrics.jsonl skipped | sort -u)" = "false" ] || fail "$run: a step was skipped"
   done
   echo "  allreduce_calls per step (both runs): $(field two/metrics.jsonl allreduce_calls | tr '\n' ' ')"
+  # Evaluation is sharded over the ranks and gathered: the same examples, the same loss.
+  local key values
+  for key in eval_examples eval_loss; do
+    values=$(for run in one two; do sed -nE "s/.*\"$key\": ([-0-9.e+]+).*/\1/p" $run/eval_results.json; done)
+    [ "$(echo "$values" | grep -c .)" -eq 2 ] || { fail "$key missing from eval_results.json"; continue; }
+    echo "  $key: $(echo "$values" | tr '\n' ' ')"
+    echo "$values" | paste -s | awk -v t="$loss_tol" '{ d = $1 - $2; if (d < 0) d = -d; exit !(d <= t * $1) }' ||
+      fail "$key differs between one process and two ranks"
+  done
   [ "$(grep -c 'step 4/4' two.log)" -eq 1 ] || fail "expected one progress line per step (rank 0 only)"
   [ "$(grep -c '^done:' two.log)" -eq 1 ] || fail "expected one done line (rank 0 only)"
   for when in "at the start of training" "after step 4"; do
@@ -75,6 +93,14 @@ run_variant() {  # NAME WEIGHT_TOL LOSS_TOL NORM_TOL FLAGS...
 }
 
 run_variant plain 1e-6 1e-6 1e-6
+# A partial last batch with empty micro-batches on rank 1 (see the top), evaluated on its own
+# rows (27 rows do not hold every label of dev.tsv); examples_seen proves
+# the partial batches happened: 8+8+8+3 and 16+11+16+11.
+head -n 28 "$train_tsv" > train27.tsv
+run_variant partial 1e-6 1e-6 1e-6 --train_file=train27.tsv --eval_file=train27.tsv
+[ "$(field two/metrics.jsonl examples | tr '\n' ' ')" = "8 16 24 27 " ] || fail "examples $(field two/metrics.jsonl examples | tr '\n' ' '), expected 8 16 24 27"
+run_variant partial_accumulation 1e-6 1e-6 1e-6 --train_file=train27.tsv --eval_file=train27.tsv --gradient_accumulation_steps=2
+[ "$(field two/metrics.jsonl examples | tr '\n' ' ')" = "16 27 43 54 " ] || fail "examples $(field two/metrics.jsonl examples | tr '\n' ' '), expected 16 27 43 54"
 run_variant accumulation 1e-6 1e-6 1e-6 --gradient_accumulation_steps=2
 run_variant checkpointing 1e-6 1e-6 1e-6 --gradient_checkpointing
 run_variant fp16 2e-5 1e-4 1e-3 --fp16

@@ -8,6 +8,6 @@ finetune="$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"
 cd "$TEST_TMPDIR"
 "$finetune" --output_dir=out --cache_dir=cache > log 2>&1 || { cat log; exit 1; }
 accuracy=$(sed -nE 's/.*"test_accuracy": ([0-9.e-]*).*/\1/p' out/eval_results.json)
-seconds=$(tail -n 1 out/metrics.jsonl | sed -E 's/.*"train_seconds":([0-9.]*).*/\1/')
+seconds=$(tail -n 1 out/metrics.jsonl | sed -nE 's/.*"train_seconds":([0-9.]*).*/\1/p')
 echo "test accuracy $accuracy after ${seconds}s of training"
 awk -v a="$accuracy" 'BEGIN { exit !(a >= 0.90) }'

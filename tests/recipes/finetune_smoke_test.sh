@@ -22,5 +22,7 @@ for key in eval_accuracy eval_macro_f1 test_accuracy; do
   grep -q "\"$key\"" "$out/eval_results.json" || { echo "eval_results.json lacks $key"; exit 1; }
 done
 grep -q '"XLMRobertaForSequenceClassification"' "$out/config.json" || { echo "config.json architectures"; exit 1; }
-# A second run finds the tokenized data in the cache.
+# The tokenized data went to --cache_dir (that a later run reuses it, and rebuilds a stale or
+# corrupt entry, is tests/framework/data:token_cache_test's subject).
+[ -n "$(find "$TEST_TMPDIR/cache" -type f)" ] || { echo "nothing cached in --cache_dir"; exit 1; }
 echo "smoke test passed"

@@ -11,15 +11,17 @@ test_split=$(absolute "$3")
 cd "$TEST_TMPDIR"
 fail() { echo "FAILED: $*"; exit 1; }
 
-"$finetune" --max_steps=5 --output_dir=model --cache_dir=cache > finetune.log 2>&1 || {
-  cat finetune.log; fail "xlmr_finetune --max_steps=5"; }
 head -n 21 "$test_split" > rows.tsv  # header + 20 rows
+# Evaluated on the same 20 rows, in one batch as xlmr_predict below: eval_results.json then
+# holds the trained model's loss and accuracy on exactly the rows predicted.
+"$finetune" --max_steps=5 --output_dir=model --cache_dir=cache --eval_file=rows.tsv --test_file=rows.tsv \
+  --per_device_eval_batch_size=64 > finetune.log 2>&1 || { cat finetune.log; fail "xlmr_finetune --max_steps=5"; }
 # The same rows as .jsonl (JSON-escaping backslashes and quotes; .tsv fields hold no tabs or
 # newlines), to check that the format does not change the predictions.
 awk -F'\t' 'NR > 1 { gsub(/\\/, "\\\\", $1); gsub(/"/, "\\\"", $1);
                      printf "{\"text\": \"%s\", \"label\": \"%s\"}\n", $1, $2 }' rows.tsv > rows.jsonl
 
-"$predict" --model_dir=model --input_file=rows.tsv --output_file=pred.jsonl 2> predict.log || {
+"$predict" --model_dir=model --input_file=rows.tsv --output_file=pred.jsonl --per_device_eval_batch_size=64 2> predict.log || {
   cat predict.log; fail "xlmr_predict on rows.tsv"; }
 [ "$(wc -l < pred.jsonl)" -eq 20 ] || fail "expected 20 lines, got $(wc -l < pred.jsonl)"
 [ ! -e pred.jsonl.tmp ] || fail "pred.jsonl.tmp left behind"
@@ -55,7 +57,38 @@ awk -v labels="$labels" -v n="$num_labels" '
   }
   END { exit bad }' pred.jsonl || fail "malformed prediction lines"
 
-"$predict" --model_dir=model --input_file=rows.jsonl --output_file=pred_from_jsonl.jsonl 2> predict.log || {
+# The logits are the trained model's: the mean -log(probability of the row's label) and the
+# fraction of rows whose label is the argmax, recomputed here from the printed probabilities,
+# equal the eval_loss and eval_accuracy the trainer computed with the model in memory at the
+# end of training on the same rows in the same single batch. Tolerance 1e-12 relative: both
+# sides take the log of the same doubles (the probabilities print with 17 digits and read back
+# exactly); logits of any other model (a fresh head, a wrongly mapped tensor, other weights)
+# move the loss by far more.
+eval_field() { sed -nE "s/.*\"$1\": ([-0-9.e+]+).*/\1/p" model/eval_results.json; }
+eval_loss=$(eval_field eval_loss)
+eval_accuracy=$(eval_field eval_accuracy)
+[ -n "$eval_loss" ] && [ -n "$eval_accuracy" ] || { cat model/eval_results.json; fail "eval_results.json lacks eval_loss or eval_accuracy"; }
+awk -F'\t' 'NR > 1 { print $2 }' rows.tsv > row_labels.txt
+paste -d'\t' row_labels.txt pred.jsonl | awk -F'\t' -v labels="$labels" -v n="$num_labels" \
+    -v eval_loss="$eval_loss" -v eval_accuracy="$eval_accuracy" '
+  BEGIN { split(labels, name, " "); for (i = 1; i <= n; ++i) id[name[i]] = i }
+  {
+    if (!($1 in id)) { print "row " NR ": label " $1 " is not one of the model'"'"'s"; bad = 1; next }
+    s = $2; sub(".*\"probabilities\":\\[", "", s); sub("\\].*", "", s); split(s, p, ",")
+    loss += -log(p[id[$1]])
+    predicted = $2; sub(/.*"label":"/, "", predicted); sub(/".*/, "", predicted)
+    correct += (predicted == $1)
+    ++rows
+  }
+  END {
+    loss /= rows; accuracy = correct / rows
+    printf "from pred.jsonl: loss %.17g accuracy %.4f; eval_results.json: loss %.17g accuracy %.4f\n",
+           loss, accuracy, eval_loss, eval_accuracy
+    d = loss - eval_loss; if (d < 0) d = -d
+    exit bad || rows != 20 || d > 1e-12 * eval_loss || accuracy != eval_accuracy
+  }' || fail "the predicted probabilities are not the trained model's (eval_loss / eval_accuracy differ)"
+
+"$predict" --model_dir=model --input_file=rows.jsonl --output_file=pred_from_jsonl.jsonl --per_device_eval_batch_size=64 2> predict.log || {
   cat predict.log; fail "xlmr_predict on rows.jsonl"; }
 cmp -s pred.jsonl pred_from_jsonl.jsonl || fail "the .jsonl input gave other predictions than the .tsv input"
 

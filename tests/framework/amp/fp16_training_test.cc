@@ -64,18 +64,43 @@ TEST(Fp16TrainingTest, OverflowSkipsTheStepAndHalvesTheScaleUntilItFits) {
   EXPECT_TRUE(std::any_of(m.begin(), m.end(), [](float v) { return v != 0.0f; }));
 }
 
+// The schedule counts updates, not steps (docs/DECISIONS.md): after k skipped steps the first
+// update uses the rate of update 1 and the second that of update 2. The schedule is chosen so
+// that the difference shows: linear decay without warm-up over 400 updates, so update 1 runs at
+// the full 1e-3 while a schedule that advanced on the ~100 skipped steps would run at ~3/4 of
+// it (a warm-up of 2 of 10 steps, as in Options, gives 0 both ways). Beyond the reported rate,
+// the weights must be exactly those of a run that never skipped: same weights, same batch, the
+// same scale (the one the skipping run settled on), dropout off so that the step index keys no
+// mask; any difference in the rate AdamW applied, its bias correction (step count) or its
+// moments shows in the bits. Tolerance: none (identical arithmetic).
 TEST(Fp16TrainingTest, FirstUpdateAfterSkipsUsesTheFirstScheduledRate) {
-  testing::TinyTrainer h(Options(true, 1e38, 0.2));
+  testing::TinyTrainerOptions options = Options(true, 1e38, 0.2);
+  options.model.dropout = 0.0;
+  options.warmup_steps = 0;
+  options.total_steps = 400;
   const data::Batch batch = TinyBatch();
-  for (int s = 0;; ++s) {
-    const StepOutcome outcome = h.Step(s, {batch});
-    if (!outcome.skipped) {
-      // Linear warm-up over 2 steps: the first update uses lambda(0) = 0 of the schedule,
-      // however many steps were skipped before it.
-      EXPECT_EQ(outcome.learning_rate, h.schedule().LearningRate(1));
-      break;
-    }
+  testing::TinyTrainer skipping(options);
+  int s = 0;
+  StepOutcome first;
+  for (;; ++s) {
+    ASSERT_LT(s, 200) << "never stopped skipping";
+    first = skipping.Step(s, {batch});
+    if (!first.skipped) break;
   }
+  ASSERT_GT(s, 90);  // ~100 skipped steps, far enough into the schedule to matter
+  EXPECT_EQ(first.learning_rate, 1e-3);  // lambda(0) = 1: the full rate
+  EXPECT_EQ(first.learning_rate, skipping.schedule().LearningRate(1));
+  const StepOutcome second = skipping.Step(s + 1, {batch});
+  ASSERT_FALSE(second.skipped);
+  EXPECT_EQ(second.learning_rate, skipping.schedule().LearningRate(2));  // 1e-3 * 399/400
+
+  options.loss_scale = first.loss_scale;
+  testing::TinyTrainer direct(options);
+  EXPECT_FALSE(direct.Step(0, {batch}).skipped);
+  EXPECT_FALSE(direct.Step(1, {batch}).skipped);
+  EXPECT_EQ(skipping.model().parameters().master().ToFloatVector(),
+            direct.model().parameters().master().ToFloatVector())
+      << "two updates after " << s << " skipped steps differ from two updates without skips";
 }
 
 // The word-embedding gradient (the deepest in backward).

@@ -2,7 +2,9 @@
 // binds GPU 0, an all-reduce of a GPU bucket over one rank leaves it unchanged and is counted,
 // and WaitForAllReduces orders the compute stream after it.
 // Tolerance: none; a sum over one rank is the value itself, bit for bit.
-// Needs a GPU: skipped (with the reason) when none is visible, e.g. on the build machine.
+// Needs a GPU: skipped (with the reason) when none is visible, e.g. on the build machine, and
+// failed instead under XLMR_REQUIRE_GPU=1 (tests/gpu/gpu_test_util.h; require_gpu_test.sh
+// checks both on a machine without one).
 // Multi-rank NCCL (one GPU per rank) needs a multi-GPU host: not covered here.
 #include "framework/distributed/nccl_communicator.h"
 
@@ -12,13 +14,13 @@
 #include "framework/core/device.h"
 #include "framework/distributed/local_communicator.h"
 #include "gtest/gtest.h"
+#include "tests/gpu/gpu_test_util.h"
 
 namespace xlmr::distributed {
 namespace {
 
 TEST(NcclCommunicatorTest, OneRankAllReduceIsTheIdentityAndCounted) {
-  const GpuInventory gpus = QueryGpus();
-  if (gpus.count == 0) GTEST_SKIP() << gpus.reason;
+  XLMR_SKIP_WITHOUT_GPU();
   LaunchEnvironment env;  // a plain process: rank 0 of 1, local rank 0
   absl::StatusOr<std::unique_ptr<NcclCommunicator>> comm =
       NcclCommunicator::Create(env, std::make_unique<LocalCommunicator>());
@@ -39,8 +41,7 @@ TEST(NcclCommunicatorTest, OneRankAllReduceIsTheIdentityAndCounted) {
 }
 
 TEST(NcclCommunicatorTest, CreateCommunicatorPicksNcclForCuda) {
-  const GpuInventory gpus = QueryGpus();
-  if (gpus.count == 0) GTEST_SKIP() << gpus.reason;
+  XLMR_SKIP_WITHOUT_GPU();
   absl::StatusOr<std::unique_ptr<Communicator>> comm = CreateCommunicator(LaunchEnvironment(), Device::kCuda);
   ASSERT_TRUE(comm.ok()) << comm.status();
   EXPECT_NE(dynamic_cast<NcclCommunicator*>(comm->get()), nullptr);

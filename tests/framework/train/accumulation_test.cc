@@ -30,6 +30,9 @@ struct RunResult {
 RunResult Train(const data::TokenizedDataset& dataset, int64_t p, int64_t a, int steps) {
   testing::TinyTrainerOptions options;
   options.adam.eps = 1e-4;  // see the tolerance note at the top
+  // No clipping: the step clips the gradient buffer in place, and a gradient scaled by the
+  // wrong factor but clipped to the same norm would look right.
+  options.max_grad_norm = 0;
   testing::TinyTrainer trainer(options);
   auto planner = data::BatchPlanner::Create({dataset.size(), p, a, 1, 0, 11, true, {}});
   EXPECT_TRUE(planner.ok());
@@ -75,14 +78,35 @@ TEST(AccumulationTest, SplitsOfTheGlobalBatchGiveTheSameStep) {
 }
 
 TEST(AccumulationTest, PartialBatchIsTheMeanOverItsOwnExamples) {
-  // The gradient of the 3-example last batch must not be diluted by the 8 of a full batch:
-  // doubling the dataset's last 3 examples' weight would show up here as a factor 8/3.
+  // 11 examples, global batch 8 split 4 x 2: step 2 holds the last 3 examples (micro-batches of
+  // 3 and 0). Its gradient must be the gradient of the mean loss over those 3 examples, the
+  // normalisation HF adopted with num_items_in_batch. The reference below is written without
+  // the planner: the same weights (one identical full step first), the 3 examples as one
+  // batch, normalised by 3, a number written here. Normalising the partial batch by the
+  // nominal 8 would scale every element by exactly 3/8; the tolerance (2e-6 of the largest
+  // element, see the top) is far below that, and the ratio of the largest magnitudes is
+  // checked against 1 as well, so the message names the factor.
   const data::TokenizedDataset dataset = testing::TinyDataset(11);
   const RunResult run = Train(dataset, 4, 2, 2);
-  const double full = MaxAbs(run.grads_per_step[0]);
-  const double partial = MaxAbs(run.grads_per_step[1]);
-  EXPECT_GT(partial, 0.2 * full) << "partial-batch gradient looks scaled by 3/8";
-  EXPECT_LT(partial, 5.0 * full);
+
+  testing::TinyTrainerOptions options;
+  options.adam.eps = 1e-4;  // as Train
+  options.max_grad_norm = 0;
+  testing::TinyTrainer reference(options);
+  auto planner = data::BatchPlanner::Create({dataset.size(), 8, 1, 1, 0, 11, true, {}});
+  ASSERT_TRUE(planner.ok());
+  const std::vector<int64_t> full = planner->GlobalBatch(0, 0);
+  const std::vector<int64_t> partial = planner->GlobalBatch(0, 1);
+  ASSERT_EQ(full.size(), 8u);
+  ASSERT_EQ(partial.size(), 3u);
+  EXPECT_FALSE(reference.Step(0, {data::Collate(dataset, full, 1)}, /*global_examples=*/8).skipped);
+  EXPECT_FALSE(reference.Step(1, {data::Collate(dataset, partial, 1)}, /*global_examples=*/3).skipped);
+  const std::vector<float> expected = reference.model().parameters().grads().ToFloatVector();
+
+  const double ratio = MaxAbs(run.grads_per_step[1]) / MaxAbs(expected);
+  EXPECT_NEAR(ratio, 1.0, 1e-5) << "the partial-batch gradient is scaled by " << ratio
+                                << " (3/8 = 0.375: normalised by the nominal batch)";
+  ExpectClose(run.grads_per_step[1], expected, 2e-6 * MaxAbs(expected), "partial-batch gradient");
 }
 
 }  // namespace

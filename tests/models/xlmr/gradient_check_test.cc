@@ -4,10 +4,14 @@
 //
 // The model computes in fp32, so the differences are taken in fp32 with a step h = 1e-2 on
 // weights of scale ~0.3: truncation error O(h^2) ~ 1e-4 and rounding error ~ 1e-7/h ~ 1e-5,
-// relative to the loss. The bound, 2e-3 of the largest gradient of the tensor plus 2e-4
-// absolute, sits above both; a wrong term in any backward (a missing transpose, a dropped
-// residual branch, the wrong LayerNorm statistic) produces errors of order 1e-1 (the op tests
-// check each op in double precision far more tightly; this test checks how they compose).
+// relative to the loss. Every element of every tensor is checked (3291).
+// Tolerance per element: 5e-4 of the largest gradient of its tensor plus 5e-5 absolute.
+// Measured (this test prints it): the worst element uses 0.29 of that bound (in
+// layer.0.intermediate.dense.weight), the largest absolute error is 1.15e-4: a margin of about
+// 3.4x, enough for other OpenBLAS thread counts (which move results by ~1e-7). A wrong term in
+// any backward (a missing transpose, a dropped residual branch, the wrong LayerNorm statistic)
+// produces errors of order 1e-1 of the gradient (the op tests check each op in double
+// precision far more tightly; this test checks how they compose).
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -66,7 +70,8 @@ TEST_F(GradientCheckTest, BackwardMatchesCentralDifferencesForEveryParameter) {
   model_.Backward(d_logits, PassContext{}, [](int) {});
 
   constexpr float kStep = 1e-2f;
-  double worst_ratio = 0;
+  double worst_ratio = 0, worst_absolute = 0, worst_of_largest = 0;
+  int64_t checked = 0;
   std::string worst;
   for (int p = 0; p < store.size(); ++p) {
     const std::vector<float> analytic = store.grad(p).ToFloatVector();
@@ -74,10 +79,9 @@ TEST_F(GradientCheckTest, BackwardMatchesCentralDifferencesForEveryParameter) {
     const int64_t n = store.param(p).numel();
     const double scale = *std::max_element(analytic.begin(), analytic.end(),
                                            [](float a, float b) { return std::fabs(a) < std::fabs(b); });
-    const double tolerance = 2e-3 * std::fabs(scale) + 2e-4;
-    // Up to 12 elements per tensor, spread over it.
-    for (int64_t k = 0; k < std::min<int64_t>(n, 12); ++k) {
-      const int64_t i = k * n / std::min<int64_t>(n, 12);
+    const double tolerance = 5e-4 * std::fabs(scale) + 5e-5;
+    // Every element of every tensor.
+    for (int64_t i = 0; i < n; ++i) {
       const float original = weights[i];
       weights[i] = original + kStep;
       const double plus = Loss();
@@ -88,13 +92,18 @@ TEST_F(GradientCheckTest, BackwardMatchesCentralDifferencesForEveryParameter) {
       const double error = std::fabs(numeric - analytic[i]);
       EXPECT_LE(error, tolerance) << store.spec(p).name << "[" << i << "]: analytic " << analytic[i]
                                   << ", numeric " << numeric;
+      worst_absolute = std::max(worst_absolute, error);
+      worst_of_largest = std::max(worst_of_largest, error / std::max(std::fabs(scale), 1e-30));
+      ++checked;
       if (error / tolerance > worst_ratio) {
         worst_ratio = error / tolerance;
         worst = store.spec(p).name;
       }
     }
   }
-  std::printf("worst error / tolerance: %.3f (%s)\n", worst_ratio, worst.c_str());
+  std::printf("%ld elements: worst |numeric - analytic| %.3g, worst error / largest |grad| of its tensor %.3g, "
+              "worst error / tolerance %.3f (%s)\n",
+              static_cast<long>(checked), worst_absolute, worst_of_largest, worst_ratio, worst.c_str());
 }
 
 }  // namespace

@@ -2,10 +2,16 @@
 // tests/testing/hf_parity.h), and loading/saving Hugging Face model directories: the tiny
 // random XLM-R of tests/golden, made by tests/golden/make_golden.py with transformers itself.
 #include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <fstream>
 #include <string>
+#include <vector>
 
 #include "gtest/gtest.h"
 #include "models/xlmr/hf_checkpoint.h"
+#include "nlohmann/json.hpp"
 #include "tests/testing/hf_parity.h"
 
 namespace xlmr::models {
@@ -41,6 +47,44 @@ TEST(HfCheckpointTest, HubBackboneGetsAFreshHeadAndIgnoresLmHead) {
   }
 }
 
+// A fresh head as HF's _init_weights makes it: dense and out_proj weights ~ N(0,
+// initializer_range), biases 0. The golden config's initializer_range is 0.4 and the head has
+// 24*24 + 3*24 = 648 weights: the sample standard deviation has a standard error of
+// 0.4 / sqrt(2 * 648) = 2.8%, so it must lie within 12% of 0.4 (over 4 standard errors), and
+// the mean within 4 standard errors (0.4 / sqrt(648) = 0.016) of 0. A head left at zero, or
+// drawn with std 1 (or 0.02, the hub default, instead of the config's value), fails.
+TEST(HfCheckpointTest, FreshHeadIsInitialisedAsHuggingFaceDoes) {
+  auto backbone = LoadPretrained(std::string(kGoldenDir) + "/mlm", LoadOptions{});
+  ASSERT_TRUE(backbone.ok()) << backbone.status();
+  ASSERT_TRUE(backbone->fresh_head);
+  const double range = backbone->model->config().initializer_range;
+  ASSERT_EQ(range, 0.4);
+  const ParameterStore& store = backbone->model->parameters();
+  double sum = 0, sum_squares = 0;
+  int64_t count = 0;
+  for (const char* name : {"classifier.dense.weight", "classifier.out_proj.weight"}) {
+    const int index = store.Find(name);
+    ASSERT_GE(index, 0) << name;
+    std::vector<float> values = store.param(index).ToFloatVector();
+    for (float v : values) {
+      sum += v;
+      sum_squares += double{v} * v;
+      ++count;
+    }
+    std::sort(values.begin(), values.end());
+    EXPECT_EQ(std::adjacent_find(values.begin(), values.end()), values.end())
+        << name << ": repeated values (not independent draws)";
+  }
+  ASSERT_EQ(count, 648);
+  const double mean = sum / count;
+  const double stddev = std::sqrt(sum_squares / count - mean * mean);
+  EXPECT_LT(std::fabs(mean), 4 * range / std::sqrt(double(count))) << "mean " << mean;
+  EXPECT_NEAR(stddev, range, 0.12 * range);
+  for (const char* name : {"classifier.dense.bias", "classifier.out_proj.bias"}) {
+    for (float v : store.param(store.Find(name)).ToFloatVector()) EXPECT_EQ(v, 0.0f) << name;
+  }
+}
+
 TEST(HfCheckpointTest, OtherLabelsGiveAFreshHeadOfTheRightSize) {
   LoadOptions options;
   options.labels = std::vector<std::string>{"neg", "pos"};
@@ -62,6 +106,45 @@ TEST(HfCheckpointTest, SaveThenLoadRoundTripsEveryParameter) {
   EXPECT_EQ(reloaded->model->config().id2label, loaded->model->config().id2label);
   EXPECT_EQ(reloaded->model->parameters().master().ToFloatVector(),
             loaded->model->parameters().master().ToFloatVector());
+}
+
+// The safetensors header (8-byte little-endian length, then JSON), read without our reader, so
+// that nothing lenient stands between the file and the comparison.
+nlohmann::json SafetensorsHeader(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  unsigned char length_bytes[8] = {};
+  in.read(reinterpret_cast<char*>(length_bytes), 8);
+  EXPECT_TRUE(in.good()) << path;
+  uint64_t length = 0;
+  for (int i = 7; i >= 0; --i) length = (length << 8) | length_bytes[i];
+  std::string header(length, '\0');
+  in.read(header.data(), static_cast<std::streamsize>(length));
+  EXPECT_TRUE(in.good()) << path;
+  return nlohmann::json::parse(header);
+}
+
+// What we save is what transformers' save_pretrained writes (tests/golden's classifier was
+// written by it): the same tensor names (no gamma/beta, the roberta. prefix, no extra or
+// missing tensor), shapes and dtypes, and the same __metadata__ ({"format": "pt"}, which
+// from_pretrained checks). Offsets are not compared: the layout within the file is free.
+TEST(HfCheckpointTest, SavedFileHasTransformersNamesShapesDtypesAndMetadata) {
+  auto loaded = LoadPretrained(std::string(kGoldenDir) + "/classifier", LoadOptions{});
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  const std::string out = ::testing::TempDir() + "/saved_for_header";
+  ASSERT_TRUE(SavePretrained(*loaded->model, out).ok());
+  const nlohmann::json ours = SafetensorsHeader(out + "/model.safetensors");
+  const nlohmann::json theirs = SafetensorsHeader(std::string(kGoldenDir) + "/classifier/model.safetensors");
+  ASSERT_TRUE(theirs.contains("__metadata__"));
+  EXPECT_EQ(ours.value("__metadata__", nlohmann::json()), theirs["__metadata__"]);
+  std::vector<std::string> our_names, their_names;
+  for (const auto& [name, entry] : ours.items()) our_names.push_back(name);
+  for (const auto& [name, entry] : theirs.items()) their_names.push_back(name);
+  EXPECT_EQ(our_names, their_names);  // nlohmann::json keeps keys sorted
+  for (const auto& [name, entry] : theirs.items()) {
+    if (name == "__metadata__" || !ours.contains(name)) continue;
+    EXPECT_EQ(ours[name]["dtype"], entry["dtype"]) << name;
+    EXPECT_EQ(ours[name]["shape"], entry["shape"]) << name;
+  }
 }
 
 TEST(HfCheckpointTest, CanonicalNamesAcceptOldAndUnprefixedNames) {

@@ -37,6 +37,13 @@ struct MeasuredStep {
   // batches were collated), less whatever else the test process holds: so it counts the
   // step's host batches and everything the step allocates.
   int64_t peak_activation_bytes = 0;
+  // The same peak seen by the CPU allocator itself (every byte allocated, whatever its
+  // category), counted from the same baseline: the witness for the counters. Equal to
+  // peak_activation_bytes when everything the step allocates is tagged as an activation; under
+  // fp16 the CPU backend also widens fp16 operands into short-lived fp32 copies tagged
+  // kWorkspace (a GPU reads fp16 directly), whose peak is peak_workspace_bytes.
+  int64_t peak_allocated_bytes = 0;
+  int64_t peak_workspace_bytes = 0;
 };
 
 // The shared TinyTrainer with the recompute tests' model: weights from seed 7, AdamW (lr 1e-3,

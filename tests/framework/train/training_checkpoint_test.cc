@@ -1,0 +1,168 @@
+// Training checkpoints (framework/train/training_checkpoint.h): every field of the trainer
+// state and every bit of the AdamW moments read back as written; "latest" is the highest step
+// by number (checkpoint-10 after checkpoint-9, which a sort by name gets wrong); pruning keeps
+// the newest save_total_limit; a failed save leaves no directory under a valid name; and a
+// resume that changes the seed, the global batch or the data is refused naming the setting.
+// Tolerance: none; a checkpoint is exact or it is wrong.
+#include "framework/train/training_checkpoint.h"
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+
+namespace xlmr::train {
+namespace {
+namespace fs = std::filesystem;
+
+std::string FreshDir(const std::string& name) {
+  const std::string dir = ::testing::TempDir() + "/" + name;
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+// Writes a marker where the model would go.
+absl::Status FakeSaveModel(const std::string& directory) {
+  std::ofstream(directory + "/model.safetensors") << "weights";
+  return absl::OkStatus();
+}
+
+TrainingState SampleState(int64_t step) {
+  TrainingState s;
+  s.global_step = step;
+  s.epoch = 2;
+  s.step_in_epoch = 3;
+  s.optimizer_steps = step - 4;  // four skipped fp16 steps
+  s.loss_scale = 0.1 + 0.2;      // needs all 17 digits to round-trip
+  s.loss_scale_growth_tracker = 5;
+  s.skipped_steps = 4;
+  s.examples_seen = 1234567890123;
+  s.tokens_seen = 9876543210987;
+  s.allreduce_calls = 77;
+  s.train_seconds = 12.345678901234567;
+  s.seed = 18446744073709551557ull;  // above INT64_MAX: must stay unsigned
+  s.global_batch_size = 32;
+  s.train_examples = 4000;
+  return s;
+}
+
+Tensor Moments(const std::vector<float>& values) {
+  Tensor t = Tensor::Zeros({static_cast<int64_t>(values.size())}, DType::kF32);
+  t.CopyFromFloats(values);
+  return t;
+}
+
+TEST(TrainingCheckpointTest, SaveThenLoadRestoresEveryFieldAndEveryBit) {
+  const std::string out = FreshDir("ckpt_roundtrip");
+  const std::vector<float> m = {1e-30f, -0.0f, 3.5f, -7.25e10f};
+  const std::vector<float> v = {0.0f, 1e-40f /* subnormal */, 2.0f, 1e30f};
+  ASSERT_TRUE(SaveTrainingCheckpoint(out, SampleState(21), Moments(m), Moments(v), FakeSaveModel, 0).ok());
+  const std::string dir = out + "/checkpoint-21";
+  EXPECT_TRUE(fs::exists(dir + "/model.safetensors"));
+  EXPECT_TRUE(fs::exists(dir + "/optimizer.safetensors"));
+  EXPECT_EQ(ListCheckpoints(out).size(), 1u);  // no temporary directory left behind
+  for (const auto& entry : fs::directory_iterator(out)) {
+    EXPECT_EQ(entry.path().filename().string(), "checkpoint-21");
+  }
+
+  absl::StatusOr<LoadedCheckpoint> loaded = LoadTrainingCheckpoint(dir, 4);
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  const TrainingState want = SampleState(21);
+  const TrainingState& got = loaded->state;
+  EXPECT_EQ(got.global_step, want.global_step);
+  EXPECT_EQ(got.epoch, want.epoch);
+  EXPECT_EQ(got.step_in_epoch, want.step_in_epoch);
+  EXPECT_EQ(got.optimizer_steps, want.optimizer_steps);
+  EXPECT_EQ(got.loss_scale, want.loss_scale);
+  EXPECT_EQ(got.loss_scale_growth_tracker, want.loss_scale_growth_tracker);
+  EXPECT_EQ(got.skipped_steps, want.skipped_steps);
+  EXPECT_EQ(got.examples_seen, want.examples_seen);
+  EXPECT_EQ(got.tokens_seen, want.tokens_seen);
+  EXPECT_EQ(got.allreduce_calls, want.allreduce_calls);
+  EXPECT_EQ(got.train_seconds, want.train_seconds);
+  EXPECT_EQ(got.seed, want.seed);
+  EXPECT_EQ(got.global_batch_size, want.global_batch_size);
+  EXPECT_EQ(got.train_examples, want.train_examples);
+  const std::vector<float> got_m = loaded->exp_avg.ToFloatVector();
+  const std::vector<float> got_v = loaded->exp_avg_sq.ToFloatVector();
+  ASSERT_EQ(got_m.size(), m.size());
+  ASSERT_EQ(got_v.size(), v.size());
+  for (size_t i = 0; i < m.size(); ++i) {
+    EXPECT_EQ(std::signbit(got_m[i]), std::signbit(m[i])) << i;
+    EXPECT_EQ(got_m[i], m[i]) << i;
+    EXPECT_EQ(got_v[i], v[i]) << i;
+  }
+
+  // Moments of another size than the model's: an error naming the file and both counts.
+  absl::StatusOr<LoadedCheckpoint> wrong = LoadTrainingCheckpoint(dir, 5);
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_NE(std::string(wrong.status().message()).find("moments have 4 elements, the model has 5"),
+            std::string::npos)
+      << wrong.status();
+}
+
+TEST(TrainingCheckpointTest, LatestIsTheHighestStepAndPruningKeepsTheNewest) {
+  const std::string out = FreshDir("ckpt_latest");
+  const Tensor zeros = Moments({0.0f});
+  for (int64_t step : {8, 9, 10}) {
+    ASSERT_TRUE(SaveTrainingCheckpoint(out, SampleState(step), zeros, zeros, FakeSaveModel,
+                                       /*save_total_limit=*/0).ok());
+  }
+  absl::StatusOr<std::string> latest = ResolveCheckpoint("latest", out);
+  ASSERT_TRUE(latest.ok()) << latest.status();
+  EXPECT_EQ(*latest, out + "/checkpoint-10");
+  // An explicit path is taken as given.
+  EXPECT_EQ(*ResolveCheckpoint(out + "/checkpoint-9", out), out + "/checkpoint-9");
+  // Saving step 11 with a limit of 2 leaves 10 and 11.
+  ASSERT_TRUE(SaveTrainingCheckpoint(out, SampleState(11), zeros, zeros, FakeSaveModel, 2).ok());
+  const std::vector<std::pair<int64_t, std::string>> left = ListCheckpoints(out);
+  ASSERT_EQ(left.size(), 2u);
+  EXPECT_EQ(left[0].first, 10);
+  EXPECT_EQ(left[1].first, 11);
+}
+
+TEST(TrainingCheckpointTest, ResolveNamesWhatIsMissing) {
+  const std::string out = FreshDir("ckpt_none");
+  absl::StatusOr<std::string> none = ResolveCheckpoint("latest", out);
+  ASSERT_FALSE(none.ok());
+  EXPECT_NE(std::string(none.status().message()).find("no checkpoint-<step> in " + out), std::string::npos);
+  absl::StatusOr<std::string> not_one = ResolveCheckpoint(out, out);
+  ASSERT_FALSE(not_one.ok());
+  EXPECT_NE(std::string(not_one.status().message()).find("is not a training checkpoint"), std::string::npos);
+}
+
+TEST(TrainingCheckpointTest, AFailedSaveLeavesNoCheckpoint) {
+  const std::string out = FreshDir("ckpt_failed");
+  const Tensor zeros = Moments({0.0f});
+  auto failing = [](const std::string&) { return absl::DataLossError("disk full"); };
+  absl::Status status = SaveTrainingCheckpoint(out, SampleState(5), zeros, zeros, failing, 0);
+  EXPECT_EQ(status.code(), absl::StatusCode::kDataLoss);
+  EXPECT_TRUE(fs::is_empty(out)) << "a failed save left something in " << out;
+}
+
+TEST(TrainingCheckpointTest, ResumeRefusesAnotherSeedBatchOrDataset) {
+  const TrainingState saved = SampleState(8);
+  EXPECT_TRUE(CheckCompatible(saved, SampleState(8), "ckpt").ok());
+  TrainingState seed = saved;
+  seed.seed = 1;
+  TrainingState batch = saved;
+  batch.global_batch_size = 16;
+  TrainingState data = saved;
+  data.train_examples = 3999;
+  for (const auto& [current, names] : std::vector<std::pair<TrainingState, std::string>>{
+           {seed, "--seed was 18446744073709551557, is now 1"},
+           {batch, "global batch (per_device_train_batch_size x gradient_accumulation_steps x ranks) was 32, is now 16"},
+           {data, "number of training examples was 4000, is now 3999"}}) {
+    absl::Status status = CheckCompatible(saved, current, "ckpt");
+    ASSERT_FALSE(status.ok()) << names;
+    EXPECT_NE(std::string(status.message()).find(names), std::string::npos) << status;
+  }
+}
+
+}  // namespace
+}  // namespace xlmr::train

@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# Replays the bugs the test suite must catch (not part of CI): for each one, a one-line change
+# is planted in a scratch copy of the committed tree (git archive HEAD), the test that guards
+# against it is run there, and the change is undone. A bug counts as caught when its test
+# FAILS; a test that still passes, or a planted line that no longer matches the source, is
+# reported and makes the script exit 1.
+#
+#   tools/plant_bugs.sh              every bug
+#   tools/plant_bugs.sh NAME...      only those (names in the table below)
+#   tools/plant_bugs.sh --list       the table
+#
+# Extra flags for `bazel test` (a --disk_cache, --config=cpu, ...) come from $BAZEL_TEST_FLAGS.
+# The scratch copy is a separate Bazel workspace: its first build is a full one unless a disk
+# cache shared with your checkout is given.
+set -uo pipefail
+
+# name | file | sed expression (must change the file) | test target | what the bug is
+BUGS='
+lr_counts_steps|framework/train/train_step.cc|s/schedule_.LearningRate(optimizer_.step_count() + 1)/schedule_.LearningRate(step + 1)/|//tests/framework/amp:fp16_training_test|the LR schedule advances on skipped fp16 steps
+partial_batch_nominal|framework/data/batch_planner.cc|s/assignment.global_examples = end - begin;/assignment.global_examples = global_batch_size_;/|//tests/framework/train:accumulation_test|a partial last batch is normalised by the nominal global batch
+head_not_initialised|models/xlmr/init.cc|s/^    InitializeParameter(model, i, seed);$/    (void)i;/|//tests/models/xlmr:parity_test|a fresh classification head is left at zero
+saved_metadata|models/xlmr/hf_checkpoint.cc|s/{{"format", "pt"}}/{{"format", "np"}}/|//tests/models/xlmr:parity_test|model.safetensors metadata differs from save_pretrained'"'"'s
+auc_of_class_0|framework/train/evaluate.cc|s/num_labels > 1 ? p.probabilities\[1\]/num_labels > 1 ? p.probabilities[0]/|//tests/framework/train:evaluate_test|ROC AUC scored with the probability of class 0
+f1_label_classes_only|framework/train/classification_metrics.cc|s/^  classes.insert(predictions.begin(), predictions.end());$//|//tests/framework/train:classification_metrics_test|macro F1 ignores classes that are only predicted
+metrics_not_flushed|framework/train/metrics_writer.cc|s/^  std::fflush(file_);$//|//tests/framework/train:metrics_writer_test|metrics.jsonl lines are not flushed (lost on a crash)
+loss_scale_as_float|framework/train/training_checkpoint.cc|s/{"loss_scale", s.loss_scale}/{"loss_scale", static_cast<float>(s.loss_scale)}/|//tests/framework/train:training_checkpoint_test|the checkpointed loss scale loses precision
+linear_out_untagged|kernels/cpu/linear.cc|s/final_dtype == DType::kF32 ? MemoryCategory::kActivations : MemoryCategory::kWorkspace/MemoryCategory::kWorkspace/|//tests/models/xlmr:recompute_memory_test|an activation buffer counted as workspace
+gpu_never_required|tests/gpu/gpu_test_util.cc|s/return value != nullptr \&\& std::string(value) == "1";/return false;/|//tests/framework/distributed:require_gpu_test|XLMR_REQUIRE_GPU=1 is ignored: a missing GPU skips
+layernorm_decayed|models/xlmr/parameter_layout.cc|s/const int w = Add(prefix + ".weight", {size}, false, bucket);/const int w = Add(prefix + ".weight", {size}, true, bucket);/|//tests/models/xlmr:weight_decay_test|LayerNorm weights get weight decay
+resume_counts_steps|framework/train/trainer.cc|s/optimizer_.RestoreState(loaded.state.optimizer_steps,/optimizer_.RestoreState(loaded.state.global_step,/|//tests/recipes:resume_test|a resume restores AdamW'"'"'s step count from the step counter (wrong after skipped steps)
+predict_fp16_default|recipes/xlmr_predict.cc|s/c.eval.fp16 = absl::GetFlag(FLAGS_fp16);/c.eval.fp16 = true;/|//tests/recipes:predict_test|xlmr_predict computes in fp16 although the model was evaluated in fp32
+predict_ignores_pair|recipes/xlmr_predict.cc|s/    c.columns.text_pair_column = absl::GetFlag(FLAGS_text_pair_column);/    (void)0;/|//tests/recipes:text_pair_test|xlmr_predict drops the --text_pair_column text
+loss_field_renamed|framework/train/trainer.cc|s/{"loss", outcome.loss},/{"train_loss", outcome.loss},/|//tests/recipes:data_parallel_test|a metrics field goes missing (read as 0 by a sed without -n)
+'
+
+if [ "${1:-}" = "--list" ]; then
+  echo "$BUGS" | awk -F'|' 'NF >= 5 { printf "%-22s %-45s %s\n", $1, $4, $5 }'
+  exit 0
+fi
+
+repo=$(git -C "$(dirname "$0")/.." rev-parse --show-toplevel) || exit 1
+scratch=$(mktemp -d -t plant_bugs.XXXXXX)
+cleanup() {
+  (cd "$scratch" && bazel shutdown > /dev/null 2>&1)
+  rm -rf "$scratch"
+}
+trap cleanup EXIT
+git -C "$repo" archive HEAD | tar -x -C "$scratch" || exit 1
+echo "scratch copy of $(git -C "$repo" rev-parse --short HEAD) in $scratch"
+
+wanted=" $* "
+caught=0 missed=0
+while IFS='|' read -r name file expression target what; do
+  [ -n "$name" ] || continue
+  if [ "$#" -gt 0 ] && [[ "$wanted" != *" $name "* ]]; then continue; fi
+  cp "$scratch/$file" "$scratch/$file.orig"
+  sed -i "$expression" "$scratch/$file"
+  if cmp -s "$scratch/$file" "$scratch/$file.orig"; then
+    echo "STALE  $name: '$expression' changes nothing in $file"
+    missed=$((missed + 1))
+    mv "$scratch/$file.orig" "$scratch/$file"
+    continue
+  fi
+  # shellcheck disable=SC2086  # BAZEL_TEST_FLAGS is a list of flags
+  (cd "$scratch" && bazel test ${BAZEL_TEST_FLAGS:-} "$target" > "$scratch/$name.log" 2>&1)
+  status=$?
+  mv "$scratch/$file.orig" "$scratch/$file"
+  # bazel test: 3 = a test failed; 1 = the build failed (does not count: the bug must compile).
+  if [ "$status" -eq 3 ]; then
+    echo "CAUGHT $name ($what) by $target"
+    caught=$((caught + 1))
+  else
+    echo "MISSED $name ($what): bazel test $target exited $status"
+    tail -n 20 "$scratch/$name.log"
+    missed=$((missed + 1))
+  fi
+done <<< "$BUGS"
+echo "$caught caught, $missed missed"
+[ "$missed" -eq 0 ]
