@@ -301,7 +301,15 @@ run_tests() {
     status=$?
     local result=passed
     if [ $status -ne 0 ]; then result="FAILED (exit $status)"; failed=1; fi
-    grep -q '\[  SKIPPED \]' "$out/tests/$name.log" && result="$result, some SKIPPED"
+    if grep -q '\[  SKIPPED \]' "$out/tests/$name.log"; then
+      # Every skip in these binaries means "no GPU visible": on a GPU host that is a failure.
+      if [ "${XLMR_REQUIRE_GPU:-0}" = 1 ]; then
+        result="FAILED (tests SKIPPED with XLMR_REQUIRE_GPU=1)"
+        failed=1
+      else
+        result="$result, some SKIPPED"
+      fi
+    fi
     echo "| $binary | $result | $((SECONDS - start)) |" >>"$report"
     echo "$binary: $result" >&2
   done <"$bundle/BINARIES"
