@@ -24,8 +24,10 @@ std::string CudaVersionString(int version) {
 int main() {
   nlohmann::json report;
   int driver = 0, runtime = 0;
-  report["cuda_driver_api"] =
-      cudaDriverGetVersion(&driver) == cudaSuccess ? CudaVersionString(driver) : "unknown";
+  // 0 from cudaDriverGetVersion means no driver is installed.
+  report["cuda_driver_api"] = cudaDriverGetVersion(&driver) != cudaSuccess ? "unknown"
+                              : driver == 0                               ? "no driver"
+                                                                          : CudaVersionString(driver);
   report["cuda_runtime"] =
       cudaRuntimeGetVersion(&runtime) == cudaSuccess ? CudaVersionString(runtime) : "unknown";
   // cublasLtGetVersion: major * 10000 + minor * 100 + patch (CUDA 12/13 numbering).
