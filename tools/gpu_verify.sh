@@ -3,7 +3,7 @@
 # GPU, every time one is available"), in commands that fit one device call each and write
 # their results under $OUT (else --out=DIR, else ./gpu_verify_out).
 #
-#   tools/gpu_verify.sh kit [--bin_dir=DIR --targets=LABEL,...] [--kit_dir=DIR]
+#   tools/gpu_verify.sh kit [--bin_dir=DIR --targets=LABEL,...] [--archive=PATH.tar.gz]
 #                       on the build machine: build the bundle below, add the scripts and data
 #                       the device mode needs, pack it all into ONE archive (at most 48 MiB;
 #                       default .bundle/xlmr_kit.tar.gz, git-ignored) and print the two device
