@@ -92,11 +92,11 @@ while IFS= read -r command; do
   mkdir -p "$out"
   start=$SECONDS
   status=0
-  (cd "$device" && OUT=$out TMPDIR=$tmp XLMR_KIT_SECONDS=tests:20,e2e:25,bench:20,long:20 \
+  (cd "$device" && OUT=$out TMPDIR=$tmp XLMR_KIT_SECONDS=tests:20,e2e:10,bench:20,long:20 \
     bash -c "$command") >"$tmp/device_$mode.log" 2>&1 || status=$?
   echo "command $mode: exit $status after $((SECONDS - start)) s"
   [ "$status" -ne 0 ] || { cat "$tmp/device_$mode.log"; fail "command $mode passed on a machine without a GPU"; }
-  [ $((SECONDS - start)) -le 120 ] || fail "command $mode outlived its part limits (20-25 s each)"
+  [ $((SECONDS - start)) -le 120 ] || fail "command $mode outlived its part limits (10-20 s each)"
   if [ $mode -eq 1 ]; then check_returned "$out" tests e2e bench; else check_returned "$out" long; fi
 done <"$commands"
 echo "PASS"
