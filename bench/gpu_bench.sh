@@ -17,6 +17,8 @@
 #   --device=cuda         cpu runs fp32 on the CPU (the dry run's mode)
 #   --peak_tflops=X       for MFU on GPUs the summary does not know
 #   --python=python3      the interpreter with torch and transformers
+#   --run_timeout=S       stop any one run (ours or HF) after S seconds and record it as
+#                         failed, so one hang leaves the others measured (default: no limit)
 #   --dry-run             sizes=tiny, seq_lens=64,32, batch_tokens=256, steps=4, warmup=1, cpu
 #
 # Output: the table on stdout and, under $OUT (else --out=DIR, else ./gpu_bench_out):
@@ -31,8 +33,8 @@ set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
 bundle="" finetune="" sizes=base,large seq_lens=512,128 checkpointing=off,on runners=ours,eager,sdpa
-batch_tokens=8192 steps=30 warmup=10 device=cuda peak_tflops="" python=python3 out=${OUT:-}
-usage() { sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+batch_tokens=8192 steps=30 warmup=10 device=cuda peak_tflops="" python=python3 out=${OUT:-} run_timeout=0
+usage() { sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 for arg in "$@"; do
   case "$arg" in
     --bundle=*) bundle=${arg#*=} ;; --finetune=*) finetune=${arg#*=} ;;
@@ -40,19 +42,24 @@ for arg in "$@"; do
     --checkpointing=*) checkpointing=${arg#*=} ;; --runners=*) runners=${arg#*=} ;;
     --batch_tokens=*) batch_tokens=${arg#*=} ;; --steps=*) steps=${arg#*=} ;; --warmup=*) warmup=${arg#*=} ;;
     --device=*) device=${arg#*=} ;; --peak_tflops=*) peak_tflops=${arg#*=} ;;
-    --python=*) python=${arg#*=} ;; --out=*) out=${arg#*=} ;;
+    --python=*) python=${arg#*=} ;; --out=*) out=${arg#*=} ;; --run_timeout=*) run_timeout=${arg#*=} ;;
     --dry-run) sizes=tiny seq_lens=64,32 batch_tokens=256 steps=4 warmup=1 device=cpu ;;
     *) usage ;;
   esac
 done
 [ "$warmup" -lt "$steps" ] || { echo "--warmup must be below --steps" >&2; exit 2; }
 [ "$device" = cuda ] || [ "$device" = cpu ] || { echo "--device: cuda or cpu" >&2; exit 2; }
+[[ $run_timeout =~ ^[0-9]+$ ]] || { echo "--run_timeout=$run_timeout: a whole number of seconds" >&2; exit 2; }
 out=${out:-$PWD/gpu_bench_out}
 mkdir -p "$out"
-work=$(mktemp -d /tmp/gpu_bench.XXXXXX)
+work=$(mktemp -d "${TMPDIR:-/tmp}/gpu_bench.XXXXXX")
 runs="$work/runs.jsonl"
 : >"$runs"
 hf="$repo/bench/hf_train_gpu.py"
+# One run's command under --run_timeout (timeout's exit status 124 marks a run it stopped).
+limited() {
+  if [ "$run_timeout" -gt 0 ]; then timeout -k 10 "$run_timeout" "$@"; else "$@"; fi
+}
 
 # Our trainer as a command (array), or empty.
 ours=()
@@ -88,7 +95,7 @@ PYTHON
 probe_ours() {
   ours_unavailable=""
   if [ ${#ours[@]} -eq 0 ]; then ours_unavailable="no --bundle or --finetune given"; return; fi
-  if ! "${ours[@]}" --device="$device" --max_steps=1 --logging_steps=1 --output_dir="$work/probe" \
+  if ! limited "${ours[@]}" --device="$device" --max_steps=1 --logging_steps=1 --output_dir="$work/probe" \
     --cache_dir="$work/cache" >"$work/probe.log" 2>&1; then
     ours_unavailable="xlmr_finetune --device=$device: $(grep -v '^\s*$' "$work/probe.log" | tail -n 1)"
     echo "ours: not available ($ours_unavailable); measuring the HF side only" >&2
@@ -104,7 +111,7 @@ run_ours() {  # model_dir data seq batch checkpointing tag
     return
   fi
   echo "- ours: $tag" >&2
-  if "${ours[@]}" --device="$device" "${flags[@]}" --model_dir="$model" --train_file="$data" \
+  if limited "${ours[@]}" --device="$device" "${flags[@]}" --model_dir="$model" --train_file="$data" \
     --max_seq_length="$seq" --per_device_train_batch_size="$batch" --max_steps="$steps" \
     --learning_rate=2e-5 --max_grad_norm=1.0 --weight_decay=0 --logging_steps="$steps" \
     --save_total_limit=1 --cache_dir="$work/cache" --output_dir="$work/ours_$tag" >"$work/ours_$tag.log" 2>&1; then
@@ -119,7 +126,7 @@ run_hf() {  # model_dir data seq batch checkpointing attention tag
   [ "$device" = cpu ] && flags+=(--no_fp16)
   [ "$ckpt" = on ] && flags+=(--gradient_checkpointing)
   echo "- HF $attention: $tag" >&2
-  if PYTHONUNBUFFERED=1 "$python" "$hf" train --model_dir="$model" --train_file="$data" --batch_size="$batch" \
+  if PYTHONUNBUFFERED=1 limited "$python" "$hf" train --model_dir="$model" --train_file="$data" --batch_size="$batch" \
     --seq_len="$seq" --steps="$steps" --attn_implementation="$attention" --device="$device" "${flags[@]}" \
     >"$work/hf_${attention}_$tag.json" 2>"$work/hf_${attention}_$tag.log"; then
     record "$size" "$seq" "$batch" "$ckpt" "hf-$attention" ok "" "$work/hf_${attention}_$tag.json"

@@ -19,7 +19,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "framework/core/status_macros.h"
-#include "framework/distributed/communicator.h"
+#include "framework/distributed/create_communicator.h"
 #include "framework/distributed/rank_agreement.h"
 #include "models/xlmr/hf_checkpoint.h"
 #include "models/xlmr/init.h"

@@ -15,8 +15,11 @@
 #                                the GPU host has its own, and cuBLASLt alone is over 500 MB
 #   run.sh                       the launcher: run.sh BINARY [ARGS...]
 #   BINARIES, BUNDLE_INFO        what is inside and how it was built
-# Arguments starting with '-' are passed to bazel (e.g. --config=cpu). OUT_DIR must be new, empty
-# or an earlier bundle (which is replaced).
+# Arguments starting with '-' are passed to bazel (e.g. --config=cpu), except --bin_dir=DIR:
+# no build, the binaries and their runfiles trees are taken from DIR laid out as bazel-bin
+# (DIR/<package>/<name> and DIR/<package>/<name>.runfiles; tests/tools/gpu_kit_test.sh packs
+# binaries Bazel built for it that way). OUT_DIR must be new, empty or an earlier bundle (which
+# is replaced).
 set -euo pipefail
 
 die() {
@@ -28,8 +31,10 @@ die() {
 out_dir=${!#}
 bazel_flags=()
 targets=()
+prebuilt_bin_dir=""
 for arg in "${@:1:$#-1}"; do
   case "$arg" in
+    --bin_dir=*) prebuilt_bin_dir=${arg#*=} ;;
     -*) bazel_flags+=("$arg") ;;
     *) targets+=("$arg") ;;
   esac
@@ -126,7 +131,11 @@ write_info() {
     echo "built: $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(uname -n)"
     echo "commit: $(git -C "$repo_root" rev-parse HEAD 2>/dev/null || echo unknown)$(
       [ -n "$(git -C "$repo_root" status --porcelain 2>/dev/null)" ] && echo ' (with local changes)')"
-    echo "command: bazel build -c opt ${bazel_flags[*]}${bazel_flags[*]:+ }${targets[*]}"
+    if [ -n "$prebuilt_bin_dir" ]; then
+      echo "command: none, prebuilt binaries of ${targets[*]} from $prebuilt_bin_dir"
+    else
+      echo "command: bazel build -c opt ${bazel_flags[*]}${bazel_flags[*]:+ }${targets[*]}"
+    fi
   } >"$out_dir/BUNDLE_INFO"
 }
 
@@ -211,8 +220,12 @@ main() {
   paths=()
   for target in "${targets[@]}"; do paths+=("$(label_to_path "$target")"); done
   prepare_out_dir
-  (cd "$repo_root" && bazel build -c opt "${bazel_flags[@]}" "${targets[@]}")
-  bin_dir=$(cd "$repo_root" && bazel info -c opt "${bazel_flags[@]}" bazel-bin 2>/dev/null)
+  if [ -n "$prebuilt_bin_dir" ]; then
+    bin_dir=$(cd "$prebuilt_bin_dir" && pwd)
+  else
+    (cd "$repo_root" && bazel build -c opt "${bazel_flags[@]}" "${targets[@]}")
+    bin_dir=$(cd "$repo_root" && bazel info -c opt "${bazel_flags[@]}" bazel-bin 2>/dev/null)
+  fi
   for path in "${paths[@]}"; do copy_runfiles "$path"; done
   copy_shared_libraries
   write_info

@@ -3,6 +3,25 @@
 # "Verifying the CUDA backend on a GPU host"), in commands that fit one device call each and
 # write their results under $OUT (else --out=DIR, else ./gpu_verify_out).
 #
+#   tools/gpu_verify.sh kit [--bin_dir=DIR --targets=LABEL,...] [--archive=PATH.tar.gz]
+#                       on the build machine: build the bundle below, add the scripts and data
+#                       the device mode needs, pack it all into ONE archive (at most 48 MiB;
+#                       default .bundle/xlmr_kit.tar.gz, git-ignored) and print the two device
+#                       commands (each one line, at most 2000 characters) that unpack and run it
+#                       from a copy of the repository: the first runs `device`, the second
+#                       `device --long`. --bin_dir/--targets pack prebuilt binaries instead of
+#                       building (tests/tools/gpu_kit_test.sh).
+#   tools/gpu_verify.sh device [--long] [--out=DIR]
+#                       on the GPU host, inside an unpacked kit: the GPU tests (with
+#                       XLMR_REQUIRE_GPU=1: a test that sees no device fails), e2e and a short
+#                       benchmark (XLM-R base, seq 128 and 512, ours vs HF + PyTorch AMP, with
+#                       and without --gradient_checkpointing), each under its own time limit
+#                       (XLMR_KIT_SECONDS=tests:240,e2e:260,bench:190 by default; tests and e2e
+#                       run side by side, the benchmark alone after them: under 8 minutes at
+#                       most). --long: only the benchmark, XLM-R large at seq 512 (limit 500 s).
+#                       Writes exactly three files under OUT: summary.md (GPU, driver, CUDA
+#                       runtime, cuBLASLt and NCCL versions, every part's result),
+#                       results.json, logs.tar.gz (every log, at most 15 MiB).
 #   tools/gpu_verify.sh bundle [DIR]          on the build machine: bundle every GPU test, the
 #                                             NCCL and device tests and both recipes into DIR
 #                                             (default .bundle/gpu_verify, git-ignored), and
@@ -25,7 +44,7 @@
 set -uo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-usage() { sed -n '2,24p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,43p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 [ $# -ge 1 ] || usage
 mode=$1
 shift
@@ -51,6 +70,202 @@ if [ "$mode" = bundle ]; then
   exit 0
 fi
 
+# ---- kit: one archive and the device commands that run it ----
+
+# What the kit carries besides the bundle: the device mode's scripts and data, at their
+# repository paths, so that the unpacked kit's root stands in for the repository.
+kit_files=(tools/gpu_verify.sh tools/gpu_verify_summary.py tools/gpu_kit_report.py
+  tools/check_hf_load.py bench/gpu_bench.sh bench/gpu_bench_summary.py bench/hf_train_gpu.py
+  recipes/data/langid/test.tsv recipes/data/langid/sentencepiece.bpe.model)
+# The device runner's limits: 64 MiB of files travel with the call (the repository included, so
+# the archive keeps 16 MiB of room) and one command line of at most 2000 characters.
+kit_archive_limit=$((48 * 1024 * 1024))
+kit_command_limit=2000
+
+# The one-line device command: unpack ARCHIVE (a path from the repository root) into a fresh
+# folder and run the device mode from it, with any further arguments.
+kit_command() {
+  local archive=$1 extra=${2:-}
+  printf 'd=$(mktemp -d) && tar xzf %s -C "$d" && XLMR_REQUIRE_GPU=1 "$d"/xlmr_kit/tools/gpu_verify.sh device%s' \
+    "$archive" "${extra:+ $extra}"
+}
+
+make_kit() {
+  local bin_dir="" target_list="" archive=$repo/.bundle/xlmr_kit.tar.gz arg
+  for arg in "$@"; do
+    case "$arg" in
+      --bin_dir=*) bin_dir=${arg#*=} ;;
+      --targets=*) target_list=${arg#*=} ;;
+      --archive=*) archive=${arg#*=} ;;
+      *) usage ;;
+    esac
+  done
+  case "$archive" in *.tar.gz) ;; *) echo "--archive=$archive: must end in .tar.gz" >&2; exit 2 ;; esac
+  if [ -n "$bin_dir" ] && [ -z "$target_list" ]; then echo "--bin_dir needs --targets" >&2; exit 2; fi
+  local targets=()
+  if [ -n "$target_list" ]; then
+    IFS=, read -ra targets <<<"$target_list"
+  else
+    mapfile -t targets < <(bundle_targets)
+    [ ${#targets[@]} -gt 4 ] || { echo "gpu_verify.sh: bazel query found no GPU tests" >&2; exit 1; }
+    targets+=(//tools:cuda_versions)
+  fi
+  mkdir -p "$(dirname "$archive")"
+  archive=$(cd "$(dirname "$archive")" && pwd)/$(basename "$archive")
+  local staging_root=${archive%.tar.gz}.staging file
+  local staging=$staging_root/xlmr_kit
+  rm -rf "$staging_root"
+  mkdir -p "$staging"
+  "$repo/tools/bundle.sh" ${bin_dir:+"--bin_dir=$bin_dir"} "${targets[@]}" "$staging/bundle" >&2 || exit 1
+  for file in "${kit_files[@]}"; do
+    mkdir -p "$staging/$(dirname "$file")"
+    cp "$repo/$file" "$staging/$file" || exit 1
+  done
+  tar czf "$archive" -C "$staging_root" xlmr_kit || exit 1
+  rm -rf "$staging_root"
+
+  # The archive is named in the command as the device's copy of the repository sees it.
+  local relative=$archive
+  [[ $archive == "$repo"/* ]] && relative=${archive#"$repo"/}
+  local bytes short long failed=0
+  bytes=$(stat -c %s "$archive")
+  short=$(kit_command "$relative")
+  long=$(kit_command "$relative" --long)
+  printf '%s\n%s\n' "$short" "$long" >"${archive%.tar.gz}.commands"
+  echo "archive: $relative ($bytes bytes, $((bytes / 1048576)) MiB; limit $((kit_archive_limit / 1048576)) MiB)"
+  if [ "$bytes" -gt "$kit_archive_limit" ]; then
+    echo "gpu_verify.sh: the archive is over its limit" >&2
+    failed=1
+  fi
+  local tracked
+  tracked=$(cd "$repo" && git ls-files -z 2>/dev/null | xargs -0 -r stat -c %s 2>/dev/null | awk '{s += $1} END {print s + 0}')
+  echo "with the repository's tracked files ($tracked bytes): $((tracked + bytes)) of the 67108864 bytes a device call takes"
+  echo "device call: run(command=<below>, carry=[\"$relative\"], timeout_s=600)"
+  echo "short check (GPU tests, e2e, base benchmark), ${#short} characters:"
+  echo "$short"
+  echo "long benchmark (XLM-R large, seq 512), ${#long} characters:"
+  echo "$long"
+  if [ ${#short} -gt "$kit_command_limit" ] || [ ${#long} -gt "$kit_command_limit" ]; then
+    echo "gpu_verify.sh: a command is over $kit_command_limit characters" >&2
+    failed=1
+  fi
+  return $failed
+}
+
+# ---- device: everything the GPU host checks, in one command, three files back ----
+
+# Seconds per part: XLMR_KIT_SECONDS=tests:240,e2e:260,bench:190[,long:500]. Sets limit_NAME.
+read_limits() {
+  local item name value
+  limit_tests=240 limit_e2e=260 limit_bench=190 limit_long=500
+  IFS=, read -ra items <<<"${XLMR_KIT_SECONDS:-}"
+  for item in "${items[@]}"; do
+    name=${item%%:*} value=${item#*:}
+    case "$name" in tests | e2e | bench | long) ;; *) name="" ;; esac
+    if [ -z "$name" ] || ! [[ $value =~ ^[0-9]+$ ]]; then
+      echo "XLMR_KIT_SECONDS=${XLMR_KIT_SECONDS}: '$item' is not tests|e2e|bench|long:SECONDS" >&2
+      exit 2
+    fi
+    printf -v "limit_$name" %s "$value"
+  done
+}
+
+# part NAME LIMIT COMMAND...: runs COMMAND under `timeout` (its whole process group is stopped
+# at LIMIT seconds), output in WORK/NAME.out, and records the outcome in WORK/parts/NAME.json.
+part() {
+  local name=$1 limit=$2 start=$SECONDS status
+  shift 2
+  echo "gpu_verify.sh device: $name (limit ${limit}s)" >&2
+  timeout -k 10 "$limit" "$@" >"$work/$name.out" 2>&1
+  status=$?
+  printf '{"exit_code": %d, "seconds": %d, "limit_seconds": %d}\n' "$status" $((SECONDS - start)) "$limit" \
+    >"$work/parts/$name.json"
+  echo "gpu_verify.sh device: $name exit $status after $((SECONDS - start))s" >&2
+  return $status
+}
+
+describe_device_host() {
+  if command -v nvidia-smi >/dev/null 2>&1; then
+    nvidia-smi >"$work/host/nvidia-smi.txt" 2>&1
+    nvidia-smi --query-gpu=name,driver_version,memory.total,compute_cap --format=csv,noheader \
+      >"$work/host/gpus.csv" 2>&1
+  else
+    echo "no nvidia-smi on this host" >"$work/host/gpus.csv"
+  fi
+  if grep -qx tools/cuda_versions "$bundle/BINARIES"; then
+    timeout 60 "$bundle/run.sh" tools/cuda_versions >"$work/host/cuda_versions.json" 2>"$work/host/cuda_versions.log"
+  else
+    echo "tools/cuda_versions is not in this kit's bundle" >"$work/host/cuda_versions.log"
+  fi
+  timeout 60 python3 -c 'import sys, torch, transformers; print("python", sys.version.split()[0], "torch", torch.__version__, "cuda", torch.version.cuda, "transformers", transformers.__version__)' \
+    >"$work/host/python.txt" 2>&1
+}
+
+# logs.tar.gz: every log and report of the run, without model weights, caches and checkpoints;
+# only the text files when that is still over 15 MiB (the runner returns files up to 16 MiB).
+pack_logs() {
+  local logs=$out/logs.tar.gz
+  tar czf "$logs" -C "$work" --exclude='*.safetensors' --exclude='*.bin' --exclude='*.model' \
+    --exclude='*.tsv' --exclude='*.tokens' \
+    --exclude='cache*' --exclude='checkpoint-*' --exclude='model_*' . 2>/dev/null
+  if [ "$(stat -c %s "$logs")" -gt $((15 * 1048576)) ]; then
+    (cd "$work" && find . -type f \( -name '*.log' -o -name '*.md' -o -name '*.json' -o -name '*.jsonl' \
+      -o -name '*.xml' -o -name '*.txt' -o -name '*.out' -o -name '*.csv' \) -size -2M -print0 |
+      tar czf "$logs" --null -T -)
+  fi
+}
+
+run_device() {
+  local long=0 arg failed=0
+  for arg in "$@"; do
+    case "$arg" in
+      --long) long=1 ;;
+      --out=*) out=${arg#*=} ;;
+      *) usage ;;
+    esac
+  done
+  bundle=$repo/bundle
+  [ -x "$bundle/run.sh" ] || { echo "gpu_verify.sh device: $bundle/run.sh missing: run inside an unpacked kit" >&2; exit 2; }
+  read_limits
+  mkdir -p "$out"
+  work=$(mktemp -d "${TMPDIR:-/tmp}/xlmr_kit_run.XXXXXX")
+  mkdir -p "$work/parts" "$work/host" "$work/tmp"
+  export XLMR_REQUIRE_GPU=1  # a GPU test that sees no device fails instead of skipping
+  describe_device_host
+  local self="$repo/tools/gpu_verify.sh"
+  local bench=("$repo/bench/gpu_bench.sh" --bundle="$bundle" --out="$work/bench" --runners=ours,sdpa)
+  if [ $long -eq 1 ]; then
+    TMPDIR=$work/tmp part long "$limit_long" "${bench[@]}" --sizes=large --seq_lens=512 \
+      --checkpointing=off,on --steps=20 --warmup=5 --run_timeout=$((limit_long / 5)) || failed=1
+  else
+    # The tests and e2e share the GPU (neither is timed); the benchmark runs alone after them.
+    part tests "$limit_tests" "$self" tests --bundle="$bundle" --out="$work" &
+    local tests_pid=$!
+    part e2e "$limit_e2e" "$self" e2e --bundle="$bundle" --out="$work" &
+    local e2e_pid=$!
+    wait "$tests_pid" || failed=1
+    wait "$e2e_pid" || failed=1
+    TMPDIR=$work/tmp part bench "$limit_bench" "${bench[@]}" --sizes=base --seq_lens=128,512 \
+      --checkpointing=off,on --steps=12 --warmup=4 --run_timeout=$((limit_bench / 6)) || failed=1
+  fi
+  python3 "$repo/tools/gpu_kit_report.py" --work="$work" --out="$out" --bundle="$bundle" \
+    --mode="$([ $long -eq 1 ] && echo long || echo short)" || failed=1
+  pack_logs
+  cat "$out/summary.md"
+  echo "gpu_verify.sh device: $out holds $(ls "$out" | tr '\n' ' ')" >&2
+  return $failed
+}
+
+if [ "$mode" = kit ]; then
+  make_kit "$@"
+  exit $?
+fi
+if [ "$mode" = device ]; then
+  out=${OUT:-$PWD/gpu_verify_out}
+  run_device "$@"
+  exit $?
+fi
+
 bundle=$repo/.bundle/gpu_verify
 out=${OUT:-$PWD/gpu_verify_out}
 for arg in "$@"; do
@@ -66,7 +281,8 @@ run=("$bundle/run.sh")
 
 describe_host() {
   echo "- date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
-  echo "- GPU: $(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1 | head -n 1)"
+  echo "- GPU: $( (nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader ||
+    echo "nvidia-smi failed or is missing") 2>/dev/null | head -n 1)"
   echo "- bundle: $(tr '\n' ' ' <"$bundle/BUNDLE_INFO")"
 }
 
@@ -81,18 +297,32 @@ run_tests() {
     echo "| test | result | seconds |"
     echo "|---|---|---:|"
   } >"$report"
+  local count=0
   while IFS= read -r binary; do
-    case "$binary" in recipes/*) continue ;; esac
+    case "$binary" in recipes/* | tools/*) continue ;; esac
+    count=$((count + 1))
     name=${binary//\//_}
     local start=$SECONDS
     "${run[@]}" "$binary" --gtest_output="xml:$out/tests/$name.xml" >"$out/tests/$name.log" 2>&1
     status=$?
     local result=passed
     if [ $status -ne 0 ]; then result="FAILED (exit $status)"; failed=1; fi
-    grep -q '\[  SKIPPED \]' "$out/tests/$name.log" && result="$result, some SKIPPED"
+    if grep -q '\[  SKIPPED \]' "$out/tests/$name.log"; then
+      # Every skip in these binaries means "no GPU visible": on a GPU host that is a failure.
+      if [ "${XLMR_REQUIRE_GPU:-0}" = 1 ]; then
+        result="FAILED (tests SKIPPED with XLMR_REQUIRE_GPU=1)"
+        failed=1
+      else
+        result="$result, some SKIPPED"
+      fi
+    fi
     echo "| $binary | $result | $((SECONDS - start)) |" >>"$report"
     echo "$binary: $result" >&2
   done <"$bundle/BINARIES"
+  if [ $count -eq 0 ]; then
+    echo "| (none) | FAILED: the bundle holds no test binary | 0 |" >>"$report"
+    failed=1
+  fi
   # The measured errors the parity tests print, for the tolerance tables.
   { echo; echo '```'; cat "$out"/tests/*.log | grep -E '^parity|worst' | head -n 40; echo '```'; } >>"$report"
   cat "$report"

@@ -3,7 +3,9 @@
 // all), MpiCommunicator (host buffers through OpenMPI) and NcclCommunicator (gradient buckets
 // in GPU memory through NCCL; its host-side collectives go through MPI or the identity).
 //
-// Every rank must call the same collectives in the same order (as with MPI itself).
+// Every rank must call the same collectives in the same order (as with MPI itself). The factory
+// that picks one for a process is CreateCommunicator (create_communicator.h); this header is
+// the interface alone, so that the implementations include it and the factory includes them.
 //
 // Threads: AllReduceSum may be called from one communication thread while the main thread
 // makes no other call on the communicator (GradientSynchronizer does exactly that); every other
@@ -17,9 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "absl/status/statusor.h"
 #include "framework/core/device.h"
-#include "framework/distributed/launch_environment.h"
 #include "framework/tensor/tensor.h"
 
 namespace xlmr::distributed {
@@ -60,18 +60,6 @@ class Communicator {
  protected:
   int64_t allreduce_calls_ = 0;
 };
-
-// The communicator for this process and the device that holds its gradients.
-//   Device::kCpu:  MPI when launched by mpirun with more than one rank, else the identity.
-//   Device::kCuda: NCCL, on GPU `env.local_rank` (one rank per GPU, as mpirun numbers the ranks
-//                  of each host), with MPI (or the identity for one process) beside it for the
-//                  host-side collectives and the NCCL unique id. Unimplemented when this binary
-//                  was built without CUDA.
-// Errors: MPI_Init or NCCL initialisation failing, or no usable GPU for the local rank.
-// Defined in communicator.cc (target :communicator), which links the NCCL implementation when
-// CUDA is built.
-absl::StatusOr<std::unique_ptr<Communicator>> CreateCommunicator(const LaunchEnvironment& env,
-                                                                 Device device = Device::kCpu);
 
 }  // namespace xlmr::distributed
 

@@ -30,7 +30,9 @@ Tensor Linear(const Tensor& x, const Tensor& weight, const Tensor& bias, DType o
   constexpr const char* kOp = "ops::Linear";
   const Device device = CommonDevice(kOp, {x, weight, bias});
   const int64_t out = CheckLinearOperands(kOp, x, weight);
-  if (bias.defined()) CheckTensor(kOp, "bias", bias, DType::kF32, {out});
+  if (bias.defined()) {
+    CheckTensor(kOp, "bias", bias, bias.dtype() == DType::kF16 ? DType::kF16 : DType::kF32, {out});
+  }
   CheckOutputDType(kOp, out_dtype);
   return DispatchByDevice(
       kOp, device, [&] { return kernels::cpu::LinearForward(x, weight, bias, out_dtype); },

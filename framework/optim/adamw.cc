@@ -154,10 +154,9 @@ std::vector<AdamWSegment> MakeAdamWSegments(const ParameterStore& store, bool de
     const FlatRange& range = store.range(i);
     if (range.size == 0) continue;
     const bool decay = decay_enabled && store.spec(i).weight_decay;
-    if (!segments.empty() && segments.back().decay == decay) {
-      FlatRange& last = segments.back().range;
-      XLMR_CHECK_EQ(last.offset + last.size, range.offset) << "parameters are not contiguous";
-      last.size += range.size;
+    if (!segments.empty() && segments.back().decay == decay &&
+        segments.back().range.offset + segments.back().range.size == range.offset) {
+      segments.back().range.size += range.size;
     } else {
       segments.push_back({range, decay});
     }

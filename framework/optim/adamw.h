@@ -74,8 +74,9 @@ struct AdamWSegment {
   bool decay = false;
 };
 
-// Covers the whole flat buffer of `store` in order, merging neighbouring parameters with the
-// same decay flag. With decay disabled (weight_decay == 0) this is one undecayed segment.
+// Covers every parameter range of `store` in order, merging neighbouring parameters with the
+// same decay flag when no padding separates them (ParameterStore aligns each range, so the
+// padding between ranges is never part of a segment and stays zero).
 std::vector<AdamWSegment> MakeAdamWSegments(const ParameterStore& store, bool decay_enabled);
 
 class AdamW {

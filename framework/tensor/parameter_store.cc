@@ -12,6 +12,16 @@ HalfCopyRefreshFn& RegisteredHalfCopyRefresh() {
   return refresh;
 }
 
+int64_t AlignUp(int64_t elements) {
+  constexpr int64_t kAlign = ParameterStore::kAlignmentElements;
+  return (elements + kAlign - 1) / kAlign * kAlign;
+}
+
+void CheckFlatF32(const Tensor& tensor, int64_t elements, const char* what) {
+  XLMR_CHECK(tensor.defined() && tensor.dtype() == DType::kF32 && tensor.numel() == elements)
+      << "ParameterStore: " << what << " must be f32 with " << elements << " elements";
+}
+
 }  // namespace
 
 void RegisterDeviceHalfCopyRefresh(HalfCopyRefreshFn refresh) {
@@ -20,6 +30,8 @@ void RegisterDeviceHalfCopyRefresh(HalfCopyRefreshFn refresh) {
 
 ParameterStore::ParameterStore(std::vector<ParameterSpec> specs, Device device)
     : specs_(std::move(specs)) {
+  // `offset` is always aligned: each range starts there and the next one at its end rounded
+  // up. A bucket ends where the next begins, so its size counts its trailing padding.
   int64_t offset = 0;
   for (size_t i = 0; i < specs_.size(); ++i) {
     const ParameterSpec& spec = specs_[i];
@@ -30,8 +42,9 @@ ParameterStore::ParameterStore(std::vector<ParameterSpec> specs, Device device)
           << "buckets must be numbered 0, 1, 2, ... along the parameter order: " << spec.name;
       buckets_.push_back({offset, 0});
     }
-    buckets_.back().size += ranges_.back().size;
-    offset += ranges_.back().size;
+    packed_elements_ += ranges_.back().size;
+    offset = AlignUp(offset + ranges_.back().size);
+    buckets_.back().size = offset - buckets_.back().offset;
   }
   master_ = Tensor::Zeros({offset}, DType::kF32, device, MemoryCategory::kWeights);
   grads_ = Tensor::Zeros({offset}, DType::kF32, device, MemoryCategory::kGradients);
@@ -42,6 +55,31 @@ int ParameterStore::Find(const std::string& name) const {
     if (specs_[i].name == name) return static_cast<int>(i);
   }
   return -1;
+}
+
+Tensor ParameterStore::PackedCopy(const Tensor& flat) const {
+  CheckFlatF32(flat, total_elements(), "the flat tensor to pack");
+  Tensor packed = Tensor::Zeros({packed_elements_}, DType::kF32, Device::kCpu, MemoryCategory::kOptimizer);
+  int64_t at = 0;
+  for (const FlatRange& range : ranges_) {
+    CopyBytes(packed.data<float>() + at, Device::kCpu,
+              static_cast<const float*>(flat.raw_data()) + range.offset, flat.device(),
+              static_cast<size_t>(range.size) * sizeof(float));
+    at += range.size;
+  }
+  return packed;
+}
+
+void ParameterStore::ScatterPacked(const Tensor& packed, Tensor& flat) const {
+  CheckFlatF32(packed, packed_elements_, "the packed tensor");
+  CheckFlatF32(flat, total_elements(), "the flat destination");
+  int64_t at = 0;
+  for (const FlatRange& range : ranges_) {
+    CopyBytes(static_cast<float*>(flat.raw_data()) + range.offset, flat.device(),
+              static_cast<const float*>(packed.raw_data()) + at, packed.device(),
+              static_cast<size_t>(range.size) * sizeof(float));
+    at += range.size;
+  }
 }
 
 Tensor ParameterStore::half_param(int i) const {

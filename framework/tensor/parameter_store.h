@@ -8,6 +8,16 @@
 // (all parameters with the same `bucket` id, which must be contiguous in that order) is
 // complete as soon as backward has passed it.
 //
+// Alignment: every parameter's range starts at a multiple of kAlignmentElements (64) elements,
+// and so does every bucket. 64 fp32 values are 256 bytes and 64 fp16 values 128 bytes, so each
+// view into the masters, gradients, fp16 copy and the optimizer moments (same layout) is at
+// least 128-byte aligned: cuBLASLt's Hopper kernels (TMA / WGMMA) need 16-byte aligned operands
+// and vectorised element-wise kernels 16-byte loads. The gaps between ranges are padding: zero
+// in every buffer, never a parameter, and left at zero by every pass that walks the ranges
+// (AdamW updates only the ranges; all-reduce and clipping see zeros that add nothing).
+// Checkpoints store the moments packed (the ranges back to back, no padding), the layout of
+// checkpoints written before the padding existed: see PackedCopy / ScatterPacked.
+//
 // With fp16 enabled, a third flat buffer holds the fp16 working copy of the weights that the
 // matrix products read; RefreshHalfCopy() rewrites it from the fp32 masters after each
 // optimizer step (on CUDA the fused AdamW pass writes it already).
@@ -45,6 +55,9 @@ void RegisterDeviceHalfCopyRefresh(HalfCopyRefreshFn refresh);
 
 class ParameterStore {
  public:
+  // Every range and bucket offset is a multiple of this many elements.
+  static constexpr int64_t kAlignmentElements = 64;
+
   ParameterStore(std::vector<ParameterSpec> specs, Device device);
 
   int size() const { return static_cast<int>(specs_.size()); }
@@ -57,14 +70,27 @@ class ParameterStore {
   Tensor& grads() { return grads_; }    // [total] f32, category gradients
   const Tensor& master() const { return master_; }
   const Tensor& grads() const { return grads_; }
+  // Elements in each flat buffer, padding included.
   int64_t total_elements() const { return master_.numel(); }
+  // Elements of all parameters together, padding excluded (the model's parameter count).
+  int64_t packed_elements() const { return packed_elements_; }
+
+  // [in] flat: a [total_elements()] f32 tensor in this store's layout (e.g. an AdamW moment),
+  // any device. Returns a new [packed_elements()] f32 CPU tensor holding the parameters' ranges
+  // back to back in spec order, padding dropped.
+  Tensor PackedCopy(const Tensor& flat) const;
+  // The inverse: [in] packed [packed_elements()] f32, any device; [out] flat
+  // [total_elements()] f32, any device. Writes only the parameters' ranges, so the padding of
+  // `flat` keeps its (zero) values.
+  void ScatterPacked(const Tensor& packed, Tensor& flat) const;
 
   Tensor param(int i) const { return master_.View(ranges_[i].offset, specs_[i].shape); }
   Tensor grad(int i) const { return grads_.View(ranges_[i].offset, specs_[i].shape); }
   // The fp16 working copy of parameter i; EnableHalfCopy() must have been called.
   Tensor half_param(int i) const;
 
-  // Buckets in flat order; bucket b covers every parameter whose spec.bucket == b.
+  // Buckets in flat order; bucket b covers every parameter whose spec.bucket == b, and the
+  // padding after its last parameter, so the buckets tile [0, total_elements()).
   const std::vector<FlatRange>& buckets() const { return buckets_; }
 
   void ZeroGrads();
@@ -82,6 +108,7 @@ class ParameterStore {
   std::vector<ParameterSpec> specs_;
   std::vector<FlatRange> ranges_;
   std::vector<FlatRange> buckets_;
+  int64_t packed_elements_ = 0;
   Tensor master_;
   Tensor grads_;
   Tensor half_;

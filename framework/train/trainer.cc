@@ -112,13 +112,17 @@ absl::Status Trainer::Run::Prepare() {
   state_ = CurrentSettings();
   const bool resuming = !options_.resume_from_checkpoint.empty();
   if (resuming) {
+    // Checkpoints hold the moments packed (no alignment padding): see ParameterStore.
+    const ParameterStore& store = t_.model_.parameters();
     XLMR_ASSIGN_OR_RETURN(LoadedCheckpoint loaded,
-                          LoadTrainingCheckpoint(options_.resume_from_checkpoint,
-                                                 t_.model_.parameters().total_elements()));
+                          LoadTrainingCheckpoint(options_.resume_from_checkpoint, store.packed_elements()));
     XLMR_RETURN_IF_ERROR(CheckCompatible(loaded.state, state_, options_.resume_from_checkpoint));
     state_ = loaded.state;
-    XLMR_RETURN_IF_ERROR(
-        optimizer_.RestoreState(loaded.state.optimizer_steps, loaded.exp_avg, loaded.exp_avg_sq));
+    Tensor exp_avg = Tensor::Zeros({store.total_elements()}, DType::kF32, Device::kCpu, MemoryCategory::kOptimizer);
+    Tensor exp_avg_sq = Tensor::Zeros({store.total_elements()}, DType::kF32, Device::kCpu, MemoryCategory::kOptimizer);
+    store.ScatterPacked(loaded.exp_avg, exp_avg);
+    store.ScatterPacked(loaded.exp_avg_sq, exp_avg_sq);
+    XLMR_RETURN_IF_ERROR(optimizer_.RestoreState(loaded.state.optimizer_steps, exp_avg, exp_avg_sq));
     amp::LossScalerState scaler = scaler_.GetState();
     scaler.scale = static_cast<float>(loaded.state.loss_scale);
     scaler.growth_tracker = loaded.state.loss_scale_growth_tracker;
@@ -219,8 +223,11 @@ absl::Status Trainer::Run::SaveCheckpoint() {
   saved.loss_scale_growth_tracker = scaler.growth_tracker;
   absl::Status status = absl::OkStatus();
   if (is_main_) {
-    status = SaveTrainingCheckpoint(write_dir_, saved, optimizer_.exp_avg(), optimizer_.exp_avg_sq(),
-                                    t_.save_model_, options_.save_total_limit);
+    // Packed: the checkpoint layout does not depend on the store's alignment padding.
+    const ParameterStore& store = t_.model_.parameters();
+    status = SaveTrainingCheckpoint(write_dir_, saved, store.PackedCopy(optimizer_.exp_avg()),
+                                    store.PackedCopy(optimizer_.exp_avg_sq()), t_.save_model_,
+                                    options_.save_total_limit);
     if (status.ok()) status = PublishStagedOutput();
   }
   t_.comm_.Barrier();  // no rank runs ahead of a checkpoint in progress

@@ -3,6 +3,7 @@
 #include <cblas.h>
 
 #include <algorithm>
+#include <vector>
 
 #include "kernels/cpu/float_access.h"
 
@@ -24,9 +25,12 @@ Tensor F32Result(const Shape& shape, DType final_dtype, Device device) {
       final_dtype == DType::kF32 ? MemoryCategory::kActivations : MemoryCategory::kWorkspace);
 }
 
+// bias: f32, or f16 widened exactly to f32 first.
 void BroadcastBiasRows(const Tensor& bias, int64_t rows, float* y) {
   const int64_t width = bias.numel();
-  const float* b = bias.data<float>();
+  const std::vector<float> widened =
+      bias.dtype() == DType::kF16 ? bias.ToFloatVector() : std::vector<float>();
+  const float* b = bias.dtype() == DType::kF16 ? widened.data() : bias.data<float>();
   ParallelFor(rows, RowGrain(width), [&](int64_t begin, int64_t end) {
     for (int64_t r = begin; r < end; ++r) std::copy(b, b + width, y + r * width);
   });

@@ -10,7 +10,7 @@
 
 namespace xlmr::kernels::cpu {
 
-// [in] x [..., in] f32|f16, weight [out, in] f32|f16, bias [out] f32 or undefined.
+// [in] x [..., in] f32|f16, weight [out, in] f32|f16, bias [out] f32|f16 or undefined.
 // Returns y [..., out] of out_dtype: fp32 GEMM of the exact fp32 values, bias added in fp32,
 // one rounding to out_dtype.
 Tensor LinearForward(const Tensor& x, const Tensor& weight, const Tensor& bias, DType out_dtype);

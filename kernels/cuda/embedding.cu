@@ -41,25 +41,41 @@ __device__ __forceinline__ bool StartsRun(const int32_t* sorted_ids, int64_t t) 
   return t == 0 || sorted_ids[t] != sorted_ids[t - 1];
 }
 
+// Columns of a table row per block of the backward. A run of one id is summed by
+// width / kColumnsPerBlock blocks side by side (blockIdx.y picks the slice), so the longest run,
+// the one-row token-type table where every token has id 0 (B x S rows), spreads over that many
+// multiprocessors instead of one block walking every column in turn.
+constexpr int kColumnsPerBlock = 64;
+
 // Backward over the id-sorted order (sorted_ids, and the positions they came from, stably, so
-// each run of an id lists its positions in increasing order). One block per sorted index; the
-// block that starts a run adds the run's dy rows, in position order, onto the table row, one
-// thread per column: the CPU's sequence of fp32 additions, so the result is bit for bit its own.
+// each run of an id lists its positions in increasing order). Block (x, y) handles sorted indices
+// x, x + gridDim.x, ... and the columns of slice y; for an index that starts a run it adds the
+// run's dy rows, in position order, onto the table row, one thread per column: the CPU's sequence
+// of fp32 additions for every element, so the result is bit for bit its own.
 __global__ void EmbeddingBackwardSortedKernel(FloatsIn dy, const int32_t* __restrict__ sorted_ids,
                                               const int32_t* __restrict__ sorted_positions,
                                               int64_t count, int64_t vocab_size, int64_t width,
                                               int64_t padding_idx, float* __restrict__ dtable) {
+  const int64_t column = static_cast<int64_t>(blockIdx.y) * blockDim.x + threadIdx.x;
+  if (column >= width) return;  // the last slice's spare threads (no barrier in this kernel)
   for (int64_t t = blockIdx.x; t < count; t += gridDim.x) {
     if (!StartsRun(sorted_ids, t)) continue;
     const int64_t id = CheckedId(sorted_ids, t, vocab_size);
     if (id == padding_idx) continue;
-    for (int64_t column = threadIdx.x; column < width; column += blockDim.x) {
-      float sum = dtable[id * width + column];
-      for (int64_t r = t; r < count && sorted_ids[r] == id; ++r) {
-        sum += dy[static_cast<int64_t>(sorted_positions[r]) * width + column];
-      }
-      dtable[id * width + column] = sum;
+    // The run's end, by binary search (sorted_ids ascends), so that the loop below has a known
+    // trip count and the compiler can issue the loads of several rows ahead of their additions,
+    // which stay one after another in position order.
+    int64_t low = t + 1, high = count;
+    while (low < high) {
+      const int64_t middle = low + (high - low) / 2;
+      if (sorted_ids[middle] == id) low = middle + 1; else high = middle;
     }
+    float sum = dtable[id * width + column];
+#pragma unroll 8
+    for (int64_t r = t; r < low; ++r) {
+      sum += dy[static_cast<int64_t>(sorted_positions[r]) * width + column];
+    }
+    dtable[id * width + column] = sum;
   }
 }
 
@@ -138,9 +154,13 @@ void EmbeddingBackward(const Tensor& dy, const Tensor& ids, int64_t padding_idx,
   if (count == 0) return;
   const SortedIds sorted = SortIdsStably(ids);
   const int64_t positions = ids.numel();
-  const int threads = static_cast<int>(std::min<int64_t>(kThreadsPerBlock, ((width + 31) / 32) * 32));
-  const int blocks = static_cast<int>(std::min<int64_t>(positions, int64_t{1} << 20));
-  EmbeddingBackwardSortedKernel<<<blocks, threads, 0, ComputeStream()>>>(
+  const int threads = static_cast<int>(std::min<int64_t>(kColumnsPerBlock, ((width + 31) / 32) * 32));
+  const int64_t slices = (width + threads - 1) / threads;
+  XLMR_CHECK(slices <= 65535) << "cuda::EmbeddingBackward: width " << width << " is too wide";
+  // About 2^20 blocks in all at most; the kernel strides over the sorted indices beyond that.
+  const int64_t blocks = std::min<int64_t>(positions, std::max<int64_t>(1, (int64_t{1} << 20) / slices));
+  const dim3 grid(static_cast<unsigned>(blocks), static_cast<unsigned>(slices));
+  EmbeddingBackwardSortedKernel<<<grid, threads, 0, ComputeStream()>>>(
       ReadFloats(dy, "cuda::EmbeddingBackward dy"), sorted.ids.data<int32_t>(),
       sorted.positions.data<int32_t>(), positions, vocab_size, width, padding_idx,
       dtable->data<float>());

@@ -45,6 +45,7 @@ struct Problem {
   cudaDataType_t operand_type = CUDA_R_32F;
   cudaDataType_t output_type = CUDA_R_32F;
   bool has_bias = false;
+  cudaDataType_t bias_type = CUDA_R_32F;  // f16 only beside an f16 output (see RunGemm)
   // Pointer alignments in bytes (up to 256): algorithms needing more are excluded.
   int align_a = 0, align_b = 0, align_c = 0, align_bias = 0;
 };
@@ -53,17 +54,17 @@ struct Pointers {
   const void* lt_a = nullptr;
   const void* lt_b = nullptr;
   void* c = nullptr;
-  const float* bias = nullptr;
+  const void* bias = nullptr;
 };
 
-using ProblemKey = std::array<int64_t, 22>;
+using ProblemKey = std::array<int64_t, 23>;
 
 ProblemKey KeyOf(const Problem& p) {
   return {p.batch_count,       p.op_lt_a,           p.op_lt_b,   p.lt_a.rows, p.lt_a.cols,
           p.lt_a.ld,           p.lt_a.batch_stride, p.lt_b.rows, p.lt_b.cols, p.lt_b.ld,
           p.lt_b.batch_stride, p.lt_c.rows,         p.lt_c.cols, p.lt_c.ld,   p.lt_c.batch_stride,
           p.operand_type,      p.output_type,       p.has_bias,  p.align_a,   p.align_b,
-          p.align_c,           p.align_bias};
+          p.align_c,           p.align_bias,        p.bias_type};
 }
 
 // The largest power of two (up to 256) dividing `offset`.
@@ -125,7 +126,7 @@ void SetDescAttribute(cublasLtMatmulDesc_t desc, cublasLtMatmulDescAttributes_t 
 
 // fp32 accumulation and fp32 alpha/beta. CUBLAS_COMPUTE_32F (not _FAST_TF32) keeps f32 x f32
 // products exact, like the CPU reference.
-MatmulDesc MakeMatmulDesc(const Problem& p, const float* bias) {
+MatmulDesc MakeMatmulDesc(const Problem& p, const void* bias) {
   cublasLtMatmulDesc_t desc = nullptr;
   CUBLAS_CHECK(cublasLtMatmulDescCreate(&desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
   MatmulDesc owned(desc);
@@ -133,10 +134,11 @@ MatmulDesc MakeMatmulDesc(const Problem& p, const float* bias) {
   SetDescAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSB, p.op_lt_b);
   if (p.has_bias) {
     SetDescAttribute(desc, CUBLASLT_MATMUL_DESC_EPILOGUE, CUBLASLT_EPILOGUE_BIAS);
-    // The bias is the fp32 master parameter. cuBLASLt's default bias type is the output type;
-    // asking for fp32 with an f16 output keeps the bias unrounded (when no algorithm supports
-    // that, Matmul falls back to an f32 output, see RunStagedInF32).
-    SetDescAttribute(desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, CUDA_R_32F);
+    // cuBLASLt documents the bias type of these kernels as the output type: an f16 bias for an
+    // f16 output (autocast's fp16-rounded bias) or an f32 bias for an f32 output runs fused. An
+    // f32 bias with an f16 output is asked for as such, and when no algorithm takes it Matmul
+    // falls back to an f32 output (RunStagedInF32). The epilogue adds the bias in fp32.
+    SetDescAttribute(desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, p.bias_type);
     SetDescAttribute(desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, bias);
   }
   return owned;
@@ -163,7 +165,7 @@ struct Descriptors {
   Layout a, b, c;  // cuBLASLt's A, B and C (= D: the product is written in place over C)
 };
 
-Descriptors MakeDescriptors(const Problem& p, const float* bias) {
+Descriptors MakeDescriptors(const Problem& p, const void* bias) {
   return {MakeMatmulDesc(p, bias), MakeLayout(p.lt_a, p.operand_type, p.batch_count),
           MakeLayout(p.lt_b, p.operand_type, p.batch_count),
           MakeLayout(p.lt_c, p.output_type, p.batch_count)};
@@ -274,8 +276,10 @@ void CheckRan(cublasStatus_t status, const Problem& p) {
 
 // f16 C from a problem cuBLASLt cannot write as f16 directly (f32 operands, or an fp32 bias
 // it cannot fuse): computed into an f32 copy of C, then rounded once into C, which gives the
-// same numbers (one rounding of the fp32 result). C must be contiguous.
-void RunStagedInF32(const Problem& p, const Pointers& ptr, float alpha, float beta, Tensor* c) {
+// same numbers (one rounding of the fp32 result). An f16 bias is widened (exactly) to the f32
+// bias an f32 output takes. C must be contiguous.
+void RunStagedInF32(const Problem& p, const Pointers& ptr, const Tensor& bias, float alpha,
+                    float beta, Tensor* c) {
   const int64_t count = p.batch_count * p.lt_c.rows * p.lt_c.cols;
   XLMR_CHECK(p.lt_c.ld == p.lt_c.rows &&
              (p.batch_count == 1 || p.lt_c.batch_stride == p.lt_c.rows * p.lt_c.cols))
@@ -292,11 +296,20 @@ void RunStagedInF32(const Problem& p, const Pointers& ptr, float alpha, float be
   staged.align_c = AlignmentOf(c_f32.raw_data());
   Pointers staged_ptr = ptr;
   staged_ptr.c = c_f32.raw_data();
+  Tensor bias_f32;
+  if (p.has_bias && p.bias_type == CUDA_R_16F) {
+    bias_f32 = Tensor::Empty(bias.shape(), DType::kF32, Device::kCuda, MemoryCategory::kWorkspace);
+    CastTensor(bias, &bias_f32);
+    staged.bias_type = CUDA_R_32F;
+    staged.align_bias = AlignmentOf(bias_f32.raw_data());
+    staged_ptr.bias = bias_f32.raw_data();
+  }
   CheckRan(TryMatmul(staged, staged_ptr, alpha, beta), staged);
   CastTensor(c_f32, &c_region);
 }
 
-void Matmul(const Problem& p, const Pointers& ptr, float alpha, float beta, Tensor* c) {
+void Matmul(const Problem& p, const Pointers& ptr, const Tensor& bias, float alpha, float beta,
+            Tensor* c) {
   // cuBLASLt offers no f32 x f32 -> f16 matmul: that one is always staged.
   const bool f16_from_f32 = p.operand_type == CUDA_R_32F && p.output_type == CUDA_R_16F;
   if (!f16_from_f32) {
@@ -304,7 +317,7 @@ void Matmul(const Problem& p, const Pointers& ptr, float alpha, float beta, Tens
     if (status == CUBLAS_STATUS_SUCCESS) return;
     if (p.output_type == CUDA_R_32F) CheckRan(status, p);  // no fallback left
   }
-  RunStagedInF32(p, ptr, alpha, beta, c);
+  RunStagedInF32(p, ptr, bias, alpha, beta, c);
 }
 
 // ---- Checks of the caller's arguments ----
@@ -382,13 +395,21 @@ void RunGemm(const GemmArguments& g) {
   XLMR_CHECK(!BytesOverlap(*g.c, g.a) && !BytesOverlap(*g.c, g.b) && !BytesOverlap(*g.c, g.bias))
       << "Gemm: c overlaps an input";
   if (g.bias.defined()) {
-    XLMR_CHECK(g.bias.device() == Device::kCuda && g.bias.dtype() == DType::kF32 &&
+    XLMR_CHECK(g.bias.device() == Device::kCuda &&
+               (g.bias.dtype() == DType::kF32 || g.bias.dtype() == DType::kF16) &&
                g.bias.numel() == n)
-        << "Gemm: bias must be f32 CUDA [" << n << "], is " << DTypeName(g.bias.dtype()) << " "
-        << ShapeString(g.bias.shape());
+        << "Gemm: bias must be f32 or f16 CUDA [" << n << "], is " << DTypeName(g.bias.dtype())
+        << " " << ShapeString(g.bias.shape());
   }
   if (m == 0 || n == 0) return;
   XLMR_CHECK(k > 0) << "Gemm: K must be >= 1";
+  // An f16 bias goes to cuBLASLt as is only beside an f16 output (the type it documents for the
+  // bias); for an f32 output it is widened first, which is exact.
+  Tensor bias = g.bias;
+  if (bias.defined() && bias.dtype() == DType::kF16 && g.c->dtype() == DType::kF32) {
+    bias = Tensor::Empty(g.bias.shape(), DType::kF32, Device::kCuda, MemoryCategory::kWorkspace);
+    CastTensor(g.bias, &bias);
+  }
 
   Problem p;
   p.batch_count = g.batch_count;
@@ -399,14 +420,15 @@ void RunGemm(const GemmArguments& g) {
   p.lt_c = ViewColumnMajor(g.c_layout);
   p.operand_type = CudaTypeOf(g.a.dtype());
   p.output_type = CudaTypeOf(g.c->dtype());
-  p.has_bias = g.bias.defined();
+  p.has_bias = bias.defined();
+  p.bias_type = p.has_bias ? CudaTypeOf(bias.dtype()) : CUDA_R_32F;
   p.align_a = BatchAlignmentOf(g.b, g.b_layout, g.batch_count);
   p.align_b = BatchAlignmentOf(g.a, g.a_layout, g.batch_count);
   p.align_c = BatchAlignmentOf(*g.c, g.c_layout, g.batch_count);
-  p.align_bias = p.has_bias ? AlignmentOf(g.bias.raw_data()) : 0;
+  p.align_bias = p.has_bias ? AlignmentOf(bias.raw_data()) : 0;
   const Pointers ptr{g.b.raw_data(), g.a.raw_data(), g.c->raw_data(),
-                     p.has_bias ? g.bias.data<float>() : nullptr};
-  Matmul(p, ptr, g.alpha, g.beta, g.c);
+                     p.has_bias ? bias.raw_data() : nullptr};
+  Matmul(p, ptr, bias, g.alpha, g.beta, g.c);
 }
 
 }  // namespace

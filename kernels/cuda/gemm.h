@@ -4,8 +4,8 @@
 //
 // op(X) is X or X^T. A and B are both f32 or both f16; C is f32 or f16. Products are accumulated
 // in fp32 (CUBLAS_COMPUTE_32F: true fp32 for f32 operands, never TF32; fp16 x fp16 -> fp32 on
-// tensor cores), alpha, beta and the fp32 bias are applied in fp32, and the result is rounded
-// once to C's dtype. Plain C++ header (the cuBLASLt calls are in gemm.cc).
+// tensor cores), alpha, beta and the bias (f32, or f16 as autocast rounds it) are applied in
+// fp32, and the result is rounded once to C's dtype. Plain C++ header (the cuBLASLt calls are in gemm.cc).
 //
 // Row-major vs cuBLASLt's column-major. A row-major matrix X[r,c] with leading dimension ld has
 // exactly the bytes of the column-major matrix X^T[c,r] with the same ld. So the row-major
@@ -33,7 +33,8 @@ enum class Transpose { kNo, kYes };
 // C = alpha * op(a) * op(b) + beta * c + bias, for matrices held in whole tensors.
 //   [in] a, b: rank >= 2, contiguous, on Device::kCuda; all dimensions but the last are
 //        flattened into rows (a [..., k] is a matrix of numel/k rows). Both f32 or both f16.
-//   [in] bias: [N] f32 added to every row of C, or an undefined Tensor for none.
+//   [in] bias: [N] f32 or f16 added (in fp32) to every row of C, or an undefined Tensor for none.
+//        An f16 bias with an f16 C is cuBLASLt's fused epilogue; with an f32 C it is widened.
 //   [in,out] c: rank >= 2, [M, N] after flattening, f32 or f16. Read only when beta != 0
 //        (beta = 1 accumulates, e.g. weight gradients summed over micro-steps); it must not
 //        overlap a, b or bias.

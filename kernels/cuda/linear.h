@@ -19,7 +19,7 @@
 
 namespace xlmr::kernels::cuda {
 
-// [in] x [..., in] f32|f16, weight [out, in] f32|f16, bias [out] f32 or undefined.
+// [in] x [..., in] f32|f16, weight [out, in] f32|f16, bias [out] f32|f16 or undefined.
 // Returns y [..., out] of out_dtype (a new kActivations tensor): one fp32 GEMM with the bias
 // fused into its epilogue, rounded once to out_dtype.
 Tensor LinearForward(const Tensor& x, const Tensor& weight, const Tensor& bias, DType out_dtype);

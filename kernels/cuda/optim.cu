@@ -83,6 +83,9 @@ struct RunGroup {
   int64_t begin;                    // first element of the first run
   int64_t ends[kRunsPerLaunch];     // run r covers [previous end (or begin), ends[r])
   uint32_t decay_bits[(kRunsPerLaunch + 31) / 32];
+  // Set for a gap between two caller runs (the parameter store's alignment padding): its
+  // elements are skipped, so one launch covers runs separated by small gaps.
+  uint32_t skip_bits[(kRunsPerLaunch + 31) / 32];
   int count;                        // >= 1
 };
 static_assert(sizeof(RunGroup) <= 4000, "kernel parameters are limited to 4 KiB");
@@ -108,6 +111,7 @@ __global__ void __launch_bounds__(kThreadsPerBlock)
   for (int64_t i = group.begin + static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
        i < end; i += stride) {
     while (group.ends[run] <= i) ++run;  // i < end = ends[count - 1] keeps run < count
+    if ((group.skip_bits[run >> 5] >> (run & 31)) & 1u) continue;
     const bool decay = (group.decay_bits[run >> 5] >> (run & 31)) & 1u;
     const float g = grad[i];
     const float m = TorchLerp(exp_avg[i], g, s.lerp_weight);
@@ -123,6 +127,10 @@ __global__ void __launch_bounds__(kThreadsPerBlock)
   }
 }
 
+// Gaps up to this many elements (the parameter store pads each range to 64) become skipped
+// runs inside a group; a longer gap starts a new launch rather than idle threads over it.
+constexpr int64_t kLargestSkippedGap = 1024;
+
 // Checks the runs and returns them grouped kRunsPerLaunch at a time, empty runs dropped.
 std::vector<RunGroup> GroupRuns(const std::vector<AdamWDecayRun>& runs, int64_t total) {
   std::vector<RunGroup> groups;
@@ -132,10 +140,19 @@ std::vector<RunGroup> GroupRuns(const std::vector<AdamWDecayRun>& runs, int64_t 
         << "AdamWStep: run [" << run.offset << ", " << run.offset + run.size
         << ") is out of order or outside [0, " << total << ")";
     if (run.size == 0) continue;
-    // A gap before this run starts a new group, so that groups stay gap-free inside.
-    if (groups.empty() || groups.back().count == kRunsPerLaunch || run.offset != previous_end) {
+    const int64_t gap = groups.empty() ? 0 : run.offset - previous_end;
+    // A small gap becomes a skipped run when the group has room for it and this run; any other
+    // gap, or a full group, starts a new group, so that groups stay gap-free inside.
+    const bool skip_gap = gap > 0 && gap <= kLargestSkippedGap &&
+                          groups.back().count + 2 <= kRunsPerLaunch;
+    if (groups.empty() || groups.back().count == kRunsPerLaunch || (gap > 0 && !skip_gap)) {
       groups.push_back(RunGroup{});
       groups.back().begin = run.offset;
+    } else if (skip_gap) {
+      RunGroup& group = groups.back();
+      group.ends[group.count] = run.offset;
+      group.skip_bits[group.count >> 5] |= 1u << (group.count & 31);
+      ++group.count;
     }
     RunGroup& group = groups.back();
     group.ends[group.count] = run.offset + run.size;

@@ -20,9 +20,9 @@ namespace xlmr::models {
 // fp16, else the fp32 master (a view, no copy).
 Tensor LinearWeight(const ParameterStore& store, int index, const PassContext& context);
 
-// The bias parameter `index` as ops::Linear takes it (f32): the fp32 master, or under fp16 the
-// fp16 working copy's values widened back to f32 (exact; a new [out] tensor of the store's
-// device, counted as workspace).
+// The bias parameter `index` as ops::Linear takes it: the fp32 master, or under fp16 the fp16
+// working copy (a view, no copy; ops::Linear adds its exact f32 value, and on CUDA the f16 bias
+// is the type cuBLASLt's epilogue takes beside an f16 output).
 Tensor LinearBias(const ParameterStore& store, int index, const PassContext& context);
 
 }  // namespace xlmr::models

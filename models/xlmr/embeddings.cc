@@ -4,29 +4,15 @@
 #include "framework/ops/elementwise.h"
 #include "framework/ops/embedding.h"
 #include "framework/ops/layer_norm.h"
+#include "framework/ops/position_ids.h"
 
 namespace xlmr::models {
-
-Tensor RobertaPositionIds(const Tensor& input_ids, int pad_token_id) {
-  const Tensor ids = input_ids.device() == Device::kCpu ? input_ids : input_ids.ToDevice(Device::kCpu);
-  Tensor positions = Tensor::Zeros(ids.shape(), DType::kI32);
-  const int64_t rows = ids.dim(0), cols = ids.dim(1);
-  for (int64_t b = 0; b < rows; ++b) {
-    int32_t count = 0;
-    for (int64_t t = 0; t < cols; ++t) {
-      const bool real = ids.data<int32_t>()[b * cols + t] != pad_token_id;
-      count += real ? 1 : 0;
-      positions.data<int32_t>()[b * cols + t] = real ? count + pad_token_id : pad_token_id;
-    }
-  }
-  return input_ids.device() == Device::kCpu ? positions : positions.ToDevice(input_ids.device());
-}
 
 Tensor Embeddings::Forward(const Tensor& input_ids, const ParameterStore& store,
                            const PassContext& context, EmbeddingsSaved* saved) const {
   EmbeddingsSaved& s = *saved;
   s.input_ids = input_ids;
-  s.position_ids = RobertaPositionIds(input_ids, config_.pad_token_id);
+  s.position_ids = ops::RobertaPositionIds(input_ids, static_cast<int32_t>(config_.pad_token_id));
   s.type_ids = Tensor::Zeros(input_ids.shape(), DType::kI32, input_ids.device());
   const Tensor word = ops::Embedding(store.param(params_.word), input_ids, DType::kF32);
   const Tensor type = ops::Embedding(store.param(params_.token_type), s.type_ids, DType::kF32);

@@ -1,5 +1,6 @@
 // XLM-R embeddings (HF XLMRobertaEmbeddings): (word + token_type) + position, LayerNorm,
-// dropout. Position ids follow RoBERTa: real tokens are numbered pad_id + 1, pad_id + 2, ...
+// dropout. Position ids follow RoBERTa (ops::RobertaPositionIds, computed on the ids' device):
+// real tokens are numbered pad_id + 1, pad_id + 2, ...
 // counting only non-padding tokens; padding tokens get pad_id. Token type ids are all 0.
 #ifndef XLMR_MODELS_XLMR_EMBEDDINGS_H_
 #define XLMR_MODELS_XLMR_EMBEDDINGS_H_
@@ -11,9 +12,6 @@
 #include "models/xlmr/pass_context.h"
 
 namespace xlmr::models {
-
-// [in] input_ids [B,S] i32 (host tensor). Returns position ids [B,S] i32 on the same device.
-Tensor RobertaPositionIds(const Tensor& input_ids, int pad_token_id);
 
 struct EmbeddingsSaved {
   Tensor input_ids;     // [B,S] i32

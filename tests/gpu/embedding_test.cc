@@ -112,6 +112,36 @@ TEST_F(CudaEmbeddingTest, BackwardWithRepeatedIdsAndPaddingMatchesCpu) {
   }
 }
 
+// Production shapes: the token-type table of XLM-R (one row: all B x S = 16 x 512 tokens add onto
+// it, the longest possible run) and XLM-R large's word table width with frequent ids (a
+// 250002-row table is 1 GB; 30000 rows keep the same width and id-run structure). Bit for bit:
+// every element still adds its run in position order, whatever the block layout.
+TEST_F(CudaEmbeddingTest, BackwardAtProductionShapesMatchesCpuBitForBit) {
+  struct Shape3 {
+    int64_t vocab_size, width;
+    Shape ids_shape;
+  };
+  uint32_t seed = 300;
+  for (const Shape3& c : {Shape3{1, 1024, {16, 512}}, Shape3{1, 768, {64, 128}},
+                          Shape3{30000, 1024, {16, 512}}}) {
+    // Frequent ids for the word table: a tenth of the tokens share 8 ids, as common words do.
+    Tensor ids = RandomIds(c.ids_shape, static_cast<int32_t>(c.vocab_size), seed++);
+    for (int64_t i = 0; i < ids.numel(); i += 10) ids.data<int32_t>()[i] = static_cast<int32_t>(i % 8);
+    if (c.vocab_size == 1) ids = Tensor::Zeros(c.ids_shape, DType::kI32);
+    Shape dy_shape = c.ids_shape;
+    dy_shape.push_back(c.width);
+    const Tensor dy = RandomTensor(dy_shape, DType::kF16, seed++);
+    const uint32_t start_seed = seed++;
+    Tensor dtable_cpu = RandomTensor({c.vocab_size, c.width}, DType::kF32, start_seed);
+    Tensor dtable_gpu = OnGpu(RandomTensor({c.vocab_size, c.width}, DType::kF32, start_seed));
+    ops::EmbeddingBackward(dy, ids, /*padding_idx=*/c.vocab_size == 1 ? -1 : 1, &dtable_cpu);
+    ops::EmbeddingBackward(OnGpu(dy), OnGpu(ids), c.vocab_size == 1 ? -1 : 1, &dtable_gpu);
+    ExpectBitEqual("EmbeddingBackward V=" + std::to_string(c.vocab_size) + " H=" +
+                       std::to_string(c.width) + " ids " + ShapeString(c.ids_shape),
+                   dtable_gpu, dtable_cpu);
+  }
+}
+
 TEST_F(CudaEmbeddingTest, NoIdsGiveAnEmptyOutputAndLeaveTheGradientUntouched) {
   // An empty batch: nothing may be launched (an empty grid is a launch error).
   const Tensor table = RandomTensor({5, 8}, DType::kF32, 300);

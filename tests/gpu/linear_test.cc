@@ -179,6 +179,20 @@ TEST_P(CudaLinearTest, ForwardMatchesCpu) {
   ExpectClose("y", gpu, cpu, scale);
 }
 
+// The bias as autocast passes it under fp16: rounded to f16 and given to ops::Linear as f16
+// (cuBLASLt's fused epilogue for an f16 output, a widened copy for an f32 one). Same tolerance
+// as ForwardMatchesCpu: the f16 bias's values are exact in fp32 on both sides. Every case gets
+// one (drawn here), so that no case skips: tools/gpu_verify.sh counts a skip as "no GPU".
+TEST_P(CudaLinearTest, ForwardWithF16BiasMatchesCpu) {
+  const DType out_dtype = GetParam().out_dtype;
+  std::mt19937 rng(20240613);
+  const Tensor half_bias = RandomCpu({GetParam().out}, DType::kF16, &rng);  // rounds once to f16
+  const Tensor cpu = ops::Linear(x_, weight_, half_bias, out_dtype);
+  const Tensor gpu = Cpu(ops::Linear(Cuda(x_), Cuda(weight_), Cuda(half_bias), out_dtype));
+  const Tensor scale = ops::Linear(AbsF32(x_), AbsF32(weight_), AbsF32(half_bias), DType::kF32);
+  ExpectClose("y with an f16 bias", gpu, cpu, scale);
+}
+
 // Two backward calls into gradients that start non-zero: a kernel that overwrote dweight or
 // dbias ("=") instead of accumulating ("+=") would be off by the initial value.
 TEST_P(CudaLinearTest, BackwardMatchesCpuAndAccumulatesTwice) {

@@ -3,7 +3,7 @@
 #include <cstdio>
 #include <vector>
 
-#include "framework/distributed/communicator.h"
+#include "framework/distributed/create_communicator.h"
 
 namespace xlmr::distributed {
 namespace {

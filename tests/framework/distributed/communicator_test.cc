@@ -1,4 +1,4 @@
-#include "framework/distributed/communicator.h"
+#include "framework/distributed/create_communicator.h"
 
 #include <cstdlib>
 

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "framework/amp/loss_scaler.h"
-#include "framework/distributed/communicator.h"
+#include "framework/distributed/create_communicator.h"
 #include "framework/distributed/gradient_synchronizer.h"
 #include "framework/optim/adamw.h"
 #include "framework/optim/lr_schedule.h"

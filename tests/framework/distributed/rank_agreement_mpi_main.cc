@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "framework/distributed/communicator.h"
+#include "framework/distributed/create_communicator.h"
 #include "framework/distributed/rank_agreement.h"
 #include "framework/distributed/replica_check.h"
 

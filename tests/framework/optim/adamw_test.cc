@@ -106,10 +106,12 @@ TEST(AdamWTest, MatchesTorchAdamWTrajectories) {
   for (const json& golden_case : golden.at("cases")) RunGoldenCase(golden_case);
 }
 
+// The first three sizes are multiples of ParameterStore's 64-element alignment, so the four
+// ranges lie back to back ([0, 196)); the flat buffers hold 256 elements (60 of padding).
 ParameterStore MixedStore() {
-  return ParameterStore({{"a.weight", {2, 3}, true, 0},
-                         {"a.bias", {3}, false, 0},
-                         {"LayerNorm.weight", {3}, false, 0},
+  return ParameterStore({{"a.weight", {2, 32}, true, 0},
+                         {"a.bias", {64}, false, 0},
+                         {"LayerNorm.weight", {64}, false, 0},
                          {"b.weight", {4}, true, 0}},
                         Device::kCpu);
 }
@@ -119,19 +121,30 @@ TEST(AdamWTest, SegmentsMergeNeighboursWithTheSameDecayFlag) {
   const std::vector<AdamWSegment> segments = MakeAdamWSegments(store, /*decay_enabled=*/true);
   ASSERT_EQ(segments.size(), 3u);
   EXPECT_EQ(segments[0].range.offset, 0);
-  EXPECT_EQ(segments[0].range.size, 6);
+  EXPECT_EQ(segments[0].range.size, 64);
   EXPECT_TRUE(segments[0].decay);
-  EXPECT_EQ(segments[1].range.offset, 6);
-  EXPECT_EQ(segments[1].range.size, 6);  // bias and LayerNorm weight together
+  EXPECT_EQ(segments[1].range.offset, 64);
+  EXPECT_EQ(segments[1].range.size, 128);  // bias and LayerNorm weight together
   EXPECT_FALSE(segments[1].decay);
-  EXPECT_EQ(segments[2].range.offset, 12);
-  EXPECT_EQ(segments[2].range.size, 4);
+  EXPECT_EQ(segments[2].range.offset, 192);
+  EXPECT_EQ(segments[2].range.size, 4);  // the padding after it is no part of any segment
   EXPECT_TRUE(segments[2].decay);
 
   const std::vector<AdamWSegment> no_decay = MakeAdamWSegments(store, /*decay_enabled=*/false);
   ASSERT_EQ(no_decay.size(), 1u);
-  EXPECT_EQ(no_decay[0].range.size, 16);
+  EXPECT_EQ(no_decay[0].range.size, 196);
   EXPECT_FALSE(no_decay[0].decay);
+}
+
+// Padding between two ranges splits a segment even when the decay flags agree.
+TEST(AdamWTest, SegmentsDoNotMergeAcrossPadding) {
+  ParameterStore store({{"a.bias", {3}, false, 0}, {"b.bias", {5}, false, 0}}, Device::kCpu);
+  const std::vector<AdamWSegment> segments = MakeAdamWSegments(store, /*decay_enabled=*/true);
+  ASSERT_EQ(segments.size(), 2u);
+  EXPECT_EQ(segments[0].range.offset, 0);
+  EXPECT_EQ(segments[0].range.size, 3);
+  EXPECT_EQ(segments[1].range.offset, 64);
+  EXPECT_EQ(segments[1].range.size, 5);
 }
 
 // Hand-computed first step: bias corrections 1 - 0.9 = 0.1 and 1 - 0.999 = 0.001 (in double,
@@ -153,15 +166,15 @@ TEST(AdamWTest, StepScalarsAreTorchsPythonFloatsRoundedOnce) {
 // sign(g) and the update is -lr * sign(g) up to eps and float rounding (1e-6 relative).
 TEST(AdamWTest, FirstStepMovesEachParameterByTheLearningRate) {
   ParameterStore store = MixedStore();
-  store.master().CopyFromFloats(std::vector<float>(16, 1.0f));
-  std::vector<float> grads(16);
-  for (int i = 0; i < 16; ++i) grads[i] = (i % 2 == 0 ? 1.0f : -1.0f) * (0.01f + i);
+  store.master().CopyFromFloats(std::vector<float>(256, 1.0f));
+  std::vector<float> grads(256);
+  for (int i = 0; i < 256; ++i) grads[i] = (i % 2 == 0 ? 1.0f : -1.0f) * (0.01f + i);
   store.grads().CopyFromFloats(grads);
   AdamW adamw(store, {0.9, 0.999, 1e-8, 0.5});
   adamw.Step(0.01);
   const std::vector<float> params = store.master().ToFloatVector();
-  for (int i = 0; i < 16; ++i) {
-    const bool decayed = i < 6 || i >= 12;
+  for (int i = 0; i < 196; ++i) {  // the parameters; AdamW never touches the padding after them
+    const bool decayed = i < 64 || i >= 192;
     const double expected = (decayed ? 1.0 - 0.01 * 0.5 : 1.0) - 0.01 * (grads[i] > 0 ? 1 : -1);
     EXPECT_NEAR(params[i], expected, 1e-6) << i;
   }
@@ -172,17 +185,17 @@ TEST(AdamWTest, MomentsAreCountedAsOptimizerMemory) {
   ParameterStore store = MixedStore();
   AdamW adamw(store, {});
   EXPECT_EQ(MemoryStatsFor(Device::kCpu).Of(MemoryCategory::kOptimizer).current - before,
-            2 * 16 * static_cast<int64_t>(sizeof(float)));
-  EXPECT_EQ(adamw.exp_avg().shape(), Shape({16}));
-  EXPECT_EQ(adamw.exp_avg_sq().shape(), Shape({16}));
+            2 * 256 * static_cast<int64_t>(sizeof(float)));
+  EXPECT_EQ(adamw.exp_avg().shape(), Shape({256}));
+  EXPECT_EQ(adamw.exp_avg_sq().shape(), Shape({256}));
 }
 
 // A restored optimizer continues exactly like the one it was saved from (bit-identical).
 TEST(AdamWTest, RestoredStateContinuesIdentically) {
   ParameterStore original = MixedStore();
   ParameterStore resumed = MixedStore();
-  std::vector<float> values(16);
-  for (int i = 0; i < 16; ++i) values[i] = 0.1f * i - 0.7f;
+  std::vector<float> values(256);
+  for (int i = 0; i < 256; ++i) values[i] = 0.01f * i - 0.7f;
   original.master().CopyFromFloats(values);
   original.grads().CopyFromFloats(values);
   const AdamWOptions options{0.9, 0.98, 1e-6, 0.1};
@@ -205,14 +218,14 @@ TEST(AdamWTest, RestoredStateContinuesIdentically) {
 TEST(AdamWTest, RestoreRejectsMismatchedStateAndKeepsTheOld) {
   ParameterStore store = MixedStore();
   AdamW adamw(store, {});
-  const Tensor right = Tensor::Zeros({16}, DType::kF32);
-  const Tensor short_one = Tensor::Zeros({15}, DType::kF32);
-  const Tensor half = Tensor::Zeros({16}, DType::kF16);
+  const Tensor right = Tensor::Zeros({256}, DType::kF32);
+  const Tensor short_one = Tensor::Zeros({255}, DType::kF32);
+  const Tensor half = Tensor::Zeros({256}, DType::kF16);
 
   absl::Status status = adamw.RestoreState(3, short_one, right);
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(status.message(), HasSubstr("exp_avg must be f32 with 16 elements"));
-  EXPECT_THAT(status.message(), HasSubstr("got f32 with 15 elements"));
+  EXPECT_THAT(status.message(), HasSubstr("exp_avg must be f32 with 256 elements"));
+  EXPECT_THAT(status.message(), HasSubstr("got f32 with 255 elements"));
   status = adamw.RestoreState(3, right, half);
   EXPECT_THAT(status.message(), HasSubstr("exp_avg_sq must be f32"));
   status = adamw.RestoreState(-1, right, right);

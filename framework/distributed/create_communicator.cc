@@ -1,4 +1,4 @@
-#include "framework/distributed/communicator.h"
+#include "framework/distributed/create_communicator.h"
 
 #include <utility>
 
@@ -27,7 +27,9 @@ absl::StatusOr<std::unique_ptr<Communicator>> CreateHostCommunicator(const Launc
 absl::StatusOr<std::unique_ptr<Communicator>> CreateCommunicator(const LaunchEnvironment& env,
                                                                  Device device) {
   absl::StatusOr<std::unique_ptr<Communicator>> host = CreateHostCommunicator(env);
-  if (!host.ok() || device == Device::kCpu) return host;
+  // One rank has nobody to exchange gradients with, on any device: the identity is exact and
+  // costs nothing, where NCCL would set up a communicator and launch a no-op per bucket.
+  if (!host.ok() || device == Device::kCpu || env.world_size == 1) return host;
 #if XLMR_WITH_NCCL
   absl::StatusOr<std::unique_ptr<NcclCommunicator>> nccl =
       NcclCommunicator::Create(env, std::move(*host));

@@ -1,0 +1,19 @@
+// RoBERTa's position ids (HF create_position_ids_from_input_ids): along each sequence, the k-th
+// non-padding token gets pad_id + k (k from 1) and every padding token gets pad_id, i.e.
+// cumsum(ids != pad) * (ids != pad) + pad. Computed where the ids are, so a GPU step never
+// copies them to the host and back. Integer arithmetic: bit-exact on every backend.
+#ifndef XLMR_FRAMEWORK_OPS_POSITION_IDS_H_
+#define XLMR_FRAMEWORK_OPS_POSITION_IDS_H_
+
+#include <cstdint>
+
+#include "framework/tensor/tensor.h"
+
+namespace xlmr::ops {
+
+// [in] input_ids [B,S] i32. Returns [B,S] i32 on input_ids' device (kActivations).
+Tensor RobertaPositionIds(const Tensor& input_ids, int32_t pad_id);
+
+}  // namespace xlmr::ops
+
+#endif  // XLMR_FRAMEWORK_OPS_POSITION_IDS_H_
