@@ -109,6 +109,15 @@ void CpuCachingAllocator::Free(void* pointer) {
 
 void CpuCachingAllocator::Zero(void* pointer, size_t bytes) { std::memset(pointer, 0, bytes); }
 
+void CpuCachingAllocator::MarkUninitialized(void* pointer, size_t bytes) {
+#ifndef NDEBUG
+  std::memset(pointer, 0xFF, bytes);
+#else
+  (void)pointer;
+  (void)bytes;
+#endif
+}
+
 int64_t CpuCachingAllocator::PeakReservedBytes() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return peak_held_bytes_;

@@ -59,6 +59,11 @@ class CpuCachingAllocator final : public Allocator {
   void* Allocate(size_t bytes) override;
   void Free(void* pointer) override;
   void Zero(void* pointer, size_t bytes) override;
+  // In builds without NDEBUG (the tests), fills memory handed out uninitialised
+  // (Tensor::Empty) with 0xFF bytes, a NaN in every float type, so that a kernel that leaves an
+  // element unwritten fails its comparison, as the GPU tests do; a reused block would otherwise
+  // hide it behind stale values. Nothing in optimised builds.
+  void MarkUninitialized(void* pointer, size_t bytes) override;
   int64_t PeakReservedBytes() const override;
   void ResetPeakReserved() override;
 

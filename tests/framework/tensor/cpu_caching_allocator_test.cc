@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <sys/resource.h>
 
+#include <cmath>
 #include <cstring>
 #include <thread>
 #include <vector>
@@ -153,6 +154,14 @@ TEST(CpuCachingAllocatorTest, TensorsKeepLogicalAccountingAndZeroFilling) {
   const Tensor zeros = Tensor::Zeros({1001}, DType::kF32, Device::kCpu, MemoryCategory::kActivations);
   for (float v : zeros.ToFloatVector()) ASSERT_EQ(v, 0.0f);
   EXPECT_GE(AllocatorFor(Device::kCpu).PeakReservedBytes(), 4004);
+}
+
+// Tests build without NDEBUG: Tensor::Empty memory reads as NaN until written, even on a block
+// that a previous tensor left zero.
+TEST(CpuCachingAllocatorTest, EmptyTensorsArePoisonedInTestBuilds) {
+  { Tensor zeros = Tensor::Zeros({257}, DType::kF32, Device::kCpu, MemoryCategory::kActivations); }
+  const Tensor empty = Tensor::Empty({257}, DType::kF32, Device::kCpu, MemoryCategory::kActivations);
+  for (float v : empty.ToFloatVector()) ASSERT_TRUE(std::isnan(v));
 }
 
 }  // namespace
