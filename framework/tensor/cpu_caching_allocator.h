@@ -40,12 +40,12 @@ class CpuCachingAllocator final : public Allocator {
   static constexpr size_t kAlignment = 256;
   // A cached block may serve a request whose bucket is up to this much smaller. Batches padded
   // to different lengths ask for sizes that differ by up to ~4x, and held memory is bounded
-  // anyway (kHeldLimitRatio); on the embedded default's training, 1.25 left ~1350 page faults
-  // per step, 2 left ~540, 4 ~160 (the libm build took ~1600), at the same peak RSS within 3%.
+  // anyway (kHeldLimitRatio); on the embedded default's training (2 threads), 1.25 left ~3400
+  // page faults per step, 2 left ~540, 4 ~160 (malloc: 1600-3300), peak RSS within 3%.
   static constexpr double kMaxReuseRatio = 4.0;
   // Held memory (live + cached) is kept within this multiple of the live high-water mark: the
-  // cache never holds more than the process already needed at its busiest (1.25 would cut
-  // page faults by a further ~25% for ~5% more peak RSS).
+  // cache never holds more than the process already needed at its busiest (1.1 cut page
+  // faults from ~160 to ~120 per step for ~5% more peak RSS).
   static constexpr double kHeldLimitRatio = 1.0;
 
   // The size of the block that serves a request of `bytes` (>= 256).
