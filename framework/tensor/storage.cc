@@ -1,28 +1,10 @@
 #include "framework/tensor/storage.h"
 
-#include <cstdlib>
-#include <cstring>
-
 #include "framework/core/check.h"
+#include "framework/tensor/cpu_caching_allocator.h"
 
 namespace xlmr {
 namespace {
-
-class CpuAllocator final : public Allocator {
- public:
-  void* Allocate(size_t bytes) override {
-    // aligned_alloc needs a size that is a multiple of the alignment.
-    const size_t rounded = (bytes + kAlignment - 1) / kAlignment * kAlignment;
-    void* pointer = std::aligned_alloc(kAlignment, rounded == 0 ? kAlignment : rounded);
-    XLMR_CHECK(pointer != nullptr) << "out of host memory allocating " << bytes << " bytes";
-    return pointer;
-  }
-  void Free(void* pointer) override { std::free(pointer); }
-  void Zero(void* pointer, size_t bytes) override { std::memset(pointer, 0, bytes); }
-
- private:
-  static constexpr size_t kAlignment = 256;
-};
 
 struct DeviceSlot {
   Allocator* allocator = nullptr;
@@ -30,8 +12,9 @@ struct DeviceSlot {
 };
 
 DeviceSlot& Slot(Device device) {
-  static CpuAllocator cpu_allocator;
-  static DeviceSlot slots[2] = {{&cpu_allocator, {}}, {nullptr, {}}};
+  // Never destroyed: tensors held by other static objects may be freed during exit.
+  static CpuCachingAllocator* const cpu_allocator = new CpuCachingAllocator;
+  static DeviceSlot slots[2] = {{cpu_allocator, {}}, {nullptr, {}}};
   return slots[static_cast<int>(device)];
 }
 

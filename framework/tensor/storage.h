@@ -1,7 +1,8 @@
 // A block of device memory owned by one or more Tensors (views share it).
 //
 // Allocation goes through a per-device Allocator so that every byte is counted in that
-// device's MemoryStats under a category. The CPU allocator lives here; the CUDA one is
+// device's MemoryStats under a category. The CPU allocator keeps freed blocks for reuse
+// (framework/tensor/cpu_caching_allocator.h); the CUDA one is
 // registered by the CUDA backend (kernels/cuda) so that this file needs no CUDA headers.
 #ifndef XLMR_FRAMEWORK_TENSOR_STORAGE_H_
 #define XLMR_FRAMEWORK_TENSOR_STORAGE_H_

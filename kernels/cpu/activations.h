@@ -1,5 +1,6 @@
 // CPU kernels of the pointwise activations: exact (erf) GELU and tanh.
 //
+// GELU uses the vectorised erf of gelu_math.h (its rounding contract is stated there).
 // Called through framework/ops/activations.h, which checks shapes and dtypes. Every function
 // RETURNS a new tensor of its input's dtype; values are computed in fp32 and rounded once.
 #ifndef XLMR_KERNELS_CPU_ACTIVATIONS_H_

@@ -6,7 +6,7 @@
 namespace xlmr::kernels::cpu {
 
 Tensor DropoutApply(const Tensor& x, float p, const DropoutKey& key) {
-  Tensor y = Tensor::Zeros(x.shape(), x.dtype(), x.device(), MemoryCategory::kActivations);
+  Tensor y = Tensor::Empty(x.shape(), x.dtype(), x.device(), MemoryCategory::kActivations);
   const float scale = DropoutScale(p);
   ParallelForEachChunk(x.numel(), [&](int64_t begin, int64_t count) {
     float values[kFloatChunk], uniforms[kFloatChunk];

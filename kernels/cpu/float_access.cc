@@ -61,7 +61,7 @@ void StoreFloats(const float* values, int64_t begin, int64_t count, Tensor* dst)
 
 Tensor AsF32(const Tensor& t) {
   if (t.dtype() == DType::kF32) return t;
-  Tensor out = Tensor::Zeros(t.shape(), DType::kF32, t.device(), MemoryCategory::kWorkspace);
+  Tensor out = Tensor::Empty(t.shape(), DType::kF32, t.device(), MemoryCategory::kWorkspace);
   float* values = out.data<float>();
   ParallelForEachChunk(t.numel(), [&](int64_t begin, int64_t count) {
     LoadFloats(t, begin, count, values + begin);
@@ -71,7 +71,7 @@ Tensor AsF32(const Tensor& t) {
 
 Tensor RoundToDType(const Tensor& t_f32, DType dtype) {
   if (dtype == DType::kF32) return t_f32;
-  Tensor out = Tensor::Zeros(t_f32.shape(), dtype, t_f32.device(), MemoryCategory::kActivations);
+  Tensor out = Tensor::Empty(t_f32.shape(), dtype, t_f32.device(), MemoryCategory::kActivations);
   const float* values = t_f32.data<float>();
   ParallelForEachChunk(t_f32.numel(), [&](int64_t begin, int64_t count) {
     StoreFloats(values + begin, begin, count, &out);

@@ -77,11 +77,11 @@ Tensor AsF32(const Tensor& t);
 Tensor RoundToDType(const Tensor& t_f32, DType dtype);
 
 // Returns f(a) elementwise (f: float -> float, run in fp32), rounded once to out_dtype, as a new
-// kActivations tensor of a's shape. f runs on several threads at once: it must be a pure
+// kActivations tensor of a's shape (allocated uninitialised: every element is written). f runs on several threads at once: it must be a pure
 // function of its arguments.
 template <typename Fn>
 Tensor MapElements(const Tensor& a, DType out_dtype, Fn f) {
-  Tensor out = Tensor::Zeros(a.shape(), out_dtype, a.device(), MemoryCategory::kActivations);
+  Tensor out = Tensor::Empty(a.shape(), out_dtype, a.device(), MemoryCategory::kActivations);
   if (a.dtype() == DType::kF32 && out_dtype == DType::kF32) {  // no conversions to stream through
     const float* x = a.data<float>();
     float* y = out.data<float>();
@@ -103,7 +103,7 @@ Tensor MapElements(const Tensor& a, DType out_dtype, Fn f) {
 // out_dtype, as a new kActivations tensor of a's shape. f must be pure, as above.
 template <typename Fn>
 Tensor MapElements(const Tensor& a, const Tensor& b, DType out_dtype, Fn f) {
-  Tensor out = Tensor::Zeros(a.shape(), out_dtype, a.device(), MemoryCategory::kActivations);
+  Tensor out = Tensor::Empty(a.shape(), out_dtype, a.device(), MemoryCategory::kActivations);
   if (a.dtype() == DType::kF32 && b.dtype() == DType::kF32 && out_dtype == DType::kF32) {
     const float* x = a.data<float>();
     const float* z = b.data<float>();

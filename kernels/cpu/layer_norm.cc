@@ -94,9 +94,9 @@ void LayerNormForward(const Tensor& x, const Tensor& gamma, const Tensor& beta, 
                       DType out_dtype, Tensor* y, Tensor* mean, Tensor* rstd) {
   const int64_t width = gamma.numel();
   const int64_t rows = x.numel() / width;
-  *y = Tensor::Zeros(x.shape(), out_dtype, x.device(), MemoryCategory::kActivations);
-  *mean = Tensor::Zeros({rows}, DType::kF32, x.device(), MemoryCategory::kActivations);
-  *rstd = Tensor::Zeros({rows}, DType::kF32, x.device(), MemoryCategory::kActivations);
+  *y = Tensor::Empty(x.shape(), out_dtype, x.device(), MemoryCategory::kActivations);
+  *mean = Tensor::Empty({rows}, DType::kF32, x.device(), MemoryCategory::kActivations);
+  *rstd = Tensor::Empty({rows}, DType::kF32, x.device(), MemoryCategory::kActivations);
   const float* g = gamma.data<float>();
   const float* b = beta.data<float>();
   ParallelFor(rows, RowGrain(width), [&](int64_t begin, int64_t end) {
@@ -120,7 +120,7 @@ Tensor LayerNormBackward(const Tensor& dy, const Tensor& x, const Tensor& gamma,
                          const Tensor& rstd, Tensor* dgamma, Tensor* dbeta) {
   const int64_t width = gamma.numel();
   const int64_t rows = x.numel() / width;
-  Tensor dx = Tensor::Zeros(x.shape(), x.dtype(), x.device(), MemoryCategory::kActivations);
+  Tensor dx = Tensor::Empty(x.shape(), x.dtype(), x.device(), MemoryCategory::kActivations);
   ParallelFor(rows, RowGrain(width), [&](int64_t begin, int64_t end) {
     LayerNormInputGradRows(dy, x, gamma, mean, rstd, begin, end, &dx);
   });

@@ -125,7 +125,7 @@ run fresh.log "${new[@]}" --output_dir=fresh
 [ -e whole.overwriting ] && fail "--overwrite_output_dir: the staging directory is left behind"
 [ "$(ls whole | tr '\n' ' ')" = "checkpoint-30 config.json eval_results.json metrics.jsonl model.safetensors sentencepiece.bpe.model " ] ||
   fail "--overwrite_output_dir: whole/ holds $(ls whole | tr '\n' ' ')"
-strip_timing() { sed -E 's/"tokens_per_second":[^,]*,//; s/,"elapsed_seconds":[^}]*//; s/"train_seconds":[^,]*,//' "$1"; }
+strip_timing() { sed -E 's/"tokens_per_second":[^,]*,//; s/,"peak_reserved_bytes":[^,]*//; s/,"elapsed_seconds":[^}]*//; s/"train_seconds":[^,]*,//' "$1"; }
 diff <(strip_timing whole/metrics.jsonl) <(strip_timing fresh/metrics.jsonl) > /dev/null ||
   fail "--overwrite_output_dir: metrics.jsonl is not the new run's alone"
 for f in model.safetensors eval_results.json checkpoint-30/model.safetensors checkpoint-30/optimizer.safetensors; do
