@@ -23,6 +23,7 @@
 #include "framework/distributed/rank_agreement.h"
 #include "models/xlmr/hf_checkpoint.h"
 #include "models/xlmr/init.h"
+#include "recipes/command_line.h"
 #include "recipes/device_choice.h"
 #include "recipes/embedded_default.h"
 #include "recipes/finetune_data.h"
@@ -185,6 +186,11 @@ int Main(const std::set<std::string>& given) {
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage("Fine-tunes XLM-RoBERTa for sequence classification.");
+  // Abseil would exit with status 1 and several lines on a bad flag: one line and 2 instead.
+  if (const absl::Status flags = xlmr::recipes::CheckCommandLine(argc, argv); !flags.ok()) {
+    std::fprintf(stderr, "xlmr_finetune: %s\n", std::string(flags.message()).c_str());
+    return 2;
+  }
   const std::set<std::string> given = xlmr::recipes::FlagsOnCommandLine(argc, argv);
   absl::ParseCommandLine(argc, argv);
   xlmr::recipes::SetProgramPath(argv[0]);

@@ -42,5 +42,14 @@ expect_usage_error "bad_row.tsv:2" --train_file=bad_row.tsv
 expect_usage_error "neutral" --train_file=train.tsv --eval_file=unseen_label.tsv
 expect_usage_error "--model_dir" --model_dir=no_such_model
 expect_usage_error "--resume_from_checkpoint" --resume_from_checkpoint=latest
+# What absl::ParseCommandLine rejects itself (with status 1 and several lines) is checked first.
+expect_usage_error "--no_such_flag: unknown flag" --no_such_flag=3
+expect_usage_error "--lerning_rate: unknown flag" --lerning_rate 1e-3
+expect_usage_error "--learning_rate: invalid value 'fast'" --learning_rate=fast
+expect_usage_error "--max_steps: invalid value '1.5'" --max_steps=1.5
+expect_usage_error "--fp16: invalid value 'maybe'" --fp16=maybe
+expect_usage_error "--nofp16: the negated form takes no value" --nofp16=true
+expect_usage_error "--max_steps: missing value" --max_steps
+expect_usage_error "unexpected argument 'train.tsv'" train.tsv
 [ "$failures" -eq 0 ] && echo "all bad inputs rejected"
 exit "$failures"
