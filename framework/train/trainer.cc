@@ -129,9 +129,25 @@ absl::Status Trainer::Run::Prepare() {
   if (is_main_ && write_dir_ != options_.output_dir) std::filesystem::remove_all(write_dir_, error);  // a dead run's
   if (is_main_) std::filesystem::create_directories(write_dir_, error);
   if (error) return absl::PermissionDeniedError(absl::StrCat("--output_dir=", write_dir_, ": ", error.message()));
+  if (is_main_) {
+    for (const std::string& name : RemoveTemporaryCheckpoints(write_dir_)) {
+      progress_.Message(absl::StrCat("removed ", write_dir_, "/", name, ", left by a run stopped while saving"));
+    }
+  }
   // The file follows its directory when the staging directory is published (same inode).
   const std::string metrics_path =
       options_.metrics_file.empty() ? write_dir_ + "/metrics.jsonl" : options_.metrics_file;
+  if (resuming && is_main_) {
+    // Lines the killed run wrote after its checkpoint are written again by this run. The last
+    // step evaluates after its checkpoint, every other step before it.
+    XLMR_ASSIGN_OR_RETURN(const int64_t dropped,
+                          TruncateMetricsForResume(metrics_path, state_.global_step,
+                                                   state_.global_step < t_.total_steps()));
+    if (dropped > 0) {
+      progress_.Message(absl::StrCat(metrics_path, ": dropped ", dropped, " lines written after step ",
+                                     state_.global_step, "'s checkpoint (they are written again)"));
+    }
+  }
   XLMR_ASSIGN_OR_RETURN(MetricsWriter writer, MetricsWriter::Open(metrics_path, resuming, is_main_));
   metrics_.emplace(std::move(writer));
   return absl::OkStatus();

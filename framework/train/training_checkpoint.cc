@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -78,6 +79,21 @@ void PruneCheckpoints(const std::string& output_dir, int save_total_limit) {
 }
 
 }  // namespace
+
+std::vector<std::string> RemoveTemporaryCheckpoints(const std::string& output_dir) {
+  // The name SaveTrainingCheckpoint gives a checkpoint in progress, and nothing else.
+  static const std::regex kTemporaryName(R"(checkpoint-[0-9]+\.tmp-[0-9]+)");
+  std::vector<std::string> removed;
+  std::error_code error;
+  for (const fs::directory_entry& entry : fs::directory_iterator(output_dir, error)) {
+    const std::string name = entry.path().filename().string();
+    if (!entry.is_directory() || !std::regex_match(name, kTemporaryName)) continue;
+    std::error_code ignored;
+    if (fs::remove_all(entry.path(), ignored) > 0 && !ignored) removed.push_back(name);
+  }
+  std::sort(removed.begin(), removed.end());
+  return removed;
+}
 
 std::vector<std::pair<int64_t, std::string>> ListCheckpoints(const std::string& output_dir) {
   std::vector<std::pair<int64_t, std::string>> found;

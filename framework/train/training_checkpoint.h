@@ -71,6 +71,12 @@ absl::Status CheckCompatible(const TrainingState& resumed, const TrainingState& 
 // its name complete (it is renamed into place), so what it catches is a damaged directory.
 absl::Status CheckCheckpointComplete(const std::string& directory, int64_t step);
 
+// Removes the temporary checkpoint directories ("checkpoint-<N>.tmp-<pid>", exactly that
+// pattern) that a run killed while saving left in output_dir; a run calls it at its start, on
+// rank 0, before it saves anything. Two runs writing one output_dir at once are not supported,
+// so every such directory there belongs to a dead run. Returns the names removed.
+std::vector<std::string> RemoveTemporaryCheckpoints(const std::string& output_dir);
+
 // checkpoint-<N> directories in output_dir, sorted by N.
 std::vector<std::pair<int64_t, std::string>> ListCheckpoints(const std::string& output_dir);
 

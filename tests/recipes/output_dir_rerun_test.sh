@@ -4,7 +4,8 @@
 # every 4). Every comparison is exact (cmp / sha256): the CPU trainer is bit-reproducible for
 # a fixed thread count, and the same command on the same machine keeps it.
 #   1. killed (SIGKILL once 10 steps are logged, past checkpoint-8) and rerun: resumes, final weights and the last
-#      checkpoint byte-identical to an uninterrupted run;
+#      checkpoint byte-identical to an uninterrupted run; metrics.jsonl (given a torn last line)
+#      line for line the uninterrupted run's; a dead run's checkpoint-N.tmp-PID removed;
 #   2. a finished run rerun: "nothing left to do", every file's sha256 unchanged;
 #   3. the same under mpirun -np 2 where rank 1's view of the directory differs (its copy lacks
 #      the final results): rank 0's decision holds for both, nothing changes on either side;
@@ -50,6 +51,10 @@ if [ -e killed/model.safetensors ] || [ ! -d killed/checkpoint-8 ]; then
   cat killed_first.log; fail "the kill did not land between the first checkpoint and the end: the test lost its point"
 fi
 echo "1. killed with $(ls -d killed/checkpoint-* | tr '\n' ' ')and $(grep -c '"type":"train"' killed/metrics.jsonl) steps logged"
+# What a kill during a checkpoint write and during a metrics write leave behind (the temporary
+# directory's name carries the dead run's pid; the last line lacks its end).
+mkdir -p killed/checkpoint-12.tmp-99999 && echo partial > killed/checkpoint-12.tmp-99999/model.safetensors
+printf '{"type":"train","step":' >> killed/metrics.jsonl
 run killed_rerun.log "${cmd[@]}" --output_dir=killed
 [ "$status" -eq 0 ] || { cat killed_rerun.log; fail "rerun after the kill: status $status"; }
 [ "$(grep -c '^Checkpoint detected, resuming training at killed/checkpoint-[0-9]* (step [0-9]* of 40)' killed_rerun.log)" -eq 1 ] ||
@@ -65,6 +70,16 @@ for f in model.safetensors checkpoint-40/model.safetensors checkpoint-40/optimiz
   cmp -s "whole/$f" "killed/$f" || fail "rerun after the kill: $f differs from the uninterrupted run's"
 done
 echo "   final weights and checkpoint-40 byte-identical to the uninterrupted run"
+# metrics.jsonl: the resume cut it back to its checkpoint, so it is line for line the
+# uninterrupted run's (timing fields aside): each step once, every line whole.
+without_timing() { sed -E 's/"tokens_per_second":[^,]*,//; s/,"elapsed_seconds":[^}]*//; s/"train_seconds":[^,]*,//' "$1"; }
+if ! diff <(without_timing whole/metrics.jsonl) <(without_timing killed/metrics.jsonl) > metrics.diff; then
+  head -n 20 metrics.diff; fail "rerun after the kill: metrics.jsonl is not the uninterrupted run's"
+fi
+[ "$(grep -c '"type":"train"' killed/metrics.jsonl)" -eq 40 ] || fail "rerun after the kill: expected 40 train lines"
+ls -d killed/*.tmp-* > /dev/null 2>&1 && fail "rerun after the kill: a temporary checkpoint directory is left: $(ls -d killed/*.tmp-*)"
+grep -q "removed killed/checkpoint-12.tmp-99999" killed_rerun.log || fail "rerun after the kill: no line about the removed temporary checkpoint"
+echo "   metrics.jsonl line for line the uninterrupted run's (40 train lines), checkpoint-12.tmp-99999 removed"
 
 # 2. The finished run, rerun.
 hashes whole > whole.before

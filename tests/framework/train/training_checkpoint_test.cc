@@ -164,5 +164,25 @@ TEST(TrainingCheckpointTest, ResumeRefusesAnotherSeedBatchOrDataset) {
   }
 }
 
+// A run killed while saving leaves checkpoint-<N>.tmp-<pid>; the next run removes exactly
+// those, never a checkpoint, a look-alike name or the user's files.
+TEST(TrainingCheckpointTest, RemovesOnlyTemporaryCheckpointDirectories) {
+  const std::string dir = FreshDir("leftovers");
+  for (const char* name : {"checkpoint-8.tmp-4242", "checkpoint-12.tmp-7", "checkpoint-8", "checkpoint-8.tmp-",
+                           "checkpoint-8.tmp-12x", "mycheckpoint-8.tmp-1", "checkpoint-x.tmp-1"}) {
+    fs::create_directories(dir + "/" + name);
+    std::ofstream(dir + "/" + name + "/model.safetensors") << "weights";
+  }
+  std::ofstream(dir + "/checkpoint-9.tmp-5") << "a file, not a run's directory";
+  EXPECT_EQ(RemoveTemporaryCheckpoints(dir),
+            (std::vector<std::string>{"checkpoint-12.tmp-7", "checkpoint-8.tmp-4242"}));
+  for (const char* kept : {"checkpoint-8", "checkpoint-8.tmp-", "checkpoint-8.tmp-12x", "mycheckpoint-8.tmp-1",
+                           "checkpoint-x.tmp-1", "checkpoint-9.tmp-5"}) {
+    EXPECT_TRUE(fs::exists(dir + "/" + kept)) << kept;
+  }
+  EXPECT_FALSE(fs::exists(dir + "/checkpoint-8.tmp-4242"));
+  EXPECT_TRUE(RemoveTemporaryCheckpoints(dir).empty());
+}
+
 }  // namespace
 }  // namespace xlmr::train
