@@ -5,7 +5,8 @@
 //   mpirun -np N bazel-bin/recipes/xlmr_finetune [same flags]
 //
 // Exit status: 0 done; 2 a flag, file or row was invalid (one line says which, nothing was
-// written); 1 training failed (e.g. the fp16 loss scale collapsed).
+// written); 1 training failed (e.g. the fp16 loss scale collapsed); 143 / 130 stopped by
+// SIGTERM / SIGINT after saving a checkpoint (the same command resumes).
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -21,6 +22,7 @@
 #include "framework/core/status_macros.h"
 #include "framework/distributed/communicator.h"
 #include "framework/distributed/rank_agreement.h"
+#include "framework/train/stop_signal.h"
 #include "models/xlmr/hf_checkpoint.h"
 #include "models/xlmr/init.h"
 #include "recipes/command_line.h"
@@ -168,7 +170,13 @@ int Main(const std::set<std::string>& given) {
     if (run.comm->rank() == 0) std::fprintf(stderr, "%s\n", line.c_str());
   }
   if (start.nothing_left_to_do) return 0;
+  // From here a SIGTERM or SIGINT saves a checkpoint and stops (before, there is nothing to save).
+  train::InstallStopSignalHandlers();
   const absl::Status status = trainer.Train();
+  if (trainer.stopped_by_signal() != 0) {  // every rank stopped at the same step
+    if (run.comm->rank() == 0) std::fprintf(stderr, "xlmr_finetune: %s\n", std::string(status.message()).c_str());
+    return 128 + trainer.stopped_by_signal();  // the shell's status for a process a signal ended
+  }
   if (!status.ok()) {
     const bool several = run.comm->world_size() > 1;
     std::fprintf(stderr, "xlmr_finetune: %s%s\n",

@@ -1,6 +1,7 @@
 #include "framework/train/trainer.h"
 
 #include <chrono>
+#include <csignal>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -18,6 +19,7 @@
 #include "framework/tensor/storage.h"
 #include "framework/train/metrics_writer.h"
 #include "framework/train/progress.h"
+#include "framework/train/stop_signal.h"
 #include "framework/train/train_step.h"
 
 namespace xlmr::train {
@@ -67,6 +69,7 @@ class Trainer::Run {
   absl::Status SaveCheckpoint();
   absl::Status PublishStagedOutput();
   absl::Status CheckReplicasAgree(const std::string& when);
+  int AgreedStopSignal();
   void RecordStep(const StepOutcome& outcome, double step_seconds, int64_t step_tokens);
   TrainingState CurrentSettings() const;
   // Counters that continue across a resume.
@@ -262,6 +265,15 @@ absl::Status Trainer::Run::CheckReplicasAgree(const std::string& when) {
   return absl::OkStatus();
 }
 
+// The stop signal any rank received, the same on every rank (SIGTERM over SIGINT): a
+// collective, so all ranks stop after the same step and save the same checkpoint.
+int Trainer::Run::AgreedStopSignal() {
+  const int local = StopSignalReceived();
+  double votes[2] = {local == SIGTERM ? 1.0 : 0.0, local != 0 && local != SIGTERM ? 1.0 : 0.0};
+  if (t_.comm_.world_size() > 1) t_.comm_.AllReduceSumDoubles(votes, 2);
+  return votes[0] > 0 ? SIGTERM : votes[1] > 0 ? SIGINT : 0;
+}
+
 absl::Status Trainer::Run::Execute() {
   XLMR_RETURN_IF_ERROR(Prepare());
   XLMR_RETURN_IF_ERROR(CheckReplicasAgree("at the start of training"));
@@ -273,6 +285,14 @@ absl::Status Trainer::Run::Execute() {
     const bool save_due = options_.save_steps > 0 ? state_.global_step % options_.save_steps == 0 : epoch_just_ended_;
     if (eval_due && !last) XLMR_RETURN_IF_ERROR(EvaluateAndRecord(false));
     if (save_due || last) XLMR_RETURN_IF_ERROR(SaveCheckpoint());
+    if (const int signal_number = AgreedStopSignal(); signal_number != 0) {
+      if (!save_due && !last) XLMR_RETURN_IF_ERROR(SaveCheckpoint());
+      progress_.Finish();
+      t_.stopped_by_signal_ = signal_number;
+      return absl::CancelledError(absl::StrCat("stopped by ", StopSignalName(signal_number), " after step ",
+                                               state_.global_step, " of ", t_.total_steps(), ": checkpoint-",
+                                               state_.global_step, " saved; run the same command again to resume"));
+    }
   }
   progress_.Finish();
   XLMR_RETURN_IF_ERROR(CheckReplicasAgree(absl::StrCat("after step ", state_.global_step)));
