@@ -131,8 +131,15 @@ absl::Status SaveTrainingCheckpoint(const std::string& output_dir, const Trainin
     if (error) status = absl::DataLossError(absl::StrCat(final_dir, ": rename failed: ", error.message()));
   }
   if (!status.ok()) {
+    // Nothing under a checkpoint's name was touched: the earlier checkpoints are whole, and
+    // pruning (below) never ran, so the run can stop and be resumed from the last of them.
     fs::remove_all(temp_dir, error);
-    return status;
+    const std::vector<std::pair<int64_t, std::string>> kept = ListCheckpoints(output_dir);
+    return absl::Status(status.code(),
+                        absl::StrCat("saving checkpoint-", state.global_step, " failed: ", status.message(), "; ",
+                                     kept.empty() ? std::string("there is no earlier checkpoint")
+                                                  : absl::StrCat(kept.back().second, " is intact"),
+                                     ", the run stopped"));
   }
   PruneCheckpoints(output_dir, save_total_limit);
   return absl::OkStatus();

@@ -43,7 +43,9 @@ struct TrainingState {
 
 using SaveModelFn = std::function<absl::Status(const std::string& directory)>;
 
-// Writes checkpoint-<state.global_step> under output_dir and prunes old ones.
+// Writes checkpoint-<state.global_step> under output_dir and prunes old ones. On a failure
+// (disk full, I/O error) the temporary directory is removed, nothing is pruned, and the error
+// names the checkpoint, the cause and the last earlier checkpoint (intact).
 absl::Status SaveTrainingCheckpoint(const std::string& output_dir, const TrainingState& state,
                                     const Tensor& exp_avg, const Tensor& exp_avg_sq,
                                     const SaveModelFn& save_model, int save_total_limit);

@@ -145,6 +145,34 @@ TEST(TrainingCheckpointTest, AFailedSaveLeavesNoCheckpoint) {
   EXPECT_TRUE(fs::is_empty(out)) << "a failed save left something in " << out;
 }
 
+// A save that fails after the earlier checkpoints were written (disk full while writing the
+// moments) keeps them all, unpruned, and says which one a resume will use.
+TEST(TrainingCheckpointTest, AFailedSaveKeepsTheEarlierCheckpointsAndNamesTheLast) {
+  const std::string out = FreshDir("ckpt_failed_later");
+  const Tensor zeros = Moments({0.0f});
+  ASSERT_TRUE(SaveTrainingCheckpoint(out, SampleState(4), zeros, zeros, FakeSaveModel, 1).ok());
+  const std::string before = out + "/checkpoint-4/trainer_state.json";
+  std::ifstream in(before);
+  const std::string state_before((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto half_written = [](const std::string& directory) {
+    std::ofstream(directory + "/model.safetensors") << "partial";
+    return absl::ResourceExhaustedError(directory + "/model.safetensors: write failed: No space left on device");
+  };
+  const absl::Status status = SaveTrainingCheckpoint(out, SampleState(8), zeros, zeros, half_written, 1);
+  EXPECT_EQ(status.code(), absl::StatusCode::kResourceExhausted);
+  const std::string message(status.message());
+  EXPECT_NE(message.find("saving checkpoint-8 failed: "), std::string::npos) << message;
+  EXPECT_NE(message.find("No space left on device"), std::string::npos) << message;
+  EXPECT_NE(message.find(out + "/checkpoint-4 is intact"), std::string::npos) << message;
+  EXPECT_EQ(ListCheckpoints(out).size(), 1u);
+  EXPECT_TRUE(fs::exists(out + "/checkpoint-4/optimizer.safetensors"));
+  std::ifstream again(before);
+  EXPECT_EQ(std::string((std::istreambuf_iterator<char>(again)), std::istreambuf_iterator<char>()), state_before);
+  for (const fs::directory_entry& entry : fs::directory_iterator(out)) {
+    EXPECT_EQ(entry.path().filename(), "checkpoint-4") << "left behind: " << entry.path();
+  }
+}
+
 TEST(TrainingCheckpointTest, ResumeRefusesAnotherSeedBatchOrDataset) {
   const TrainingState saved = SampleState(8);
   EXPECT_TRUE(CheckCompatible(saved, SampleState(8), "ckpt").ok());
