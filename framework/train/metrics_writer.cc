@@ -34,6 +34,7 @@ namespace {
 
 // Whether `line` (without its newline) is a record the checkpoint of `step` had seen.
 bool BeforeCheckpoint(const std::string& line, int64_t step, bool eval_at_step_precedes_checkpoint) {
+  // Without exceptions: a syntax error or a number like 1e9999 gives a discarded value.
   const nlohmann::json record = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
   if (!record.is_object() || !record.contains("type") || !record.contains("step")) return false;
   if (!record["step"].is_number_integer() || !record["type"].is_string()) return false;

@@ -110,6 +110,11 @@ TEST(MetricsWriterTest, ResumeAtTheLastStepDropsTheFinalEvaluationAndSummary) {
   ASSERT_TRUE(dropped.ok());
   EXPECT_EQ(*dropped, 1);
   EXPECT_EQ(Lines(path).size(), 3u);
+  // A number a double cannot hold (1e9999) makes the line invalid JSON for nlohmann: cut there.
+  std::ofstream(path, std::ios::app) << "{\"type\":\"train\",\"step\":1,\"loss\":1e9999}\n";
+  dropped = TruncateMetricsForResume(path, 2, false);
+  ASSERT_TRUE(dropped.ok());
+  EXPECT_EQ(*dropped, 1);
   // No file: nothing to keep, no error.
   EXPECT_EQ(*TruncateMetricsForResume(TempPath("absent.jsonl"), 2, false), 0);
 }
