@@ -6,6 +6,8 @@
 #   1. killed (SIGKILL once 10 steps are logged, past checkpoint-8) and rerun: resumes, final weights and the last
 #      checkpoint byte-identical to an uninterrupted run; metrics.jsonl (given a torn last line)
 #      line for line the uninterrupted run's; a dead run's checkpoint-N.tmp-PID removed;
+#   1b. killed during a checkpoint write: the rerun removes the temporary directory and ends
+#      byte-identical, metrics line for line;
 #   2. a finished run rerun: "nothing left to do", every file's sha256 unchanged;
 #   3. the same under mpirun -np 2 where rank 1's view of the directory differs (its copy lacks
 #      the final results): rank 0's decision holds for both, nothing changes on either side;
@@ -80,6 +82,30 @@ fi
 ls -d killed/*.tmp-* > /dev/null 2>&1 && fail "rerun after the kill: a temporary checkpoint directory is left: $(ls -d killed/*.tmp-*)"
 grep -q "removed killed/checkpoint-12.tmp-99999" killed_rerun.log || fail "rerun after the kill: no line about the removed temporary checkpoint"
 echo "   metrics.jsonl line for line the uninterrupted run's (40 train lines), checkpoint-12.tmp-99999 removed"
+
+# 1b. Killed during a checkpoint write: every step saves (--save_steps=1) and the SIGKILL
+# comes the moment a temporary checkpoint directory exists after checkpoint-2 (a kill before
+# the first checkpoint leaves a directory the rerun refuses, case 4's rule), up to 3 tries:
+# the write can end between the look and the kill. The rerun removes it and finishes as the uninterrupted run.
+for try in 1 2 3; do
+  rm -rf mid_save
+  run_and_kill '[ -d mid_save/checkpoint-2 ] && ls -d mid_save/checkpoint-*.tmp-* > /dev/null 2>&1' mid_save_first.log "${cmd[@]}" --save_steps=1 --output_dir=mid_save
+  leftover=$(ls -d mid_save/checkpoint-*.tmp-* 2> /dev/null | head -n 1)
+  [ -n "$leftover" ] && break
+done
+if [ -z "$leftover" ] || [ -e mid_save/model.safetensors ]; then
+  fail "1b: three kills missed every checkpoint write: the case lost its point"
+else
+  failures_before=$failures
+  run mid_save_rerun.log "${cmd[@]}" --save_steps=1 --output_dir=mid_save
+  [ "$status" -eq 0 ] || { cat mid_save_rerun.log; fail "1b: rerun after the kill during a save: status $status"; }
+  grep -q "removed $leftover" mid_save_rerun.log || fail "1b: no line about removing $leftover"
+  ls -d mid_save/*.tmp-* > /dev/null 2>&1 && fail "1b: temporary checkpoint left after the rerun"
+  cmp -s whole/model.safetensors mid_save/model.safetensors || fail "1b: final weights differ from the uninterrupted run's"
+  diff <(without_timing whole/metrics.jsonl) <(without_timing mid_save/metrics.jsonl) > metrics.diff ||
+    { head -n 20 metrics.diff; fail "1b: metrics.jsonl is not the uninterrupted run's"; }
+  [ "$failures" -eq "$failures_before" ] && echo "1b. killed while writing $leftover (try $try); rerun removed it, final weights and metrics.jsonl as uninterrupted"
+fi
 
 # 2. The finished run, rerun.
 hashes whole > whole.before
