@@ -5,7 +5,8 @@
 //   mpirun -np N bazel-bin/recipes/xlmr_finetune [same flags]
 //
 // Exit status: 0 done; 2 a flag, file or row was invalid (one line says which, nothing was
-// written); 1 training failed (e.g. the fp16 loss scale collapsed).
+// written); 1 training failed (e.g. the fp16 loss scale collapsed); 143 / 130 stopped by
+// SIGTERM / SIGINT after saving a checkpoint (the same command resumes).
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -21,8 +22,10 @@
 #include "framework/core/status_macros.h"
 #include "framework/distributed/create_communicator.h"
 #include "framework/distributed/rank_agreement.h"
+#include "framework/train/stop_signal.h"
 #include "models/xlmr/hf_checkpoint.h"
 #include "models/xlmr/init.h"
+#include "recipes/command_line.h"
 #include "recipes/device_choice.h"
 #include "recipes/embedded_default.h"
 #include "recipes/finetune_data.h"
@@ -167,7 +170,13 @@ int Main(const std::set<std::string>& given) {
     if (run.comm->rank() == 0) std::fprintf(stderr, "%s\n", line.c_str());
   }
   if (start.nothing_left_to_do) return 0;
+  // From here a SIGTERM or SIGINT saves a checkpoint and stops (before, there is nothing to save).
+  train::InstallStopSignalHandlers();
   const absl::Status status = trainer.Train();
+  if (trainer.stopped_by_signal() != 0) {  // every rank stopped at the same step
+    if (run.comm->rank() == 0) std::fprintf(stderr, "xlmr_finetune: %s\n", std::string(status.message()).c_str());
+    return 128 + trainer.stopped_by_signal();  // the shell's status for a process a signal ended
+  }
   if (!status.ok()) {
     const bool several = run.comm->world_size() > 1;
     std::fprintf(stderr, "xlmr_finetune: %s%s\n",
@@ -185,6 +194,11 @@ int Main(const std::set<std::string>& given) {
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage("Fine-tunes XLM-RoBERTa for sequence classification.");
+  // Abseil would exit with status 1 and several lines on a bad flag: one line and 2 instead.
+  if (const absl::Status flags = xlmr::recipes::CheckCommandLine(argc, argv); !flags.ok()) {
+    std::fprintf(stderr, "xlmr_finetune: %s\n", std::string(flags.message()).c_str());
+    return 2;
+  }
   const std::set<std::string> given = xlmr::recipes::FlagsOnCommandLine(argc, argv);
   absl::ParseCommandLine(argc, argv);
   xlmr::recipes::SetProgramPath(argv[0]);

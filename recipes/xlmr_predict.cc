@@ -25,6 +25,7 @@
 #include "framework/data/record_reader.h"
 #include "framework/train/evaluate.h"
 #include "models/xlmr/hf_checkpoint.h"
+#include "recipes/command_line.h"
 #include "recipes/device_choice.h"
 #include "recipes/predict_writer.h"
 #include "recipes/runfiles.h"
@@ -174,6 +175,11 @@ int Main() {
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage("Classifies the rows of a data file with a fine-tuned XLM-RoBERTa model.");
+  // Abseil would exit with status 1 and several lines on a bad flag: one line and 2 instead.
+  if (const absl::Status flags = xlmr::recipes::CheckCommandLine(argc, argv); !flags.ok()) {
+    std::fprintf(stderr, "xlmr_predict: %s\n", std::string(flags.message()).c_str());
+    return 2;
+  }
   absl::ParseCommandLine(argc, argv);
   xlmr::recipes::SetProgramPath(argv[0]);
   return xlmr::recipes::Main();

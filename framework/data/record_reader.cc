@@ -197,7 +197,7 @@ absl::StatusOr<Record> RecordFromJsonLine(absl::string_view text, int64_t line,
   Json object;
   try {
     object = Json::parse(text.begin(), text.end());
-  } catch (const Json::parse_error& error) {
+  } catch (const Json::exception& error) {  // parse_error, or out_of_range for a number like 1e9999
     return LineError(file, line,
                      absl::StrCat("invalid JSON (", JsonErrorDetail(error.what()), ")"));
   }

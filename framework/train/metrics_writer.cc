@@ -2,6 +2,8 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 
 #include "absl/strings/str_cat.h"
 
@@ -26,6 +28,51 @@ void MetricsWriter::Write(const nlohmann::ordered_json& record) {
   const std::string line = record.dump() + "\n";
   std::fwrite(line.data(), 1, line.size(), file_);
   std::fflush(file_);
+}
+
+namespace {
+
+// Whether `line` (without its newline) is a record the checkpoint of `step` had seen.
+bool BeforeCheckpoint(const std::string& line, int64_t step, bool eval_at_step_precedes_checkpoint) {
+  // Without exceptions: a syntax error or a number like 1e9999 gives a discarded value.
+  const nlohmann::json record = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+  if (!record.is_object() || !record.contains("type") || !record.contains("step")) return false;
+  if (!record["step"].is_number_integer() || !record["type"].is_string()) return false;
+  const int64_t record_step = record["step"].get<int64_t>();
+  const std::string type = record["type"].get<std::string>();
+  if (type == "train") return record_step <= step;
+  if (type == "eval") return record_step < step || (record_step == step && eval_at_step_precedes_checkpoint);
+  return false;  // the summary, or a record this version does not write
+}
+
+}  // namespace
+
+absl::StatusOr<int64_t> TruncateMetricsForResume(const std::string& path, int64_t step,
+                                                 bool eval_at_step_precedes_checkpoint) {
+  std::error_code error;
+  if (!std::filesystem::exists(path, error)) return 0;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::PermissionDeniedError(absl::StrCat("--metrics_file=", path, ": cannot read"));
+  uintmax_t keep_bytes = 0;  // the length of the prefix that stays
+  int64_t kept = 0, total = 0;
+  bool cutting = false;
+  for (std::string line; std::getline(in, line);) {
+    ++total;
+    // A line without its newline at the end of the file was torn by a kill.
+    if (cutting || in.eof() || !BeforeCheckpoint(line, step, eval_at_step_precedes_checkpoint)) {
+      cutting = true;
+      continue;
+    }
+    keep_bytes += line.size() + 1;
+    ++kept;
+  }
+  in.close();
+  std::filesystem::resize_file(path, keep_bytes, error);
+  if (error) {
+    return absl::PermissionDeniedError(absl::StrCat("--metrics_file=", path, ": cannot truncate for the resume: ",
+                                                    error.message()));
+  }
+  return total - kept;
 }
 
 }  // namespace xlmr::train

@@ -1,6 +1,8 @@
 // metrics.jsonl: one JSON object per line, flushed after each line so a crash loses nothing
 // that was reported. Floats are printed with 17 significant digits, so they round-trip.
-// Only rank 0 writes (other ranks get a writer that does nothing).
+// Only rank 0 writes (other ranks get a writer that does nothing). On a resume the file is
+// first cut back to what the run had written when it saved the checkpoint being resumed
+// (TruncateMetricsForResume), so every step appears once.
 #ifndef XLMR_FRAMEWORK_TRAIN_METRICS_WRITER_H_
 #define XLMR_FRAMEWORK_TRAIN_METRICS_WRITER_H_
 
@@ -26,6 +28,16 @@ class MetricsWriter {
   explicit MetricsWriter(std::FILE* file) : file_(file) {}
   std::FILE* file_;
 };
+
+// Before resuming from the checkpoint of `step`: cuts the file at `path` back to the records
+// the run had written when it saved that checkpoint. Records are written in order (train line
+// of a step, its eval line, then its checkpoint), so the file is cut at the first line that is
+// not one of those: a train line after `step`, an eval line after `step` (or at `step` when
+// !`eval_at_step_precedes_checkpoint`: the last step's evaluation follows its checkpoint), a
+// summary line, or a line that is not a whole JSON object (a kill mid-write). The resumed run
+// then appends. A missing file is not an error (nothing to keep). Returns the lines dropped.
+absl::StatusOr<int64_t> TruncateMetricsForResume(const std::string& path, int64_t step,
+                                                 bool eval_at_step_precedes_checkpoint);
 
 }  // namespace xlmr::train
 

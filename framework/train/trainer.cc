@@ -1,6 +1,7 @@
 #include "framework/train/trainer.h"
 
 #include <chrono>
+#include <csignal>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -18,6 +19,7 @@
 #include "framework/tensor/storage.h"
 #include "framework/train/metrics_writer.h"
 #include "framework/train/progress.h"
+#include "framework/train/stop_signal.h"
 #include "framework/train/train_step.h"
 
 namespace xlmr::train {
@@ -67,6 +69,7 @@ class Trainer::Run {
   absl::Status SaveCheckpoint();
   absl::Status PublishStagedOutput();
   absl::Status CheckReplicasAgree(const std::string& when);
+  int AgreedStopSignal();
   void RecordStep(const StepOutcome& outcome, double step_seconds, int64_t step_tokens);
   TrainingState CurrentSettings() const;
   // Counters that continue across a resume.
@@ -133,9 +136,25 @@ absl::Status Trainer::Run::Prepare() {
   if (is_main_ && write_dir_ != options_.output_dir) std::filesystem::remove_all(write_dir_, error);  // a dead run's
   if (is_main_) std::filesystem::create_directories(write_dir_, error);
   if (error) return absl::PermissionDeniedError(absl::StrCat("--output_dir=", write_dir_, ": ", error.message()));
+  if (is_main_) {
+    for (const std::string& name : RemoveTemporaryCheckpoints(write_dir_)) {
+      progress_.Message(absl::StrCat("removed ", write_dir_, "/", name, ", left by a run stopped while saving"));
+    }
+  }
   // The file follows its directory when the staging directory is published (same inode).
   const std::string metrics_path =
       options_.metrics_file.empty() ? write_dir_ + "/metrics.jsonl" : options_.metrics_file;
+  if (resuming && is_main_) {
+    // Lines the killed run wrote after its checkpoint are written again by this run. The last
+    // step evaluates after its checkpoint, every other step before it.
+    XLMR_ASSIGN_OR_RETURN(const int64_t dropped,
+                          TruncateMetricsForResume(metrics_path, state_.global_step,
+                                                   state_.global_step < t_.total_steps()));
+    if (dropped > 0) {
+      progress_.Message(absl::StrCat(metrics_path, ": dropped ", dropped, " lines written after step ",
+                                     state_.global_step, "'s checkpoint (they are written again)"));
+    }
+  }
   XLMR_ASSIGN_OR_RETURN(MetricsWriter writer, MetricsWriter::Open(metrics_path, resuming, is_main_));
   metrics_.emplace(std::move(writer));
   return absl::OkStatus();
@@ -253,6 +272,15 @@ absl::Status Trainer::Run::CheckReplicasAgree(const std::string& when) {
   return absl::OkStatus();
 }
 
+// The stop signal any rank received, the same on every rank (SIGTERM over SIGINT): a
+// collective, so all ranks stop after the same step and save the same checkpoint.
+int Trainer::Run::AgreedStopSignal() {
+  const int local = StopSignalReceived();
+  double votes[2] = {local == SIGTERM ? 1.0 : 0.0, local != 0 && local != SIGTERM ? 1.0 : 0.0};
+  if (t_.comm_.world_size() > 1) t_.comm_.AllReduceSumDoubles(votes, 2);
+  return votes[0] > 0 ? SIGTERM : votes[1] > 0 ? SIGINT : 0;
+}
+
 absl::Status Trainer::Run::Execute() {
   XLMR_RETURN_IF_ERROR(Prepare());
   XLMR_RETURN_IF_ERROR(CheckReplicasAgree("at the start of training"));
@@ -264,6 +292,14 @@ absl::Status Trainer::Run::Execute() {
     const bool save_due = options_.save_steps > 0 ? state_.global_step % options_.save_steps == 0 : epoch_just_ended_;
     if (eval_due && !last) XLMR_RETURN_IF_ERROR(EvaluateAndRecord(false));
     if (save_due || last) XLMR_RETURN_IF_ERROR(SaveCheckpoint());
+    if (const int signal_number = AgreedStopSignal(); signal_number != 0) {
+      if (!save_due && !last) XLMR_RETURN_IF_ERROR(SaveCheckpoint());
+      progress_.Finish();
+      t_.stopped_by_signal_ = signal_number;
+      return absl::CancelledError(absl::StrCat("stopped by ", StopSignalName(signal_number), " after step ",
+                                               state_.global_step, " of ", t_.total_steps(), ": checkpoint-",
+                                               state_.global_step, " saved; run the same command again to resume"));
+    }
   }
   progress_.Finish();
   XLMR_RETURN_IF_ERROR(CheckReplicasAgree(absl::StrCat("after step ", state_.global_step)));

@@ -68,7 +68,12 @@ class Trainer {
           TrainerOptions options, distributed::Communicator& comm, SaveModelFn save_model);
 
   // Trains (resuming when options.resume_from_checkpoint is set), evaluates and saves.
+  // A stop signal (framework/train/stop_signal.h) received by any rank ends the run after the
+  // current optimizer step: every rank learns of it at the same step (one all-reduce of a
+  // flag per step), a checkpoint of that step is saved, and Train returns Cancelled with the
+  // line to print; stopped_by_signal() then names the signal.
   absl::Status Train();
+  int stopped_by_signal() const { return stopped_by_signal_; }
 
   // Optimizer steps per epoch and in total, as HF computes them.
   int64_t steps_per_epoch() const;
@@ -84,6 +89,7 @@ class Trainer {
   TrainerOptions options_;
   distributed::Communicator& comm_;
   SaveModelFn save_model_;
+  int stopped_by_signal_ = 0;
   // Built once from options_ and comm_: the batch planner's input, and the one place the
   // global batch size and the steps per epoch come from.
   data::BatchPlanOptions batch_plan_;

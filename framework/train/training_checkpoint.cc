@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -79,6 +80,21 @@ void PruneCheckpoints(const std::string& output_dir, int save_total_limit) {
 
 }  // namespace
 
+std::vector<std::string> RemoveTemporaryCheckpoints(const std::string& output_dir) {
+  // The name SaveTrainingCheckpoint gives a checkpoint in progress, and nothing else.
+  static const std::regex kTemporaryName(R"(checkpoint-[0-9]+\.tmp-[0-9]+)");
+  std::vector<std::string> removed;
+  std::error_code error;
+  for (const fs::directory_entry& entry : fs::directory_iterator(output_dir, error)) {
+    const std::string name = entry.path().filename().string();
+    if (!entry.is_directory() || !std::regex_match(name, kTemporaryName)) continue;
+    std::error_code ignored;
+    if (fs::remove_all(entry.path(), ignored) > 0 && !ignored) removed.push_back(name);
+  }
+  std::sort(removed.begin(), removed.end());
+  return removed;
+}
+
 std::vector<std::pair<int64_t, std::string>> ListCheckpoints(const std::string& output_dir) {
   std::vector<std::pair<int64_t, std::string>> found;
   std::error_code error;
@@ -115,8 +131,15 @@ absl::Status SaveTrainingCheckpoint(const std::string& output_dir, const Trainin
     if (error) status = absl::DataLossError(absl::StrCat(final_dir, ": rename failed: ", error.message()));
   }
   if (!status.ok()) {
+    // Nothing under a checkpoint's name was touched: the earlier checkpoints are whole, and
+    // pruning (below) never ran, so the run can stop and be resumed from the last of them.
     fs::remove_all(temp_dir, error);
-    return status;
+    const std::vector<std::pair<int64_t, std::string>> kept = ListCheckpoints(output_dir);
+    return absl::Status(status.code(),
+                        absl::StrCat("saving checkpoint-", state.global_step, " failed: ", status.message(), "; ",
+                                     kept.empty() ? std::string("there is no earlier checkpoint")
+                                                  : absl::StrCat(kept.back().second, " is intact"),
+                                     ", the run stopped"));
   }
   PruneCheckpoints(output_dir, save_total_limit);
   return absl::OkStatus();

@@ -43,7 +43,9 @@ struct TrainingState {
 
 using SaveModelFn = std::function<absl::Status(const std::string& directory)>;
 
-// Writes checkpoint-<state.global_step> under output_dir and prunes old ones.
+// Writes checkpoint-<state.global_step> under output_dir and prunes old ones. On a failure
+// (disk full, I/O error) the temporary directory is removed, nothing is pruned, and the error
+// names the checkpoint, the cause and the last earlier checkpoint (intact).
 absl::Status SaveTrainingCheckpoint(const std::string& output_dir, const TrainingState& state,
                                     const Tensor& exp_avg, const Tensor& exp_avg_sq,
                                     const SaveModelFn& save_model, int save_total_limit);
@@ -70,6 +72,12 @@ absl::Status CheckCompatible(const TrainingState& resumed, const TrainingState& 
 // not read): it picks the checkpoint to resume from, and a checkpoint only ever appears under
 // its name complete (it is renamed into place), so what it catches is a damaged directory.
 absl::Status CheckCheckpointComplete(const std::string& directory, int64_t step);
+
+// Removes the temporary checkpoint directories ("checkpoint-<N>.tmp-<pid>", exactly that
+// pattern) that a run killed while saving left in output_dir; a run calls it at its start, on
+// rank 0, before it saves anything. Two runs writing one output_dir at once are not supported,
+// so every such directory there belongs to a dead run. Returns the names removed.
+std::vector<std::string> RemoveTemporaryCheckpoints(const std::string& output_dir);
 
 // checkpoint-<N> directories in output_dir, sorted by N.
 std::vector<std::pair<int64_t, std::string>> ListCheckpoints(const std::string& output_dir);

@@ -351,7 +351,7 @@ absl::StatusOr<XlmrConfig> LoadXlmrConfig(const std::string& path) {
   json object;
   try {
     object = json::parse(text);
-  } catch (const json::parse_error& error) {
+  } catch (const json::exception& error) {  // parse_error, or out_of_range for a number like 1e9999
     return absl::InvalidArgumentError(absl::StrCat(path, ": not valid JSON: ", error.what()));
   }
   return XlmrConfigFromJson(object, path);

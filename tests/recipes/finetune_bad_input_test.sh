@@ -9,6 +9,7 @@ printf 'text\tlabel\nhi\tneutral\n' > unseen_label.tsv
 printf 'sentence\tlabel\nhello\tpos\n' > wrong_column.tsv
 printf 'text\tlabel\nhello\tpos\textra\n' > bad_row.tsv
 printf 'text\tlabel\n' > train.txt
+printf '{"text": "hello", "label": "pos"}\n{"text": "world", "label": "neg", "weight": 1e9999}\n' > overflow.jsonl
 failures=0
 expect_usage_error() {  # expected-substring, flags...
   local expected="$1"; shift
@@ -39,8 +40,20 @@ expect_usage_error "missing.tsv" --train_file=missing.tsv
 expect_usage_error "expected .tsv, .csv or .jsonl" --train_file=train.txt
 expect_usage_error "--text_column" --train_file=wrong_column.tsv
 expect_usage_error "bad_row.tsv:2" --train_file=bad_row.tsv
+# A number a double cannot hold (found by tests/fuzz: nlohmann throws out_of_range, not
+# parse_error, and the reader caught only the latter: the run aborted).
+expect_usage_error "overflow.jsonl:2" --train_file=overflow.jsonl
 expect_usage_error "neutral" --train_file=train.tsv --eval_file=unseen_label.tsv
 expect_usage_error "--model_dir" --model_dir=no_such_model
 expect_usage_error "--resume_from_checkpoint" --resume_from_checkpoint=latest
+# What absl::ParseCommandLine rejects itself (with status 1 and several lines) is checked first.
+expect_usage_error "--no_such_flag: unknown flag" --no_such_flag=3
+expect_usage_error "--lerning_rate: unknown flag" --lerning_rate 1e-3
+expect_usage_error "--learning_rate: invalid value 'fast'" --learning_rate=fast
+expect_usage_error "--max_steps: invalid value '1.5'" --max_steps=1.5
+expect_usage_error "--fp16: invalid value 'maybe'" --fp16=maybe
+expect_usage_error "--nofp16: the negated form takes no value" --nofp16=true
+expect_usage_error "--max_steps: missing value" --max_steps
+expect_usage_error "unexpected argument 'train.tsv'" train.tsv
 [ "$failures" -eq 0 ] && echo "all bad inputs rejected"
 exit "$failures"

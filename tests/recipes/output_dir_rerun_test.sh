@@ -4,7 +4,10 @@
 # every 4). Every comparison is exact (cmp / sha256): the CPU trainer is bit-reproducible for
 # a fixed thread count, and the same command on the same machine keeps it.
 #   1. killed (SIGKILL once 10 steps are logged, past checkpoint-8) and rerun: resumes, final weights and the last
-#      checkpoint byte-identical to an uninterrupted run;
+#      checkpoint byte-identical to an uninterrupted run; metrics.jsonl (given a torn last line)
+#      line for line the uninterrupted run's; a dead run's checkpoint-N.tmp-PID removed;
+#   1b. killed during a checkpoint write: the rerun removes the temporary directory and ends
+#      byte-identical, metrics line for line;
 #   2. a finished run rerun: "nothing left to do", every file's sha256 unchanged;
 #   3. the same under mpirun -np 2 where rank 1's view of the directory differs (its copy lacks
 #      the final results): rank 0's decision holds for both, nothing changes on either side;
@@ -50,6 +53,10 @@ if [ -e killed/model.safetensors ] || [ ! -d killed/checkpoint-8 ]; then
   cat killed_first.log; fail "the kill did not land between the first checkpoint and the end: the test lost its point"
 fi
 echo "1. killed with $(ls -d killed/checkpoint-* | tr '\n' ' ')and $(grep -c '"type":"train"' killed/metrics.jsonl) steps logged"
+# What a kill during a checkpoint write and during a metrics write leave behind (the temporary
+# directory's name carries the dead run's pid; the last line lacks its end).
+mkdir -p killed/checkpoint-12.tmp-99999 && echo partial > killed/checkpoint-12.tmp-99999/model.safetensors
+printf '{"type":"train","step":' >> killed/metrics.jsonl
 run killed_rerun.log "${cmd[@]}" --output_dir=killed
 [ "$status" -eq 0 ] || { cat killed_rerun.log; fail "rerun after the kill: status $status"; }
 [ "$(grep -c '^Checkpoint detected, resuming training at killed/checkpoint-[0-9]* (step [0-9]* of 40)' killed_rerun.log)" -eq 1 ] ||
@@ -65,6 +72,40 @@ for f in model.safetensors checkpoint-40/model.safetensors checkpoint-40/optimiz
   cmp -s "whole/$f" "killed/$f" || fail "rerun after the kill: $f differs from the uninterrupted run's"
 done
 echo "   final weights and checkpoint-40 byte-identical to the uninterrupted run"
+# metrics.jsonl: the resume cut it back to its checkpoint, so it is line for line the
+# uninterrupted run's (timing fields aside): each step once, every line whole.
+source "$RUNFILES_DIR/xlmr_trainer/tests/recipes/metrics_lines.sh"
+if ! diff <(without_run_history whole/metrics.jsonl) <(without_run_history killed/metrics.jsonl) > metrics.diff; then
+  head -n 20 metrics.diff; fail "rerun after the kill: metrics.jsonl is not the uninterrupted run's"
+fi
+[ "$(grep -c '"type":"train"' killed/metrics.jsonl)" -eq 40 ] || fail "rerun after the kill: expected 40 train lines"
+ls -d killed/*.tmp-* > /dev/null 2>&1 && fail "rerun after the kill: a temporary checkpoint directory is left: $(ls -d killed/*.tmp-*)"
+grep -q "removed killed/checkpoint-12.tmp-99999" killed_rerun.log || fail "rerun after the kill: no line about the removed temporary checkpoint"
+echo "   metrics.jsonl line for line the uninterrupted run's (40 train lines), checkpoint-12.tmp-99999 removed"
+
+# 1b. Killed during a checkpoint write: every step saves (--save_steps=1) and the SIGKILL
+# comes the moment a temporary checkpoint directory exists after checkpoint-2 (a kill before
+# the first checkpoint leaves a directory the rerun refuses, case 4's rule), up to 3 tries:
+# the write can end between the look and the kill. The rerun removes it and finishes as the uninterrupted run.
+for try in 1 2 3; do
+  rm -rf mid_save
+  run_and_kill '[ -d mid_save/checkpoint-2 ] && ls -d mid_save/checkpoint-*.tmp-* > /dev/null 2>&1' mid_save_first.log "${cmd[@]}" --save_steps=1 --output_dir=mid_save
+  leftover=$(ls -d mid_save/checkpoint-*.tmp-* 2> /dev/null | head -n 1)
+  [ -n "$leftover" ] && break
+done
+if [ -z "$leftover" ] || [ -e mid_save/model.safetensors ]; then
+  fail "1b: three kills missed every checkpoint write: the case lost its point"
+else
+  failures_before=$failures
+  run mid_save_rerun.log "${cmd[@]}" --save_steps=1 --output_dir=mid_save
+  [ "$status" -eq 0 ] || { cat mid_save_rerun.log; fail "1b: rerun after the kill during a save: status $status"; }
+  grep -q "removed $leftover" mid_save_rerun.log || fail "1b: no line about removing $leftover"
+  ls -d mid_save/*.tmp-* > /dev/null 2>&1 && fail "1b: temporary checkpoint left after the rerun"
+  cmp -s whole/model.safetensors mid_save/model.safetensors || fail "1b: final weights differ from the uninterrupted run's"
+  diff <(without_run_history whole/metrics.jsonl) <(without_run_history mid_save/metrics.jsonl) > metrics.diff ||
+    { head -n 20 metrics.diff; fail "1b: metrics.jsonl is not the uninterrupted run's"; }
+  [ "$failures" -eq "$failures_before" ] && echo "1b. killed while writing $leftover (try $try); rerun removed it, final weights and metrics.jsonl as uninterrupted"
+fi
 
 # 2. The finished run, rerun.
 hashes whole > whole.before
@@ -125,8 +166,7 @@ run fresh.log "${new[@]}" --output_dir=fresh
 [ -e whole.overwriting ] && fail "--overwrite_output_dir: the staging directory is left behind"
 [ "$(ls whole | tr '\n' ' ')" = "checkpoint-30 config.json eval_results.json metrics.jsonl model.safetensors sentencepiece.bpe.model " ] ||
   fail "--overwrite_output_dir: whole/ holds $(ls whole | tr '\n' ' ')"
-strip_timing() { sed -E 's/"tokens_per_second":[^,]*,//; s/,"peak_reserved_bytes":[^,]*//; s/,"elapsed_seconds":[^}]*//; s/"train_seconds":[^,]*,//' "$1"; }
-diff <(strip_timing whole/metrics.jsonl) <(strip_timing fresh/metrics.jsonl) > /dev/null ||
+diff <(without_run_history whole/metrics.jsonl) <(without_run_history fresh/metrics.jsonl) > /dev/null ||
   fail "--overwrite_output_dir: metrics.jsonl is not the new run's alone"
 for f in model.safetensors eval_results.json checkpoint-30/model.safetensors checkpoint-30/optimizer.safetensors; do
   cmp -s "whole/$f" "fresh/$f" || fail "--overwrite_output_dir: $f differs from a fresh run's"

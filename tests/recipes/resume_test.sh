@@ -27,9 +27,8 @@ common=(--eval_file=heldout.tsv --test_file=heldout.tsv --cache_dir=cache --max_
         --per_device_train_batch_size=4 --gradient_accumulation_steps=2 --learning_rate=1e-3
         --warmup_steps=3 --save_total_limit=0)
 fp16=(--fp16 --loss_scale_growth_interval=3 --loss_scale_init=1024)
-# Timings, and the allocator's reserved memory, which depends on the process's history (the
-# resumed process never ran the steps before its checkpoint), are not training results.
-strip_timing() { grep '"type":"train"' "$1" | sed -E 's/"tokens_per_second":[^,]*,//; s/,"peak_reserved_bytes":[^,]*//; s/,"elapsed_seconds":[^}]*//'; }
+source "$RUNFILES_DIR/xlmr_trainer/tests/recipes/metrics_lines.sh"
+strip_timing() { without_run_history "$1" | grep '"type":"train"'; }
 field() { grep "\"type\":\"train\",\"step\":$2," "$1" | sed -nE "s/.*\"$3\":([^,}]*).*/\1/p"; }
 
 # NAME RESUME_STEP LAUNCHER... -- FLAGS...: the whole run, then the resumed one, compared.

@@ -1,6 +1,6 @@
 // metrics.jsonl: one JSON object per line, every line on disk as soon as Write returns (a crash
 // loses nothing reported), doubles that read back bit for bit, append on resume, truncate
-// otherwise, and a disabled writer (ranks other than 0) that writes nothing.
+// otherwise, a resume cut back to its checkpoint's records (each step once), and a disabled writer (ranks other than 0) that writes nothing.
 #include "framework/train/metrics_writer.h"
 
 #include <filesystem>
@@ -64,6 +64,59 @@ TEST(MetricsWriterTest, AppendsOnResumeAndTruncatesOtherwise) {
     fresh->Write({{"step", 1}});
   }
   EXPECT_EQ(Lines(path), (std::vector<std::string>{"{\"step\":1}"}));
+}
+
+// A run killed after its checkpoint at step 2 had written steps 3 and 4 (and half a line):
+// the resume keeps steps 1-2 and the eval at step 2, which preceded the checkpoint.
+TEST(MetricsWriterTest, ResumeCutsTheFileBackToTheCheckpoint) {
+  const std::string path = TempPath("killed.jsonl");
+  std::ofstream(path) << "{\"type\":\"train\",\"step\":1}\n"
+                      << "{\"type\":\"train\",\"step\":2}\n"
+                      << "{\"type\":\"eval\",\"step\":2,\"eval_loss\":1.5}\n"
+                      << "{\"type\":\"train\",\"step\":3}\n"
+                      << "{\"type\":\"eval\",\"step\":3,\"eval_loss\":1.25}\n"
+                      << "{\"type\":\"train\",\"step\":4}\n"
+                      << "{\"type\":\"train\",\"st";
+  absl::StatusOr<int64_t> dropped = TruncateMetricsForResume(path, /*step=*/2, true);
+  ASSERT_TRUE(dropped.ok()) << dropped.status();
+  EXPECT_EQ(*dropped, 4);
+  EXPECT_EQ(Lines(path), (std::vector<std::string>{"{\"type\":\"train\",\"step\":1}",
+                                                   "{\"type\":\"train\",\"step\":2}",
+                                                   "{\"type\":\"eval\",\"step\":2,\"eval_loss\":1.5}"}));
+  auto resumed = MetricsWriter::Open(path, /*append=*/true, true);
+  ASSERT_TRUE(resumed.ok());
+  resumed->Write({{"type", "train"}, {"step", 3}});
+  EXPECT_EQ(Lines(path).size(), 4u);
+  EXPECT_EQ(Lines(path).back(), "{\"type\":\"train\",\"step\":3}");
+}
+
+// Resuming from the last step's checkpoint (killed during the final evaluation): that
+// evaluation and the summary come after the checkpoint and go; a torn last line goes too.
+TEST(MetricsWriterTest, ResumeAtTheLastStepDropsTheFinalEvaluationAndSummary) {
+  const std::string path = TempPath("final.jsonl");
+  std::ofstream(path) << "{\"type\":\"train\",\"step\":1}\n"
+                      << "{\"type\":\"eval\",\"step\":1}\n"
+                      << "{\"type\":\"train\",\"step\":2}\n"
+                      << "{\"type\":\"eval\",\"step\":2}\n"
+                      << "{\"type\":\"summary\",\"steps\":2}\n";
+  absl::StatusOr<int64_t> dropped = TruncateMetricsForResume(path, 2, /*eval_at_step_precedes_checkpoint=*/false);
+  ASSERT_TRUE(dropped.ok()) << dropped.status();
+  EXPECT_EQ(*dropped, 2);
+  EXPECT_EQ(Lines(path).size(), 3u);
+  EXPECT_EQ(Lines(path).back(), "{\"type\":\"train\",\"step\":2}");
+  // A line without its newline is torn, even when it parses.
+  std::ofstream(path, std::ios::app) << "{\"type\":\"train\",\"step\":2}";
+  dropped = TruncateMetricsForResume(path, 2, false);
+  ASSERT_TRUE(dropped.ok());
+  EXPECT_EQ(*dropped, 1);
+  EXPECT_EQ(Lines(path).size(), 3u);
+  // A number a double cannot hold (1e9999) makes the line invalid JSON for nlohmann: cut there.
+  std::ofstream(path, std::ios::app) << "{\"type\":\"train\",\"step\":1,\"loss\":1e9999}\n";
+  dropped = TruncateMetricsForResume(path, 2, false);
+  ASSERT_TRUE(dropped.ok());
+  EXPECT_EQ(*dropped, 1);
+  // No file: nothing to keep, no error.
+  EXPECT_EQ(*TruncateMetricsForResume(TempPath("absent.jsonl"), 2, false), 0);
 }
 
 TEST(MetricsWriterTest, DisabledWriterCreatesNothing) {

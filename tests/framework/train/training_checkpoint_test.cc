@@ -145,6 +145,34 @@ TEST(TrainingCheckpointTest, AFailedSaveLeavesNoCheckpoint) {
   EXPECT_TRUE(fs::is_empty(out)) << "a failed save left something in " << out;
 }
 
+// A save that fails after the earlier checkpoints were written (disk full while writing the
+// moments) keeps them all, unpruned, and says which one a resume will use.
+TEST(TrainingCheckpointTest, AFailedSaveKeepsTheEarlierCheckpointsAndNamesTheLast) {
+  const std::string out = FreshDir("ckpt_failed_later");
+  const Tensor zeros = Moments({0.0f});
+  ASSERT_TRUE(SaveTrainingCheckpoint(out, SampleState(4), zeros, zeros, FakeSaveModel, 1).ok());
+  const std::string before = out + "/checkpoint-4/trainer_state.json";
+  std::ifstream in(before);
+  const std::string state_before((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto half_written = [](const std::string& directory) {
+    std::ofstream(directory + "/model.safetensors") << "partial";
+    return absl::ResourceExhaustedError(directory + "/model.safetensors: write failed: No space left on device");
+  };
+  const absl::Status status = SaveTrainingCheckpoint(out, SampleState(8), zeros, zeros, half_written, 1);
+  EXPECT_EQ(status.code(), absl::StatusCode::kResourceExhausted);
+  const std::string message(status.message());
+  EXPECT_NE(message.find("saving checkpoint-8 failed: "), std::string::npos) << message;
+  EXPECT_NE(message.find("No space left on device"), std::string::npos) << message;
+  EXPECT_NE(message.find(out + "/checkpoint-4 is intact"), std::string::npos) << message;
+  EXPECT_EQ(ListCheckpoints(out).size(), 1u);
+  EXPECT_TRUE(fs::exists(out + "/checkpoint-4/optimizer.safetensors"));
+  std::ifstream again(before);
+  EXPECT_EQ(std::string((std::istreambuf_iterator<char>(again)), std::istreambuf_iterator<char>()), state_before);
+  for (const fs::directory_entry& entry : fs::directory_iterator(out)) {
+    EXPECT_EQ(entry.path().filename(), "checkpoint-4") << "left behind: " << entry.path();
+  }
+}
+
 TEST(TrainingCheckpointTest, ResumeRefusesAnotherSeedBatchOrDataset) {
   const TrainingState saved = SampleState(8);
   EXPECT_TRUE(CheckCompatible(saved, SampleState(8), "ckpt").ok());
@@ -162,6 +190,26 @@ TEST(TrainingCheckpointTest, ResumeRefusesAnotherSeedBatchOrDataset) {
     ASSERT_FALSE(status.ok()) << names;
     EXPECT_NE(std::string(status.message()).find(names), std::string::npos) << status;
   }
+}
+
+// A run killed while saving leaves checkpoint-<N>.tmp-<pid>; the next run removes exactly
+// those, never a checkpoint, a look-alike name or the user's files.
+TEST(TrainingCheckpointTest, RemovesOnlyTemporaryCheckpointDirectories) {
+  const std::string dir = FreshDir("leftovers");
+  for (const char* name : {"checkpoint-8.tmp-4242", "checkpoint-12.tmp-7", "checkpoint-8", "checkpoint-8.tmp-",
+                           "checkpoint-8.tmp-12x", "mycheckpoint-8.tmp-1", "checkpoint-x.tmp-1"}) {
+    fs::create_directories(dir + "/" + name);
+    std::ofstream(dir + "/" + name + "/model.safetensors") << "weights";
+  }
+  std::ofstream(dir + "/checkpoint-9.tmp-5") << "a file, not a run's directory";
+  EXPECT_EQ(RemoveTemporaryCheckpoints(dir),
+            (std::vector<std::string>{"checkpoint-12.tmp-7", "checkpoint-8.tmp-4242"}));
+  for (const char* kept : {"checkpoint-8", "checkpoint-8.tmp-", "checkpoint-8.tmp-12x", "mycheckpoint-8.tmp-1",
+                           "checkpoint-x.tmp-1", "checkpoint-9.tmp-5"}) {
+    EXPECT_TRUE(fs::exists(dir + "/" + kept)) << kept;
+  }
+  EXPECT_FALSE(fs::exists(dir + "/checkpoint-8.tmp-4242"));
+  EXPECT_TRUE(RemoveTemporaryCheckpoints(dir).empty());
 }
 
 }  // namespace
