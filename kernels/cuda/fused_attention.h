@@ -1,0 +1,40 @@
+// CUDA kernels of fused (FlashAttention-2-style) masked multi-head self-attention: the numerics
+// stated in framework/ops/fused_attention.h, the GPU twin of kernels/cpu/fused_attention.h
+// (tested against it in tests/gpu/fused_attention_test.cc). head_dim 64 only (XLM-R base and
+// large); f16 (tensor-core MMA, fp32 accumulation) and f32.
+//
+// Called through ops::FusedAttention / ops::FusedAttentionBackward, which check the shapes and
+// dtypes; these kernels assume them. All work is queued on
+// CudaContext::Current().compute_stream() (asynchronous).
+// Gradient convention: no parameters; dq, dk, dv are RETURNED (new tensors, `=`).
+#ifndef XLMR_KERNELS_CUDA_FUSED_ATTENTION_H_
+#define XLMR_KERNELS_CUDA_FUSED_ATTENTION_H_
+
+#include <cstdint>
+
+#include "framework/random/philox.h"
+#include "framework/tensor/tensor.h"
+
+namespace xlmr::kernels::cuda {
+
+// The head size the CUDA kernels are compiled for.
+inline constexpr int64_t kFusedAttentionHeadDim = 64;
+
+// [in] q, k, v [B,S,H] f32|f16 (one dtype), Device::kCuda, H / num_heads ==
+// kFusedAttentionHeadDim; key_mask [B,S] i32 on the device (nonzero = real token).
+// [out] context: set to a new [B,S,H] tensor of q's dtype; logsumexp: set to a new
+// [B,heads,S] f32 tensor.
+void FusedAttentionForward(const Tensor& q, const Tensor& k, const Tensor& v,
+                           const Tensor& key_mask, int num_heads, float dropout_p,
+                           const DropoutKey& dropout_key, Tensor* context, Tensor* logsumexp);
+
+// [in] d_context [B,S,H] (q's dtype); q, k, v, key_mask as in the forward; context and
+// logsumexp from it. [out] dq, dk, dv: set to new [B,S,H] tensors of q's dtype.
+void FusedAttentionBackward(const Tensor& d_context, const Tensor& q, const Tensor& k,
+                            const Tensor& v, const Tensor& context, const Tensor& logsumexp,
+                            const Tensor& key_mask, int num_heads, float dropout_p,
+                            const DropoutKey& dropout_key, Tensor* dq, Tensor* dk, Tensor* dv);
+
+}  // namespace xlmr::kernels::cuda
+
+#endif  // XLMR_KERNELS_CUDA_FUSED_ATTENTION_H_
