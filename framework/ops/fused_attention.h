@@ -23,8 +23,11 @@
 // + i) * S + j of [B, heads, S, S], kept iff DropoutUniform(key, index) >= p, and dropout_scale
 // = DropoutScale(p) (kernels/common/dropout_scale.h); p = 0 keeps everything (no RNG).
 // So fused and eager attention see the same mask, and a recompute is exact.
-// Padding keys get probability exactly 0; a row whose keys are all padding is uniform (as
-// eager and HF). Versus eager attention the differences are rounding only: in fp32 the
+// Padding keys get probability exactly 0. A row whose keys are all padding (a sequence with no
+// real token) has all its scores equal to finfo.min (q.k is absorbed), so the kernels use the
+// equal scores s_ij = 0 instead: the same uniform softmax as eager and HF, and a logsumexp of
+// log(S) that fp32 can hold (finfo.min + log(S) rounds back to finfo.min, which would break the
+// backward's P = exp(s - logsumexp)). Versus eager attention the differences are rounding only: in fp32 the
 // summation order of the softmax (tile by tile) and of the products; in f16 also the places
 // where dt roundings happen (eager rounds the scores to f16; fused rounds e_ij instead, as
 // FlashAttention does).

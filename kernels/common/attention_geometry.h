@@ -13,6 +13,10 @@
 
 namespace xlmr::kernels {
 
+// torch.finfo(torch.float32).min: the additive mask Hugging Face puts on padding keys. Adding
+// it (rather than -inf) keeps a row whose keys are all padding finite: it softmaxes to uniform.
+inline constexpr float kPaddingKeyBias = -3.4028234663852886e38f;
+
 struct AttentionGeometry {
   int64_t batch;
   int64_t seq;

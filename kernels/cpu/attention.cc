@@ -9,16 +9,13 @@
 
 #include "framework/tensor/half.h"
 #include "kernels/common/attention_geometry.h"
+#include "kernels/cpu/blas_threading.h"
 #include "kernels/cpu/dropout.h"
 #include "kernels/cpu/dropout_uniforms.h"
 #include "kernels/cpu/float_access.h"
 
 namespace xlmr::kernels::cpu {
 namespace {
-
-// torch.finfo(torch.float32).min: the additive mask Hugging Face puts on padding keys. Adding
-// it (rather than writing -inf) keeps a fully padded row finite: it softmaxes to uniform.
-constexpr float kPaddingKeyBias = -3.4028234663852886e38f;
 
 // Sizes and addressing of the per-(batch, head) blocks.
 // `value` after a round trip through storage of `dtype` (the roundings torch does on fp16
@@ -128,13 +125,9 @@ float SoftmaxScale(const AttentionGeometry& g) {
   return static_cast<float>(1.0 / std::sqrt(static_cast<double>(g.head_dim)));
 }
 
-// OpenBLAS computes a GEMM on the calling thread alone when m * n * k <= 65536 *
-// GEMM_MULTITHREAD_THRESHOLD (4 unless OpenBLAS was built otherwise; interface/gemm.c), and a
-// threaded GEMM rounds differently from a single-threaded one. Every per-head GEMM here has
-// m * n * k = S * S * head_dim.
+// Every per-head GEMM here has m * n * k = S * S * head_dim.
 bool HeadGemmsRunOnTheCallingThread(const AttentionGeometry& g) {
-  constexpr double kOpenBlasSingleThreadedMaxMnk = 65536.0 * 4;
-  return static_cast<double>(g.seq) * g.seq * g.head_dim <= kOpenBlasSingleThreadedMaxMnk;
+  return GemmRunsOnTheCallingThread(g.seq, g.seq, g.head_dim);
 }
 
 // Calls heads_fn(begin, end) over ranges of the flat (batch, head) index b * heads + h. The heads

@@ -1,0 +1,75 @@
+#include "framework/ops/fused_attention.h"
+
+#include "framework/ops/checks.h"
+#include "framework/ops/dispatch.h"
+#include "kernels/cpu/fused_attention.h"
+
+namespace xlmr::ops {
+namespace {
+
+// q, k, v [B,S,H] of one activation dtype, key_mask [B,S] i32, heads dividing H, p in [0, 1),
+// and a fused kernel for the device, dtype and head size.
+void CheckFusedAttentionOperands(const char* op, const Tensor& q, const Tensor& k,
+                                 const Tensor& v, const Tensor& key_mask, int num_heads,
+                                 float dropout_p) {
+  CheckActivation(op, "q", q);
+  XLMR_CHECK(q.rank() == 3) << op << ": q must be [B, S, H], is " << ShapeString(q.shape());
+  CheckTensor(op, "k", k, q.dtype(), q.shape());
+  CheckTensor(op, "v", v, q.dtype(), q.shape());
+  CheckTensor(op, "key_mask", key_mask, DType::kI32, {q.dim(0), q.dim(1)});
+  XLMR_CHECK(num_heads > 0 && q.dim(2) > 0 && q.dim(2) % num_heads == 0)
+      << op << ": num_heads = " << num_heads << " must divide the hidden size " << q.dim(2);
+  XLMR_CHECK(dropout_p >= 0.0f && dropout_p < 1.0f)
+      << op << ": dropout_p = " << dropout_p << " must be in [0, 1)";
+  XLMR_CHECK(FusedAttentionSupported(q.device(), q.dtype(), q.dim(2) / num_heads))
+      << op << ": no fused kernel for head_dim " << q.dim(2) / num_heads << " on this device";
+}
+
+}  // namespace
+
+bool FusedAttentionSupported(Device device, DType dtype, int64_t head_dim) {
+  const bool float_activation = dtype == DType::kF32 || dtype == DType::kF16;
+  switch (device) {
+    case Device::kCpu:
+      return float_activation && head_dim > 0;
+    case Device::kCuda:
+      return false;  // the CUDA kernel lands with tests/gpu/fused_attention_test
+  }
+  return false;
+}
+
+FusedAttentionOutput FusedAttention(const Tensor& q, const Tensor& k, const Tensor& v,
+                                    const Tensor& key_mask, int num_heads, float dropout_p,
+                                    const DropoutKey& dropout_key) {
+  constexpr const char* kOp = "ops::FusedAttention";
+  const Device device = CommonDevice(kOp, {q, k, v, key_mask});
+  CheckFusedAttentionOperands(kOp, q, k, v, key_mask, num_heads, dropout_p);
+  FusedAttentionOutput out;
+  DispatchByDevice(kOp, device, [&] {
+    kernels::cpu::FusedAttentionForward(q, k, v, key_mask, num_heads, dropout_p, dropout_key,
+                                        &out.context, &out.logsumexp);
+  });
+  return out;
+}
+
+AttentionGrads FusedAttentionBackward(const Tensor& d_context, const Tensor& q, const Tensor& k,
+                                      const Tensor& v, const Tensor& context,
+                                      const Tensor& logsumexp, const Tensor& key_mask,
+                                      int num_heads, float dropout_p,
+                                      const DropoutKey& dropout_key) {
+  constexpr const char* kOp = "ops::FusedAttentionBackward";
+  const Device device = CommonDevice(kOp, {d_context, q, k, v, context, logsumexp, key_mask});
+  CheckFusedAttentionOperands(kOp, q, k, v, key_mask, num_heads, dropout_p);
+  CheckTensor(kOp, "d_context", d_context, q.dtype(), q.shape());
+  CheckTensor(kOp, "context", context, q.dtype(), q.shape());
+  CheckTensor(kOp, "logsumexp", logsumexp, DType::kF32, {q.dim(0), num_heads, q.dim(1)});
+  AttentionGrads grads;
+  DispatchByDevice(kOp, device, [&] {
+    kernels::cpu::FusedAttentionBackward(d_context, q, k, v, context, logsumexp, key_mask,
+                                         num_heads, dropout_p, dropout_key, &grads.dq, &grads.dk,
+                                         &grads.dv);
+  });
+  return grads;
+}
+
+}  // namespace xlmr::ops
