@@ -54,6 +54,8 @@ ABSL_FLAG(double, loss_scale_min, 1.0, "the run stops when the scale would fall 
 ABSL_FLAG(bool, gradient_checkpointing, false, "recompute each encoder block in backward");
 ABSL_FLAG(std::string, activation_memory_budget, "", "bytes (e.g. 1.5GiB) or a fraction of the "
           "activation peak without checkpointing (e.g. 0.4); chooses the recompute plan");
+ABSL_FLAG(std::string, attention, "fused", "fused | eager: fused (FlashAttention-style) attention keeps no "
+          "[B, heads, S, S] probabilities; used wherever the device and head size have a fused kernel");
 ABSL_FLAG(bool, print_memory_plan, false, "print the memory/recompute trade-off curve and exit");
 // Regularisation.
 ABSL_FLAG(std::string, dropout, "", "overrides hidden, attention and classifier dropout (default: config.json)");
@@ -181,6 +183,11 @@ absl::Status ReadRunFlags(FinetuneConfig& c) {
                           recompute::ParseMemoryBudget(budget, "activation_memory_budget"));
   }
   c.print_memory_plan = absl::GetFlag(FLAGS_print_memory_plan);
+  const std::string attention = absl::GetFlag(FLAGS_attention);
+  const std::optional<models::AttentionImplementation> parsed_attention =
+      models::ParseAttentionImplementation(attention);
+  XLMR_RETURN_IF_ERROR(Expect(parsed_attention.has_value(), "attention", "fused or eager", attention));
+  c.attention = *parsed_attention;
   const int64_t seed = absl::GetFlag(FLAGS_seed);
   XLMR_RETURN_IF_ERROR(Expect(seed >= 0, "seed", "a non-negative integer", absl::StrCat(seed)));
   t.seed = static_cast<uint64_t>(seed);

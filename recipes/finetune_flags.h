@@ -15,6 +15,7 @@
 #include "framework/data/record_reader.h"
 #include "framework/recompute/memory_budget.h"
 #include "framework/train/trainer.h"
+#include "models/xlmr/config.h"
 
 namespace xlmr::recipes {
 
@@ -28,6 +29,8 @@ struct FinetuneConfig {
   // --activation_memory_budget, parsed here (the only place); unset when not given.
   std::optional<recompute::MemoryBudget> activation_memory_budget;
   bool print_memory_plan = false;
+  // --attention; blocks fall back to eager where no fused kernel exists (AttentionFallbackNote).
+  models::AttentionImplementation attention = models::AttentionImplementation::kFused;
   DeviceChoice device = DeviceChoice::kAuto;
   std::string cache_dir;  // tokenized-data cache
   bool overwrite_output_dir = false;  // recipes/output_dir_policy.h

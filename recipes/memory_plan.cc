@@ -29,6 +29,14 @@ int64_t EncoderForwardFlops(const PassMemory& memory) {
   return flops;
 }
 
+// The blocks offer selective recompute exactly when their attention keeps the s^2
+// probabilities (eager); the probe records it (memory_model.h).
+bool SelectiveOffered(const PassMemory& memory) {
+  return !memory.blocks.empty() && memory.blocks.front().selective_offered;
+}
+
+const char* AttentionName(const PassMemory& memory) { return SelectiveOffered(memory) ? "eager" : "fused"; }
+
 double ShareOfForward(int64_t flops, const PassMemory& memory) {
   const int64_t forward = EncoderForwardFlops(memory);
   return forward > 0 ? static_cast<double>(flops) / static_cast<double>(forward) : 0.0;
@@ -126,8 +134,13 @@ std::string FormatParetoFront(const std::vector<PlannedRecompute>& front, const 
                               const MemoryPlanRequest& request,
                               const std::optional<RecomputePlan>& chosen) {
   std::string text = absl::StrFormat(
-      "memory/recompute trade-off (Pareto front) at batch %s, %s, %d blocks (%s):\n", BatchShape(request),
-      request.fp16 ? "fp16" : "fp32", memory.num_blocks(), kLegend);
+      "memory/recompute trade-off (Pareto front) at batch %s, %s, %s attention, %d blocks (%s):\n",
+      BatchShape(request), request.fp16 ? "fp16" : "fp32", AttentionName(memory), memory.num_blocks(),
+      kLegend);
+  if (!SelectiveOffered(memory)) {
+    text += "  S not offered: fused attention keeps no [batch, heads, seq, seq] probabilities, so "
+            "selective recompute has nothing to drop\n";
+  }
   absl::StrAppendFormat(&text, "  %-*s  %16s  %12s  %16s  %10s\n", memory.num_blocks() + 1, "plan",
                         "peak_bytes", "peak", "recompute_flops", "of_forward");
   for (const PlannedRecompute& point : front) {

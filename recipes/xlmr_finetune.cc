@@ -56,7 +56,7 @@ absl::Status BuildModel(PreparedRun& run, const std::string& weights_dir, Device
   const FinetuneConfig& c = run.config;
   const std::vector<std::string>& labels = run.data->labels.id2label();
   if (!weights_dir.empty()) {
-    models::LoadOptions options{labels, c.trainer.seed, device, c.dropout};
+    models::LoadOptions options{labels, c.trainer.seed, device, c.dropout, c.attention};
     XLMR_ASSIGN_OR_RETURN(models::LoadedModel loaded, models::LoadPretrained(weights_dir, options));
     if (c.resume && loaded.fresh_head) {
       return absl::InvalidArgumentError(absl::StrCat("--resume_from_checkpoint: ", weights_dir,
@@ -67,10 +67,20 @@ absl::Status BuildModel(PreparedRun& run, const std::string& weights_dir, Device
   }
   XLMR_ASSIGN_OR_RETURN(models::XlmrConfig config, models::LoadXlmrConfig(EmbeddedDataFile("config.json")));
   config.id2label = labels;
+  config.attention = c.attention;
   if (c.dropout.has_value()) models::OverrideDropout(config, *c.dropout);
   run.model = std::make_unique<models::XlmrForSequenceClassification>(std::move(config), device);
   models::InitializeAllWeights(*run.model, c.trainer.seed);
   return absl::OkStatus();
+}
+
+// One line when --attention=fused cannot be had for this model on this device.
+void PrintAttentionFallback(const models::XlmrConfig& config, Device device, bool fp16) {
+  if (config.attention != models::AttentionImplementation::kFused) return;
+  const DType activations = fp16 ? DType::kF16 : DType::kF32;
+  if (models::FusedAttentionApplies(config, device, activations)) return;
+  std::fprintf(stderr, "xlmr_finetune: --attention=fused: no fused kernel for head_dim %lld on %s; "
+               "using eager attention\n", static_cast<long long>(config.head_dim()), DeviceName(device));
 }
 
 // Every flag of this program with its value as given (Abseil's own flags, e.g. --flagfile,
@@ -123,6 +133,7 @@ absl::Status Prepare(const std::set<std::string>& given, PreparedRun& run) {
   XLMR_ASSIGN_OR_RETURN(FinetuneData data, LoadFinetuneData(c, tokenizer, run.tokenizer_path));
   run.data.emplace(std::move(data));
   XLMR_RETURN_IF_ERROR(BuildModel(run, weights_dir, device));
+  if (run.comm->rank() == 0) PrintAttentionFallback(run.model->config(), device, c.trainer.fp16);
   XLMR_RETURN_IF_ERROR(ConfigureRecompute(MemoryPlanRequestFrom(c), *run.model, run.comm->rank() == 0));
   c.trainer.num_labels = static_cast<int>(run.data->labels.num_labels());
   c.trainer.pad_id = static_cast<int32_t>(run.model->config().pad_token_id);

@@ -6,6 +6,10 @@
 
 namespace xlmr::recompute {
 
+bool ModeOffered(const BlockMemory& block, BlockRecompute mode) {
+  return mode != BlockRecompute::kSelective || block.selective_offered;
+}
+
 int64_t HeldBytes(const BlockMemory& block, BlockRecompute mode) {
   switch (mode) {
     case BlockRecompute::kKeep:

@@ -40,6 +40,10 @@ struct BlockMemory {
   // What a kFull block keeps.
   int64_t input_bytes = 0;
   int64_t selective_bytes = 0;  // kept by a kSelective block (its input included)
+  // Whether the planner offers kSelective for this block: only when the attention core holds
+  // an s^2 term to drop (eager attention's probabilities). Fused attention keeps none, so
+  // kSelective would recompute the attention forward to drop a few [B,S,H]-sized tensors.
+  bool selective_offered = true;
   int64_t keep_bytes = 0;       // kept by a kKeep block (its input included)
   // Peak of its forward above what earlier blocks keep: its input plus everything the forward
   // allocates, its output included. A kFull recompute runs the same forward.
@@ -76,6 +80,9 @@ struct PassMemory {
 
   int num_blocks() const { return static_cast<int>(blocks.size()); }
 };
+
+// Whether a planner may choose `mode` for `block` (kSelective only where it is offered).
+bool ModeOffered(const BlockMemory& block, BlockRecompute mode);
 
 // What `mode` keeps of `block` between its forward and its backward.
 int64_t HeldBytes(const BlockMemory& block, BlockRecompute mode);

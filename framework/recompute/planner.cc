@@ -45,6 +45,7 @@ std::vector<PartialPlan> ExtendByBlock(const PassMemory& memory, int index,
   std::vector<PartialPlan> next;
   for (const PartialPlan& state : states) {
     for (BlockRecompute mode : kModes) {
+      if (!ModeOffered(memory.blocks[index], mode)) continue;
       const int64_t peak = std::max(state.peak, BlockPhasesPeak(memory, index, mode, state.held));
       if (peak > budget) continue;
       PartialPlan extended{state.held + HeldBytes(memory.blocks[index], mode), peak,
@@ -92,17 +93,22 @@ std::vector<PlannedRecompute> FrontWithinBudget(const PassMemory& memory, int64_
   return FrontOf(std::move(complete));
 }
 
-// Calls visit(plan) for each of the 3^L plans.
+// Calls visit(plan) for each of the 3^L plans whose every mode is offered (ModeOffered).
 template <typename Visit>
-void ForEachPlan(int num_blocks, const Visit& visit) {
+void ForEachPlan(const PassMemory& memory, const Visit& visit) {
+  const int num_blocks = memory.num_blocks();
   XLMR_CHECK(num_blocks <= 12) << "enumerating 3^" << num_blocks << " plans";
   RecomputePlan plan = RecomputePlan::Uniform(num_blocks, BlockRecompute::kKeep);
   int64_t count = 1;
   for (int i = 0; i < num_blocks; ++i) count *= 3;
   for (int64_t code = 0; code < count; ++code) {
     int64_t digits = code;
-    for (int i = 0; i < num_blocks; ++i, digits /= 3) plan.blocks[i] = kModes[digits % 3];
-    visit(plan);
+    bool offered = true;
+    for (int i = 0; i < num_blocks; ++i, digits /= 3) {
+      plan.blocks[i] = kModes[digits % 3];
+      offered = offered && ModeOffered(memory.blocks[i], plan.blocks[i]);
+    }
+    if (offered) visit(plan);
   }
 }
 
@@ -127,7 +133,7 @@ std::vector<PlannedRecompute> ParetoFront(const PassMemory& memory) {
 std::optional<PlannedRecompute> ChooseRecomputePlanByEnumeration(const PassMemory& memory,
                                                                  int64_t budget_bytes) {
   std::optional<PlannedRecompute> best;
-  ForEachPlan(memory.num_blocks(), [&](const RecomputePlan& plan) {
+  ForEachPlan(memory, [&](const RecomputePlan& plan) {
     const PlanCost cost = EvaluatePlan(memory, plan);
     if (cost.peak_bytes > budget_bytes) return;
     if (!best.has_value() ||
@@ -141,7 +147,7 @@ std::optional<PlannedRecompute> ChooseRecomputePlanByEnumeration(const PassMemor
 
 std::vector<PlannedRecompute> ParetoFrontByEnumeration(const PassMemory& memory) {
   std::vector<PlannedRecompute> all;
-  ForEachPlan(memory.num_blocks(), [&](const RecomputePlan& plan) {
+  ForEachPlan(memory, [&](const RecomputePlan& plan) {
     all.push_back(PlannedRecompute{plan, EvaluatePlan(memory, plan)});
   });
   return FrontOf(std::move(all));

@@ -9,7 +9,9 @@
 // never complete into a better plan, so only the non-dominated states are kept; the result is
 // exact, with at most a few hundred states per block for identical blocks.
 //
-// The enumerators at the end try all 3^L plans; they are the oracle of the planner's test.
+// Modes a block does not offer (memory_model.h: ModeOffered; kSelective under fused attention)
+// are never chosen. The enumerators at the end try all 3^L plans of offered modes; they are
+// the oracle of the planner's test.
 #ifndef XLMR_FRAMEWORK_RECOMPUTE_PLANNER_H_
 #define XLMR_FRAMEWORK_RECOMPUTE_PLANNER_H_
 

@@ -416,4 +416,14 @@ absl::Status SaveXlmrConfig(const XlmrConfig& config, const std::string& path) {
   return absl::OkStatus();
 }
 
+std::optional<AttentionImplementation> ParseAttentionImplementation(const std::string& text) {
+  if (text == "eager") return AttentionImplementation::kEager;
+  if (text == "fused") return AttentionImplementation::kFused;
+  return std::nullopt;
+}
+
+const char* AttentionImplementationName(AttentionImplementation implementation) {
+  return implementation == AttentionImplementation::kFused ? "fused" : "eager";
+}
+
 }  // namespace xlmr::models

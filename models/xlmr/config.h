@@ -25,6 +25,16 @@
 
 namespace xlmr::models {
 
+// How the encoder computes self-attention (HF's attn_implementation, a load-time choice that
+// config.json does not store). kFused (framework/ops/fused_attention.h) keeps no [B,N,S,S]
+// probabilities; blocks use it wherever the device, dtype and head size have a fused kernel
+// (ops::FusedAttentionSupported) and eager attention elsewhere.
+enum class AttentionImplementation { kEager, kFused };
+
+// "eager" | "fused"; nullopt for anything else.
+std::optional<AttentionImplementation> ParseAttentionImplementation(const std::string& text);
+const char* AttentionImplementationName(AttentionImplementation implementation);
+
 // Every field the model, the classification head and the trainer read. Defaults are HF's
 // `XLMRobertaConfig` / `PretrainedConfig` class defaults (used only for absent keys).
 struct XlmrConfig {
@@ -52,6 +62,8 @@ struct XlmrConfig {
   // null (absent), "regression", "single_label_classification" or
   // "multi_label_classification"; HF infers it from the labels' dtype when null.
   std::optional<std::string> problem_type;
+  // Not read from or written to config.json (see AttentionImplementation).
+  AttentionImplementation attention = AttentionImplementation::kFused;
   // The file's full content as read (an empty object for a default-constructed config);
   // saving starts from it so that unknown keys survive.
   nlohmann::json raw = nlohmann::json::object();

@@ -6,6 +6,7 @@
 #include "framework/ops/attention.h"
 #include "framework/ops/dropout.h"
 #include "framework/ops/elementwise.h"
+#include "framework/ops/fused_attention.h"
 #include "framework/ops/layer_norm.h"
 #include "framework/ops/linear.h"
 #include "models/xlmr/autocast.h"
@@ -34,8 +35,14 @@ void EncoderBlockSaved::Retain(recompute::BlockRecompute mode) {
   if (input.storage() != input_mm.storage()) input = Tensor();  // backward reads input_mm
   if (mode == recompute::BlockRecompute::kSelective) {
     attention_probs = Tensor();
+    attention_logsumexp = Tensor();
     context = Tensor();
   }
+}
+
+bool FusedAttentionApplies(const XlmrConfig& config, Device device, DType dtype) {
+  return config.attention == AttentionImplementation::kFused &&
+         ops::FusedAttentionSupported(device, dtype, config.head_dim());
 }
 
 float EncoderBlock::HiddenDropout(const PassContext& context) const {
@@ -99,9 +106,16 @@ Tensor EncoderBlock::ForwardAttention(const Tensor& key_mask, const ParameterSto
 
 void EncoderBlock::ForwardAttentionCore(const Tensor& key_mask, const PassContext& context,
                                         EncoderBlockSaved& s) const {
-  ops::AttentionOutput attention =
-      ops::Attention(s.query, s.key, s.value, key_mask, config_.num_attention_heads,
-                     AttentionDropout(context), context.KeyFor(layer_, kAttentionProbsDropout));
+  const int heads = static_cast<int>(config_.num_attention_heads);
+  const float p = AttentionDropout(context);
+  const DropoutKey key = context.KeyFor(layer_, kAttentionProbsDropout);
+  if (FusedAttentionApplies(config_, s.query.device(), s.query.dtype())) {
+    ops::FusedAttentionOutput attention = ops::FusedAttention(s.query, s.key, s.value, key_mask, heads, p, key);
+    s.context = attention.context;
+    s.attention_logsumexp = attention.logsumexp;
+    return;
+  }
+  ops::AttentionOutput attention = ops::Attention(s.query, s.key, s.value, key_mask, heads, p, key);
   s.context = attention.context;
   s.attention_probs = attention.probs;
 }
@@ -145,7 +159,8 @@ Tensor EncoderBlock::NormBackward(const Tensor& dy, const Tensor& x, const Tenso
 
 Tensor EncoderBlock::Backward(Tensor d_output, const Tensor& key_mask, EncoderBlockSaved* saved,
                               ParameterStore& store, const PassContext& context) const {
-  XLMR_CHECK(saved->attention_probs.defined() && saved->intermediate.defined())
+  XLMR_CHECK((saved->attention_probs.defined() || saved->attention_logsumexp.defined()) &&
+             saved->intermediate.defined())
       << "layer " << layer_ << ": Backward needs the complete saved activations (Recompute first)";
   Tensor d_attention_output = BackwardFeedForward(std::move(d_output), *saved, store, context);
   Tensor d_input = BackwardAttention(std::move(d_attention_output), key_mask, *saved, store, context);
@@ -171,6 +186,22 @@ Tensor EncoderBlock::BackwardFeedForward(Tensor d_output, EncoderBlockSaved& s, 
   return ops::Add(d_output_sum, d_attention_output_mm.Reshaped(d_output_sum.shape()), DType::kF32);
 }
 
+ops::AttentionGrads EncoderBlock::AttentionCoreBackward(Tensor d_context, const Tensor& key_mask,
+                                                       EncoderBlockSaved& s,
+                                                       const PassContext& context) const {
+  const int heads = static_cast<int>(config_.num_attention_heads);
+  const float p = AttentionDropout(context);
+  const DropoutKey key = context.KeyFor(layer_, kAttentionProbsDropout);
+  if (s.attention_logsumexp.defined()) {  // fused: reads the context it produced, not the probs
+    return ops::FusedAttentionBackward(Take(d_context), Take(s.query), Take(s.key), Take(s.value),
+                                       Take(s.context), Take(s.attention_logsumexp), key_mask, heads, p,
+                                       key);
+  }
+  s.context = Tensor();  // eager: its backward reads the probabilities instead
+  return ops::AttentionBackward(Take(d_context), Take(s.query), Take(s.key), Take(s.value),
+                                Take(s.attention_probs), key_mask, heads, p, key);
+}
+
 Tensor EncoderBlock::BackwardAttention(Tensor d_attention_output, const Tensor& key_mask,
                                        EncoderBlockSaved& s, ParameterStore& store,
                                        const PassContext& context) const {
@@ -181,12 +212,9 @@ Tensor EncoderBlock::BackwardAttention(Tensor d_attention_output, const Tensor& 
                    Take(s.attention_rstd), params_.attention_norm_weight, params_.attention_norm_bias, store);
   Tensor d_projected = ops::DropoutBackward(ToDType(Rows(d_attention_sum), mm), HiddenDropout(context),
                                             context.KeyFor(layer_, kAttentionOutputDropout));
-  Tensor d_context = LinearBackward(Take(d_projected), Rows(Take(s.context)), params_.attention_output_weight,
+  Tensor d_context = LinearBackward(Take(d_projected), Rows(s.context), params_.attention_output_weight,
                                     params_.attention_output_bias, store, context);
-  ops::AttentionGrads d_qkv = ops::AttentionBackward(
-      Take(d_context).Reshaped(shape), Take(s.query), Take(s.key), Take(s.value),
-      Take(s.attention_probs), key_mask, config_.num_attention_heads, AttentionDropout(context),
-      context.KeyFor(layer_, kAttentionProbsDropout));
+  ops::AttentionGrads d_qkv = AttentionCoreBackward(Take(d_context).Reshaped(shape), key_mask, s, context);
 
   const Tensor x = Rows(Take(s.input_mm));
   s.input = Tensor();  // fp32: the same tensor as input_mm

@@ -14,6 +14,7 @@
 #ifndef XLMR_MODELS_XLMR_ENCODER_BLOCK_H_
 #define XLMR_MODELS_XLMR_ENCODER_BLOCK_H_
 
+#include "framework/ops/attention.h"
 #include "framework/recompute/recompute_plan.h"
 #include "framework/tensor/parameter_store.h"
 #include "framework/tensor/tensor.h"
@@ -26,14 +27,17 @@ namespace xlmr::models {
 // Shapes: B batch, S sequence, H hidden, I intermediate, N heads; "mm" = matmul dtype.
 //
 // Backward reads everything but `input`, which only a whole-block recompute reads (under fp32
-// it is the same tensor as input_mm). The attention core (attention_probs and context) is
-// what kSelective drops: its [B,N,S,S] probabilities are the s^2 term of a block's
-// activations, and ops::Attention recomputes both from q, k, v in one call.
+// it is the same tensor as input_mm). The attention core is what kSelective drops: with eager
+// attention attention_probs and context (the [B,N,S,S] probabilities are the s^2 term of a
+// block's activations); with fused attention attention_logsumexp and context, which hold no
+// s^2 term (so the planner does not offer kSelective then). One op call recomputes the core
+// from q, k, v.
 struct EncoderBlockSaved {
   Tensor input;              // [B,S,H] f32: block input, what a whole-block recompute starts from
   Tensor input_mm;           // [B,S,H] mm: what Q/K/V projections read (== input in fp32 mode)
   Tensor query, key, value;  // [B,S,H] mm
-  Tensor attention_probs;    // [B,N,S,S] f32: softmax before dropout (attention core)
+  Tensor attention_probs;    // [B,N,S,S] f32: softmax before dropout (eager attention's core)
+  Tensor attention_logsumexp;  // [B,N,S] f32: per-row softmax statistic (fused attention's core)
   Tensor context;            // [B,S,H] mm: attention output before the output projection (core)
   Tensor attention_sum;      // [B,S,H] f32: dropout(dense(context)) + input, LayerNorm's input
   Tensor attention_mean, attention_rstd;  // [B*S] f32
@@ -51,6 +55,10 @@ struct EncoderBlockSaved {
   //   kFull       everything but `input`.
   void Retain(recompute::BlockRecompute mode);
 };
+
+// Whether encoder blocks of `config` run fused attention on `device` for activations of
+// `dtype`: config.attention is kFused and a fused kernel exists (ops::FusedAttentionSupported).
+bool FusedAttentionApplies(const XlmrConfig& config, Device device, DType dtype);
 
 class EncoderBlock {
  public:
@@ -93,6 +101,10 @@ class EncoderBlock {
   Tensor BackwardAttention(Tensor d_attention_output, const Tensor& key_mask, EncoderBlockSaved& s,
                            ParameterStore& store, const PassContext& context) const;
 
+  // Backward of the attention core (eager or fused, whichever Forward ran); consumes
+  // s.query, key, value, context and the core's statistics.
+  ops::AttentionGrads AttentionCoreBackward(Tensor d_context, const Tensor& key_mask,
+                                            EncoderBlockSaved& s, const PassContext& context) const;
   // Backward of a Linear / LayerNorm whose parameters are store entries `weight` and `bias`.
   Tensor LinearBackward(const Tensor& dy, const Tensor& x, int weight, int bias,
                         ParameterStore& store, const PassContext& context) const;

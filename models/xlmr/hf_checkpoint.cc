@@ -88,6 +88,7 @@ void OverrideDropout(XlmrConfig& config, double dropout) {
 absl::StatusOr<LoadedModel> LoadPretrained(const std::string& model_dir, const LoadOptions& options) {
   XLMR_ASSIGN_OR_RETURN(XlmrConfig config, LoadXlmrConfig(model_dir + "/config.json"));
   if (options.dropout.has_value()) OverrideDropout(config, *options.dropout);
+  config.attention = options.attention;
   XLMR_ASSIGN_OR_RETURN(io::SafetensorsFile file, io::ReadSafetensors(model_dir + "/model.safetensors"));
   const bool labels_match = !options.labels.has_value() || *options.labels == config.id2label;
   if (options.labels.has_value()) config.id2label = *options.labels;

@@ -34,6 +34,8 @@ struct LoadOptions {
   // Overrides hidden, attention and classifier dropout (--dropout), as passing
   // hidden_dropout_prob=... to from_pretrained does; nullopt keeps config.json's.
   std::optional<double> dropout;
+  // HF's attn_implementation (not part of config.json).
+  AttentionImplementation attention = AttentionImplementation::kFused;
 };
 
 // Applies a --dropout override to every dropout probability of `config`.

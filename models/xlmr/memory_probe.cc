@@ -90,6 +90,7 @@ recompute::PassMemory XlmrForSequenceClassification::MeasurePassMemory(
   hidden = Tensor();  // still held as the block's saved input
   block.forward_peak = meter.Peak() - below_block;
   blocks_saved_[0].Retain(recompute::BlockRecompute::kKeep);
+  block.selective_offered = blocks_saved_[0].attention_probs.defined();  // eager: an s^2 term
   block.keep_bytes = meter.Held() - below_block - output.bytes();
   blocks_saved_[0].Retain(recompute::BlockRecompute::kSelective);
   block.selective_bytes = meter.Held() - below_block - output.bytes();

@@ -4,14 +4,18 @@
 Run from the repository root after make_golden.py (needs torch, transformers, safetensors from
 PyPI; tools for making these files, not dependencies of the product or of CI):
 
-    python3 tests/golden/make_golden_fp16.py
+    python3 tests/golden/make_golden_fp16.py                         # eager attention
+    python3 tests/golden/make_golden_fp16.py --attn_implementation=sdpa
 
-It loads tests/golden/tiny_xlmr/classifier with from_pretrained (eager attention) and the inputs
+It loads tests/golden/tiny_xlmr/classifier with from_pretrained (eager or sdpa attention) and the inputs
 of golden.safetensors, runs forward and backward under torch.autocast("cpu", torch.float16) in
 eval mode (dropout off), as a Trainer with fp16=True does (minus the loss scale, which cancels),
-and writes tests/golden/tiny_xlmr/golden_fp16.safetensors: logits (as autocast returns them,
+and writes tests/golden/tiny_xlmr/golden_fp16.safetensors (eager; golden_fp16_sdpa.safetensors
+for sdpa, the reference of our fused attention, which like torch's CPU flash kernel keeps the
+scores in fp32): logits (as autocast returns them,
 fp16), loss (fp32) and "grad/<name>" for every parameter (fp32 masters' gradients).
 """
+import argparse
 import os
 
 import torch
@@ -22,9 +26,12 @@ ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "tiny_xlmr")
 
 
 def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--attn_implementation", choices=["eager", "sdpa"], default="eager")
+    attention = parser.parse_args().attn_implementation
     inputs = load_file(os.path.join(ROOT, "golden.safetensors"))
     model = XLMRobertaForSequenceClassification.from_pretrained(
-        os.path.join(ROOT, "classifier"), attn_implementation="eager")
+        os.path.join(ROOT, "classifier"), attn_implementation=attention)
     model.eval()
     with torch.autocast("cpu", dtype=torch.float16):
         out = model(input_ids=inputs["input_ids"], attention_mask=inputs["attention_mask"],
@@ -33,8 +40,10 @@ def main():
     tensors = {"logits": out.logits.detach().contiguous(), "loss": out.loss.detach().reshape(1)}
     for name, p in model.named_parameters():
         tensors["grad/" + name] = p.grad.detach().contiguous()
-    save_file(tensors, os.path.join(ROOT, "golden_fp16.safetensors"),
-              metadata={"format": "pt", "torch": torch.__version__, "autocast": "cpu float16"})
+    name = "golden_fp16.safetensors" if attention == "eager" else "golden_fp16_sdpa.safetensors"
+    save_file(tensors, os.path.join(ROOT, name),
+              metadata={"format": "pt", "torch": torch.__version__, "autocast": "cpu float16",
+                        "attn_implementation": attention})
 
 
 if __name__ == "__main__":

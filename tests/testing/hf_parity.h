@@ -18,6 +18,7 @@
 #define XLMR_TESTS_TESTING_HF_PARITY_H_
 
 #include "framework/core/device.h"
+#include "models/xlmr/config.h"
 
 namespace xlmr::testing {
 
@@ -33,7 +34,11 @@ enum class Precision { kFp32, kFp16Autocast };
 // logits bit-equal to HF's, loss within 5e-8, worst gradient 4.1e-4 of its largest element (HF
 // rounds weight gradients to fp16, ours stay fp32); tolerances 2e-3 (logits, loss, gradients,
 // room for a GPU's summation order to move a few fp16 roundings) and 1e-4 (the zero gradient).
-void ExpectHuggingFaceParity(Device device, Precision precision = Precision::kFp32);
+// `attention`: kEager compares with HF's eager attention; kFused, our fused attention, with the
+// same fp32 golden (eager and sdpa agree to fp32 rounding) and under fp16 with
+// golden_fp16_sdpa.safetensors (HF's sdpa under autocast, which also keeps the scores in fp32).
+void ExpectHuggingFaceParity(Device device, Precision precision = Precision::kFp32,
+                             models::AttentionImplementation attention = models::AttentionImplementation::kFused);
 
 }  // namespace xlmr::testing
 

@@ -40,6 +40,7 @@ models::XlmrConfig TinyXlmrConfig(const TinyModelOptions& options) {
   c.attention_probs_dropout_prob = options.dropout;
   c.initializer_range = options.initializer_range;
   c.id2label = options.labels;
+  c.attention = options.attention;
   return c;
 }
 

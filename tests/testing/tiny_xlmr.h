@@ -30,6 +30,7 @@ struct TinyModelOptions {
   double dropout = 0.0;  // hidden and attention
   double initializer_range = 0.2;
   std::vector<std::string> labels = {"a", "b", "c"};
+  models::AttentionImplementation attention = models::AttentionImplementation::kFused;
 };
 models::XlmrConfig TinyXlmrConfig(const TinyModelOptions& options = {});
 

@@ -19,12 +19,22 @@ namespace {
 
 const char* const kGoldenDir = testing::kTinyXlmrGoldenDir;
 
+using models::AttentionImplementation;
+
 TEST(HuggingFaceParityTest, LogitsLossAndEveryGradientMatchFp32) {
-  testing::ExpectHuggingFaceParity(Device::kCpu);
+  testing::ExpectHuggingFaceParity(Device::kCpu, testing::Precision::kFp32, AttentionImplementation::kEager);
 }
 
 TEST(HuggingFaceParityTest, LogitsLossAndEveryGradientMatchFp16Autocast) {
-  testing::ExpectHuggingFaceParity(Device::kCpu, testing::Precision::kFp16Autocast);
+  testing::ExpectHuggingFaceParity(Device::kCpu, testing::Precision::kFp16Autocast, AttentionImplementation::kEager);
+}
+
+TEST(HuggingFaceParityTest, FusedAttentionMatchesFp32) {
+  testing::ExpectHuggingFaceParity(Device::kCpu, testing::Precision::kFp32, AttentionImplementation::kFused);
+}
+
+TEST(HuggingFaceParityTest, FusedAttentionMatchesSdpaUnderFp16Autocast) {
+  testing::ExpectHuggingFaceParity(Device::kCpu, testing::Precision::kFp16Autocast, AttentionImplementation::kFused);
 }
 
 TEST(HfCheckpointTest, HubBackboneGetsAFreshHeadAndIgnoresLmHead) {

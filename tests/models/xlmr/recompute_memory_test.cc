@@ -53,7 +53,7 @@ PassMemory Probe(RecomputeTrainer& trainer, bool fp16, const std::vector<data::B
   return memory;
 }
 
-// All 3^L plans, as strings.
+// All 3^L plans.
 std::vector<RecomputePlan> AllPlans(int layers) {
   std::vector<RecomputePlan> plans{RecomputePlan{}};
   for (int i = 0; i < layers; ++i) {
@@ -71,28 +71,37 @@ std::vector<RecomputePlan> AllPlans(int layers) {
 }
 
 // One training step under `plan`, measured.
-MeasuredStep MeasureStep(int layers, bool fp16, const RecomputePlan& plan) {
+MeasuredStep MeasureStep(int layers, const RecomputeVariant& variant, const RecomputePlan& plan) {
   const data::TokenizedDataset dataset = TinyRecomputeDataset(8, kSeq, /*uniform=*/true);
-  RecomputeTrainer trainer(layers, fp16);
+  RecomputeTrainer trainer(layers, variant);
   trainer.model().SetRecomputePlan(plan);
   return trainer.Step(0, StepBatches(dataset, kShape, 0));
 }
 
 // Its measured activation peak.
-int64_t MeasuredPeak(int layers, bool fp16, const RecomputePlan& plan) {
-  return MeasureStep(layers, fp16, plan).peak_activation_bytes;
+int64_t MeasuredPeak(int layers, const RecomputeVariant& variant, const RecomputePlan& plan) {
+  return MeasureStep(layers, variant, plan).peak_activation_bytes;
 }
 
-class RecomputeMemoryTest : public ::testing::TestWithParam<bool> {};
+// Whether the planner may choose every mode of `plan` (kSelective only under eager attention).
+bool Offered(const PassMemory& memory, const RecomputePlan& plan) {
+  for (size_t i = 0; i < plan.blocks.size(); ++i) {
+    if (!recompute::ModeOffered(memory.blocks[i], plan.blocks[i])) return false;
+  }
+  return true;
+}
+
+class RecomputeMemoryTest : public ::testing::TestWithParam<RecomputeVariant> {};
 
 TEST_P(RecomputeMemoryTest, ProbePredictsEveryPlansMeasuredPeakExactly) {
-  const bool fp16 = GetParam();
+  const RecomputeVariant& variant = GetParam();
+  const bool fp16 = variant.fp16;
   const data::TokenizedDataset dataset = TinyRecomputeDataset(8, kSeq, true);
   const std::vector<data::Batch> batches = StepBatches(dataset, kShape, 0);
-  RecomputeTrainer prober(3, fp16);
+  RecomputeTrainer prober(3, variant);
   const PassMemory memory = Probe(prober, fp16, batches);
   for (const RecomputePlan& plan : AllPlans(3)) {
-    const MeasuredStep measured = MeasureStep(3, fp16, plan);
+    const MeasuredStep measured = MeasureStep(3, variant, plan);
     EXPECT_EQ(measured.peak_activation_bytes, recompute::EvaluatePlan(memory, plan).peak_bytes)
         << "plan " << plan.ToString();
     if (!fp16) {
@@ -117,9 +126,10 @@ TEST_P(RecomputeMemoryTest, FullCheckpointingHoldsBlockInputsPlusOneBlock) {
   //                                                      the gradient flowing through it
   //   + backward_base + max(head_peak, embedding peaks)  the head's and embeddings' activations
   // and adding blocks adds exactly input_bytes each, where keeping everything adds keep_bytes.
-  const bool fp16 = GetParam();
+  const RecomputeVariant& variant = GetParam();
+  const bool fp16 = variant.fp16;
   const data::TokenizedDataset dataset = TinyRecomputeDataset(8, kSeq, true);
-  RecomputeTrainer prober(2, fp16);
+  RecomputeTrainer prober(2, variant);
   const PassMemory memory = Probe(prober, fp16, StepBatches(dataset, kShape, 0));
   const recompute::BlockMemory& block = memory.blocks[0];
   const int64_t one_block = std::max(block.forward_peak + block.input_bytes, block.backward_peak);
@@ -128,8 +138,8 @@ TEST_P(RecomputeMemoryTest, FullCheckpointingHoldsBlockInputsPlusOneBlock) {
       std::max({memory.head_peak, memory.embedding_forward_peak, memory.embedding_backward_peak});
   int64_t full[7] = {}, keep[7] = {};
   for (int layers : {2, 6}) {
-    full[layers] = MeasuredPeak(layers, fp16, RecomputePlan::Uniform(layers, BlockRecompute::kFull));
-    keep[layers] = MeasuredPeak(layers, fp16, RecomputePlan::Uniform(layers, BlockRecompute::kKeep));
+    full[layers] = MeasuredPeak(layers, variant, RecomputePlan::Uniform(layers, BlockRecompute::kFull));
+    keep[layers] = MeasuredPeak(layers, variant, RecomputePlan::Uniform(layers, BlockRecompute::kKeep));
     EXPECT_LE(full[layers], layers * block.input_bytes + one_block + head_and_embeddings)
         << layers << " layers";
   }
@@ -140,14 +150,20 @@ TEST_P(RecomputeMemoryTest, FullCheckpointingHoldsBlockInputsPlusOneBlock) {
 
 TEST_P(RecomputeMemoryTest, BudgetPlanFitsAndNoFittingPlanRecomputesLess) {
   constexpr int kLayers = 4;
-  const bool fp16 = GetParam();
+  const RecomputeVariant& variant = GetParam();
+  const bool fp16 = variant.fp16;
   const data::TokenizedDataset dataset = TinyRecomputeDataset(8, kSeq, true);
-  RecomputeTrainer prober(kLayers, fp16);
+  RecomputeTrainer prober(kLayers, variant);
   const PassMemory memory = Probe(prober, fp16, StepBatches(dataset, kShape, 0));
-  // Brute force over reality: every plan's measured peak.
-  const std::vector<RecomputePlan> plans = AllPlans(kLayers);
+  // Brute force over reality: every plan's measured peak (of the plans the planner may choose:
+  // selective recompute only under eager attention).
+  std::vector<RecomputePlan> plans;
+  for (const RecomputePlan& plan : AllPlans(kLayers)) {
+    if (Offered(memory, plan)) plans.push_back(plan);
+  }
+  EXPECT_EQ(plans.size(), variant.attention == models::AttentionImplementation::kEager ? 81u : 16u);
   std::vector<int64_t> measured;
-  for (const RecomputePlan& plan : plans) measured.push_back(MeasuredPeak(kLayers, fp16, plan));
+  for (const RecomputePlan& plan : plans) measured.push_back(MeasuredPeak(kLayers, variant, plan));
   const int64_t keep_all = measured[0];
   const int64_t lowest = *std::min_element(measured.begin(), measured.end());
   ASSERT_LT(lowest, keep_all / 2);
@@ -156,7 +172,7 @@ TEST_P(RecomputeMemoryTest, BudgetPlanFitsAndNoFittingPlanRecomputesLess) {
     SCOPED_TRACE(budget);
     const std::optional<recompute::PlannedRecompute> chosen = recompute::ChooseRecomputePlan(memory, budget);
     ASSERT_TRUE(chosen.has_value());
-    EXPECT_LE(MeasuredPeak(kLayers, fp16, chosen->plan), budget) << chosen->plan.ToString();
+    EXPECT_LE(MeasuredPeak(kLayers, variant, chosen->plan), budget) << chosen->plan.ToString();
     for (size_t p = 0; p < plans.size(); ++p) {
       if (measured[p] > budget) continue;
       EXPECT_GE(recompute::EvaluatePlan(memory, plans[p]).recompute_flops, chosen->cost.recompute_flops)
@@ -167,9 +183,9 @@ TEST_P(RecomputeMemoryTest, BudgetPlanFitsAndNoFittingPlanRecomputesLess) {
   EXPECT_FALSE(recompute::ChooseRecomputePlan(memory, lowest - 1).has_value());
 }
 
-INSTANTIATE_TEST_SUITE_P(Precision, RecomputeMemoryTest, ::testing::Values(false, true),
-                         [](const ::testing::TestParamInfo<bool>& info) {
-                           return info.param ? std::string("Fp16") : std::string("Fp32");
+INSTANTIATE_TEST_SUITE_P(Variants, RecomputeMemoryTest, ::testing::ValuesIn(AllRecomputeVariants()),
+                         [](const ::testing::TestParamInfo<RecomputeVariant>& info) {
+                           return VariantName(info.param);
                          });
 
 }  // namespace

@@ -77,10 +77,11 @@ TinyModelOptions RecomputeModel(int layers) {
   return model;
 }
 
-TinyTrainerOptions RecomputeTraining(int layers, bool fp16, uint64_t dropout_seed) {
+TinyTrainerOptions RecomputeTraining(int layers, const RecomputeVariant& variant, uint64_t dropout_seed) {
   TinyTrainerOptions options;
   options.model = RecomputeModel(layers);
-  options.fp16 = fp16;
+  options.model.attention = variant.attention;
+  options.fp16 = variant.fp16;
   options.dropout_seed = dropout_seed;
   return options;
 }
@@ -88,6 +89,21 @@ TinyTrainerOptions RecomputeTraining(int layers, bool fp16, uint64_t dropout_see
 }  // namespace
 
 models::XlmrConfig TinyRecomputeConfig(int layers) { return TinyXlmrConfig(RecomputeModel(layers)); }
+
+std::vector<RecomputeVariant> AllRecomputeVariants() {
+  std::vector<RecomputeVariant> variants;
+  for (bool fp16 : {false, true}) {
+    for (auto attention : {models::AttentionImplementation::kEager, models::AttentionImplementation::kFused}) {
+      variants.push_back({fp16, attention});
+    }
+  }
+  return variants;
+}
+
+std::string VariantName(const RecomputeVariant& variant) {
+  return std::string(variant.fp16 ? "Fp16" : "Fp32") +
+         (variant.attention == models::AttentionImplementation::kFused ? "Fused" : "Eager");
+}
 
 data::TokenizedDataset TinyRecomputeDataset(int n, int max_length, bool uniform) {
   TinyDataOptions options;
@@ -107,8 +123,8 @@ std::vector<data::Batch> StepBatches(const data::TokenizedDataset& dataset, Step
   return batches;
 }
 
-RecomputeTrainer::RecomputeTrainer(int layers, bool fp16, uint64_t dropout_seed)
-    : trainer_((CountingAllocator(), RecomputeTraining(layers, fp16, dropout_seed))) {}
+RecomputeTrainer::RecomputeTrainer(int layers, const RecomputeVariant& variant, uint64_t dropout_seed)
+    : trainer_((CountingAllocator(), RecomputeTraining(layers, variant, dropout_seed))) {}
 
 MeasuredStep RecomputeTrainer::Step(int step, const std::vector<data::Batch>& batches) {
   MemoryStats& stats = MemoryStatsFor(Device::kCpu);

@@ -19,6 +19,16 @@ namespace xlmr::testing {
 // 0.1 everywhere and `layers` blocks.
 models::XlmrConfig TinyRecomputeConfig(int layers);
 
+// What the recompute tests vary: the precision and the attention (eager keeps the s^2
+// probabilities that selective recompute drops; fused keeps none).
+struct RecomputeVariant {
+  bool fp16 = false;
+  models::AttentionImplementation attention = models::AttentionImplementation::kFused;
+};
+// The four variants, and a test-name suffix such as "Fp16Fused".
+std::vector<RecomputeVariant> AllRecomputeVariants();
+std::string VariantName(const RecomputeVariant& variant);
+
 // `n` examples; lengths vary in [3, max_length] unless `uniform`, where every example has
 // exactly max_length tokens (so every collated batch is [P, max_length]).
 data::TokenizedDataset TinyRecomputeDataset(int n, int max_length, bool uniform);
@@ -50,7 +60,7 @@ struct MeasuredStep {
 // weight decay 0.01), fp16 with loss scale 1024 and the fp16 weight copy.
 class RecomputeTrainer {
  public:
-  RecomputeTrainer(int layers, bool fp16, uint64_t dropout_seed = 11);
+  RecomputeTrainer(int layers, const RecomputeVariant& variant, uint64_t dropout_seed = 11);
 
   models::XlmrForSequenceClassification& model() { return trainer_.model(); }
   // One optimizer step over `batches` with its measured activation peak.
