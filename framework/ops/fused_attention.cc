@@ -4,6 +4,10 @@
 #include "framework/ops/dispatch.h"
 #include "kernels/cpu/fused_attention.h"
 
+#ifdef XLMR_WITH_CUDA
+#include "kernels/cuda/fused_attention.h"
+#endif
+
 namespace xlmr::ops {
 namespace {
 
@@ -33,7 +37,11 @@ bool FusedAttentionSupported(Device device, DType dtype, int64_t head_dim) {
     case Device::kCpu:
       return float_activation && head_dim > 0;
     case Device::kCuda:
-      return false;  // the CUDA kernel lands with tests/gpu/fused_attention_test
+#ifdef XLMR_WITH_CUDA
+      return float_activation && head_dim == kernels::cuda::kFusedAttentionHeadDim;
+#else
+      return false;
+#endif
   }
   return false;
 }
@@ -45,10 +53,15 @@ FusedAttentionOutput FusedAttention(const Tensor& q, const Tensor& k, const Tens
   const Device device = CommonDevice(kOp, {q, k, v, key_mask});
   CheckFusedAttentionOperands(kOp, q, k, v, key_mask, num_heads, dropout_p);
   FusedAttentionOutput out;
-  DispatchByDevice(kOp, device, [&] {
-    kernels::cpu::FusedAttentionForward(q, k, v, key_mask, num_heads, dropout_p, dropout_key,
-                                        &out.context, &out.logsumexp);
-  });
+  DispatchByDevice(
+      kOp, device,
+      [&] {
+        kernels::cpu::FusedAttentionForward(q, k, v, key_mask, num_heads, dropout_p, dropout_key,
+                                            &out.context, &out.logsumexp);
+      },
+      XLMR_CUDA_KERNEL(kernels::cuda::FusedAttentionForward(q, k, v, key_mask, num_heads,
+                                                            dropout_p, dropout_key, &out.context,
+                                                            &out.logsumexp)));
   return out;
 }
 
@@ -64,11 +77,16 @@ AttentionGrads FusedAttentionBackward(const Tensor& d_context, const Tensor& q, 
   CheckTensor(kOp, "context", context, q.dtype(), q.shape());
   CheckTensor(kOp, "logsumexp", logsumexp, DType::kF32, {q.dim(0), num_heads, q.dim(1)});
   AttentionGrads grads;
-  DispatchByDevice(kOp, device, [&] {
-    kernels::cpu::FusedAttentionBackward(d_context, q, k, v, context, logsumexp, key_mask,
-                                         num_heads, dropout_p, dropout_key, &grads.dq, &grads.dk,
-                                         &grads.dv);
-  });
+  DispatchByDevice(
+      kOp, device,
+      [&] {
+        kernels::cpu::FusedAttentionBackward(d_context, q, k, v, context, logsumexp, key_mask,
+                                             num_heads, dropout_p, dropout_key, &grads.dq,
+                                             &grads.dk, &grads.dv);
+      },
+      XLMR_CUDA_KERNEL(kernels::cuda::FusedAttentionBackward(
+          d_context, q, k, v, context, logsumexp, key_mask, num_heads, dropout_p, dropout_key,
+          &grads.dq, &grads.dk, &grads.dv)));
   return grads;
 }
 

@@ -7,6 +7,12 @@
 // dtypes; these kernels assume them. All work is queued on
 // CudaContext::Current().compute_stream() (asynchronous).
 // Gradient convention: no parameters; dq, dk, dv are RETURNED (new tensors, `=`).
+//
+// Implementation (fused_attention.cu, fused_attention_{f16,f32}.cuh): CTAs of 4 warps per
+// ((batch, head), 64-row tile). The backward is deterministic: D_i first, then one kernel per
+// key tile for dK/dV and one per query tile for dQ, so every output element has a single writer
+// and a fixed summation order (no atomics; bit-identical reruns), at the cost of computing the
+// scores and dP twice. Workspace: D, [B, heads, S] f32; nothing of size S x S.
 #ifndef XLMR_KERNELS_CUDA_FUSED_ATTENTION_H_
 #define XLMR_KERNELS_CUDA_FUSED_ATTENTION_H_
 

@@ -1,0 +1,231 @@
+// Fused attention on the GPU: the launches of the f16 (fused_attention_f16.cuh) and f32
+// (fused_attention_f32.cuh) kernels, and the row dot products D_i of the backward.
+//
+// Backward scheme (deterministic): D = rowsum(dcontext * context) first (one warp per row), then
+// one kernel per key tile computing dK and dV over all query tiles, and one per query tile
+// computing dQ over all key tiles. Each output element is written by exactly one CTA, summed
+// in a fixed order, so gradients are bit-identical from run to run (FlashAttention-2 instead
+// adds dQ with fp32 atomics from the key-tile CTAs, whose order varies). The price is that S
+// and dP are computed twice per tile pair. Workspace: D, [B, heads, S] f32 (kWorkspace), and
+// nothing of size S x S anywhere.
+#include "kernels/cuda/fused_attention.h"
+
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <cmath>
+#include <cstdint>
+
+#include "framework/core/check.h"
+#include "framework/random/philox.h"
+#include "kernels/common/attention_geometry.h"
+#include "kernels/common/dropout_scale.h"
+#include "kernels/cuda/cuda_check.h"
+#include "kernels/cuda/device_context.h"
+#include "kernels/cuda/fused_attention_f16.cuh"
+#include "kernels/cuda/fused_attention_f32.cuh"
+#include "kernels/cuda/fused_attention_tile.cuh"
+
+namespace xlmr::kernels::cuda {
+namespace {
+
+static_assert(kFusedAttentionHeadDim == kHead, "the kernels are compiled for head_dim 64");
+
+cudaStream_t Stream() { return CudaContext::Current().compute_stream(); }
+
+// ---- D_i = sum_d fp32(dcontext_id * context_id) ----
+
+__device__ __forceinline__ float2 LoadPair(const float* p) {
+  return *reinterpret_cast<const float2*>(p);
+}
+__device__ __forceinline__ float2 LoadPair(const __half* p) {
+  return __half22float2(*reinterpret_cast<const __half2*>(p));
+}
+
+constexpr int kRowDotThreads = 256;
+constexpr int kRowDotWarps = kRowDotThreads / 32;
+
+// One warp per (pair bh, row i), grid-stride over the B * heads * S rows; lane l multiplies
+// dimensions 2l and 2l + 1 (f16 x f16 products are exact in fp32), the warp sums.
+template <typename T>
+__global__ void __launch_bounds__(kRowDotThreads)
+    RowDotKernel(FusedAttentionProblem problem, int64_t rows, const T* __restrict__ d_context,
+                 const T* __restrict__ context, float* __restrict__ row_dot) {
+  const int lane = threadIdx.x % 32;
+  const int64_t warps = static_cast<int64_t>(gridDim.x) * kRowDotWarps;
+  for (int64_t row = static_cast<int64_t>(blockIdx.x) * kRowDotWarps + threadIdx.x / 32;
+       row < rows; row += warps) {
+    const int bh = static_cast<int>(row / problem.seq);
+    const int64_t i = row % problem.seq;
+    const int64_t offset = problem.HeadOffset(bh) + i * problem.hidden + 2 * lane;
+    const float2 dc = LoadPair(d_context + offset);
+    const float2 c = LoadPair(context + offset);
+    float sum = __fadd_rn(__fmul_rn(dc.x, c.x), __fmul_rn(dc.y, c.y));
+    for (int step = 16; step > 0; step /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, step);
+    if (lane == 0) row_dot[row] = sum;
+  }
+}
+
+// ---- host side ----
+
+FusedAttentionProblem MakeProblem(const AttentionGeometry& g, const Tensor& key_mask,
+                                  float dropout_p, const DropoutKey& dropout_key) {
+  XLMR_CHECK(g.head_dim == kHead) << "fused attention: CUDA kernels need head_dim " << kHead
+                                  << ", got " << g.head_dim;
+  FusedAttentionProblem problem{};
+  problem.seq = g.seq;
+  problem.hidden = g.hidden;
+  problem.heads = static_cast<int>(g.heads);
+  problem.softmax_scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(g.head_dim)));
+  problem.key_mask = key_mask.data<int32_t>();
+  if (dropout_p != 0.0f) {
+    XLMR_CHECK(g.probs_elements() <= kMaxDropoutElements)
+        << "fused attention dropout over " << g.probs_elements()
+        << " elements exceeds the Philox counter";
+    problem.dropout.p = dropout_p;
+    problem.dropout.keep_scale = DropoutScale(dropout_p);
+    problem.dropout.site = DropoutSiteOf(dropout_key);  // also checks the layer/op ranges
+  }
+  return problem;
+}
+
+// The grid of every tile kernel: x = the B * heads pairs, y = the 64-row tiles of S.
+dim3 TileGrid(const AttentionGeometry& g) {
+  const int64_t pairs = g.batch * g.heads;
+  const int64_t tiles = TileCount(g.seq);
+  XLMR_CHECK(pairs <= INT32_MAX && tiles <= 65535)
+      << "fused attention: " << pairs << " (batch, head) pairs x " << tiles << " tiles";
+  return dim3(static_cast<unsigned>(pairs), static_cast<unsigned>(tiles));
+}
+
+// cp.async copies 16-byte chunks; every head row starts at a multiple of 128 bytes from the
+// tensor's start (H = heads * 64), so the start must be 16-byte aligned.
+void CheckAligned(const Tensor& t, const char* what) {
+  XLMR_CHECK(reinterpret_cast<uintptr_t>(t.raw_data()) % 16 == 0)
+      << "fused attention: " << what << " is not 16-byte aligned";
+}
+
+template <typename T>
+const T* Data(const Tensor& t) {
+  return static_cast<const T*>(t.raw_data());
+}
+template <typename T>
+T* MutableData(Tensor* t) {
+  return static_cast<T*>(t->raw_data());
+}
+
+// Lets `kernel` use `bytes` of dynamic shared memory (above 48 KiB it must opt in).
+template <typename Kernel>
+void AllowSharedBytes(Kernel kernel, size_t bytes) {
+  CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                  static_cast<int>(bytes)));
+}
+
+void LaunchForward(const AttentionGeometry& g, const FusedAttentionProblem& problem,
+                   const Tensor& q, const Tensor& k, const Tensor& v, Tensor* context,
+                   Tensor* logsumexp) {
+  const dim3 grid = TileGrid(g);
+  if (q.dtype() == DType::kF16) {
+    fused_f16::ForwardKernel<<<grid, mma::kThreads, 0, Stream()>>>(
+        problem, Data<__half>(q), Data<__half>(k), Data<__half>(v), MutableData<__half>(context),
+        logsumexp->data<float>());
+  } else {
+    constexpr size_t kBytes = sizeof(fused_f32::ForwardShared);
+    AllowSharedBytes(fused_f32::ForwardKernel, kBytes);
+    fused_f32::ForwardKernel<<<grid, fused_f32::kThreads, kBytes, Stream()>>>(
+        problem, q.data<float>(), k.data<float>(), v.data<float>(), context->data<float>(),
+        logsumexp->data<float>());
+  }
+  KERNEL_LAUNCH_CHECK();
+}
+
+// D of every query row into `row_dot` [B, heads, S].
+void LaunchRowDot(const AttentionGeometry& g, const FusedAttentionProblem& problem,
+                  const Tensor& d_context, const Tensor& context, Tensor* row_dot) {
+  const int64_t rows = g.rows();
+  const int64_t resident = int64_t{CudaContext::Current().multiprocessor_count()} * 8;
+  const int64_t needed = (rows + kRowDotWarps - 1) / kRowDotWarps;
+  const int grid = static_cast<int>(needed < resident ? needed : resident);
+  if (d_context.dtype() == DType::kF16) {
+    RowDotKernel<__half><<<grid, kRowDotThreads, 0, Stream()>>>(
+        problem, rows, Data<__half>(d_context), Data<__half>(context), row_dot->data<float>());
+  } else {
+    RowDotKernel<float><<<grid, kRowDotThreads, 0, Stream()>>>(
+        problem, rows, d_context.data<float>(), context.data<float>(), row_dot->data<float>());
+  }
+  KERNEL_LAUNCH_CHECK();
+}
+
+void LaunchBackward(const AttentionGeometry& g, const FusedAttentionProblem& problem,
+                    const Tensor& d_context, const Tensor& q, const Tensor& k, const Tensor& v,
+                    const Tensor& logsumexp, const Tensor& row_dot, Tensor* dq, Tensor* dk,
+                    Tensor* dv) {
+  const dim3 grid = TileGrid(g);
+  if (q.dtype() == DType::kF16) {
+    constexpr size_t kKeyBytes = fused_f16::kKeyTileSharedBytes;
+    AllowSharedBytes(fused_f16::DkDvKernel, kKeyBytes);
+    fused_f16::DkDvKernel<<<grid, mma::kThreads, kKeyBytes, Stream()>>>(
+        problem, Data<__half>(d_context), Data<__half>(q), Data<__half>(k), Data<__half>(v),
+        logsumexp.data<float>(), row_dot.data<float>(), MutableData<__half>(dk),
+        MutableData<__half>(dv));
+    KERNEL_LAUNCH_CHECK();
+    fused_f16::DqKernel<<<grid, mma::kThreads, 0, Stream()>>>(
+        problem, Data<__half>(d_context), Data<__half>(q), Data<__half>(k), Data<__half>(v),
+        logsumexp.data<float>(), row_dot.data<float>(), MutableData<__half>(dq));
+    KERNEL_LAUNCH_CHECK();
+  } else {
+    constexpr size_t kKeyBytes = sizeof(fused_f32::KeyTileShared);
+    constexpr size_t kQueryBytes = sizeof(fused_f32::DqShared);
+    AllowSharedBytes(fused_f32::DkDvKernel, kKeyBytes);
+    AllowSharedBytes(fused_f32::DqKernel, kQueryBytes);
+    fused_f32::DkDvKernel<<<grid, fused_f32::kThreads, kKeyBytes, Stream()>>>(
+        problem, d_context.data<float>(), q.data<float>(), k.data<float>(), v.data<float>(),
+        logsumexp.data<float>(), row_dot.data<float>(), dk->data<float>(), dv->data<float>());
+    KERNEL_LAUNCH_CHECK();
+    fused_f32::DqKernel<<<grid, fused_f32::kThreads, kQueryBytes, Stream()>>>(
+        problem, d_context.data<float>(), q.data<float>(), k.data<float>(), v.data<float>(),
+        logsumexp.data<float>(), row_dot.data<float>(), dq->data<float>());
+    KERNEL_LAUNCH_CHECK();
+  }
+}
+
+Tensor NewActivation(const Shape& shape, DType dtype) {
+  return Tensor::Empty(shape, dtype, Device::kCuda, MemoryCategory::kActivations);
+}
+
+}  // namespace
+
+void FusedAttentionForward(const Tensor& q, const Tensor& k, const Tensor& v,
+                           const Tensor& key_mask, int num_heads, float dropout_p,
+                           const DropoutKey& dropout_key, Tensor* context, Tensor* logsumexp) {
+  const AttentionGeometry g = AttentionGeometryOf(q, num_heads);
+  // Empty: the kernel writes every context element and every logsumexp of a row < S.
+  *context = NewActivation(q.shape(), q.dtype());
+  *logsumexp = NewActivation({g.batch, g.heads, g.seq}, DType::kF32);
+  if (g.rows() == 0) return;  // nothing to write; an empty grid is a launch error
+  const FusedAttentionProblem problem = MakeProblem(g, key_mask, dropout_p, dropout_key);
+  for (const Tensor* t : {&q, &k, &v}) CheckAligned(*t, "q, k or v");
+  LaunchForward(g, problem, q, k, v, context, logsumexp);
+}
+
+void FusedAttentionBackward(const Tensor& d_context, const Tensor& q, const Tensor& k,
+                            const Tensor& v, const Tensor& context, const Tensor& logsumexp,
+                            const Tensor& key_mask, int num_heads, float dropout_p,
+                            const DropoutKey& dropout_key, Tensor* dq, Tensor* dk, Tensor* dv) {
+  const AttentionGeometry g = AttentionGeometryOf(q, num_heads);
+  // Empty: the dK/dV kernel writes every row of dk and dv, the dQ kernel every row of dq.
+  *dq = NewActivation(q.shape(), q.dtype());
+  *dk = NewActivation(q.shape(), q.dtype());
+  *dv = NewActivation(q.shape(), q.dtype());
+  if (g.rows() == 0) return;
+  const FusedAttentionProblem problem = MakeProblem(g, key_mask, dropout_p, dropout_key);
+  for (const Tensor* t : {&d_context, &q, &k, &v, &context}) {
+    CheckAligned(*t, "d_context, q, k, v or context");
+  }
+  Tensor row_dot = Tensor::Empty({g.batch, g.heads, g.seq}, DType::kF32, Device::kCuda,
+                                 MemoryCategory::kWorkspace);
+  LaunchRowDot(g, problem, d_context, context, &row_dot);
+  LaunchBackward(g, problem, d_context, q, k, v, logsumexp, row_dot, dq, dk, dv);
+}
+
+}  // namespace xlmr::kernels::cuda
