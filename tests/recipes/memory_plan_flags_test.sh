@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # xlmr_finetune's memory flags end to end: --print_memory_plan prints the trade-off curve and
-# exits 0 without training; a budget no plan fits stops the run before training (exit 2, one
+# exits 0 without training (under fused attention, the default, without selective recompute;
+# --attention=eager offers it and keeps more); a budget no plan fits stops the run before training (exit 2, one
 # line naming the flag); a feasible budget trains with the chosen plan, and the peak the
 # metrics report stays within the budget (the prediction is for full-length batches, so a
 # real step can only stay below it).
@@ -18,6 +19,25 @@ status=$?
 grep -q "Pareto front" print.txt || fail "--print_memory_plan printed no curve: $(cat print.txt)"
 grep -qE '^  KK +[0-9]+ ' print.txt || fail "the curve does not start at keep-everything: $(cat print.txt)"
 [ -e out_print ] && fail "--print_memory_plan wrote an output directory"
+
+# --attention: fused (the default) keeps no s^2 probabilities, so the planner offers no S and
+# keeping everything costs less than under eager attention, whose curve does offer S.
+grep -q "fp32, fused attention" print.txt || fail "the default curve does not name fused attention: $(cat print.txt)"
+grep -q "S not offered" print.txt || fail "no line saying S is not offered: $(cat print.txt)"
+grep -qE '^[ *] [KR]*S[KSR]* +[0-9]' print.txt && fail "a fused-attention plan uses S: $(cat print.txt)"
+"$finetune" "${common[@]}" --output_dir=out_eager --attention=eager --print_memory_plan > eager.txt 2> eager_err.txt ||
+  fail "--attention=eager --print_memory_plan failed: $(cat eager_err.txt)"
+grep -q "fp32, eager attention" eager.txt || fail "the eager curve does not name eager attention: $(cat eager.txt)"
+grep -qE '^[ *] [KR]*S[KSR]* +[0-9]' eager.txt || fail "no eager-attention plan uses S: $(cat eager.txt)"
+keep_peak() { sed -nE 's/^  KK +([0-9]+) .*/\1/p' "$1"; }
+[ "$(keep_peak print.txt)" -lt "$(keep_peak eager.txt)" ] ||
+  fail "fused keep-everything peak $(keep_peak print.txt) not below eager's $(keep_peak eager.txt)"
+"$finetune" "${common[@]}" --output_dir=out_attention --attention=flash > attention.txt 2> attention_err.txt
+status=$?
+if [ "$status" -ne 2 ] || [ "$(wc -l < attention_err.txt)" -ne 1 ] || \
+   ! grep -q -- "--attention: expected fused or eager" attention_err.txt || [ -e out_attention ]; then
+  fail "bad --attention: status $status, stderr: $(cat attention_err.txt)"
+fi
 
 "$finetune" "${common[@]}" --output_dir=out_small --activation_memory_budget=1KiB > small.txt 2> small_err.txt
 status=$?
