@@ -36,7 +36,8 @@ enum class Precision { kFp32, kFp16Autocast };
 // room for a GPU's summation order to move a few fp16 roundings) and 1e-4 (the zero gradient).
 // `attention`: kEager compares with HF's eager attention; kFused, our fused attention, with the
 // same fp32 golden (eager and sdpa agree to fp32 rounding) and under fp16 with
-// golden_fp16_sdpa.safetensors (HF's sdpa under autocast, which also keeps the scores in fp32).
+// golden_fp16_sdpa.safetensors (HF's sdpa under autocast, which also keeps the scores in fp32)
+// when the device has a fused kernel for the golden model's head size (the CPU), else eager's file.
 void ExpectHuggingFaceParity(Device device, Precision precision = Precision::kFp32,
                              models::AttentionImplementation attention = models::AttentionImplementation::kFused);
 
