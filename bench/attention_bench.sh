@@ -53,7 +53,7 @@ common=(--model_dir="$model" --train_file="$long_tsv" --cache_dir="$work/cache" 
 keep_all_peak() {
   "$finetune" "${common[@]}" --output_dir="$work/plan_$1" --overwrite_output_dir \
     --per_device_train_batch_size=16 --max_seq_length=512 --attention="$1" --print_memory_plan |
-    awk '/^[ *] [KSR]+ / { print $2; exit }'
+    awk '/^[ *] [KSR]+ +[0-9]/ { print $2; exit }'
 }
 
 # Median seconds per step of ours over steps 2..N.

@@ -128,8 +128,7 @@ Tensor EncoderBlock::ForwardFeedForward(const Tensor& attention_output, const Pa
   s.intermediate =
       ops::Linear(Rows(s.attention_output_mm), LinearWeight(store, params_.intermediate_weight, context),
                   LinearBias(store, params_.intermediate_bias, context), mm);
-  s.activated = ops::Gelu(s.intermediate);
-  Tensor ffn = ops::Linear(s.activated, LinearWeight(store, params_.output_weight, context),
+  Tensor ffn = ops::Linear(ops::Gelu(s.intermediate), LinearWeight(store, params_.output_weight, context),
                            LinearBias(store, params_.output_bias, context), mm);
   ffn = ops::Dropout(ffn, HiddenDropout(context), context.KeyFor(layer_, kFeedForwardOutputDropout));
   s.output_sum = ops::Add(ffn.Reshaped(attention_output.shape()), attention_output, DType::kF32);
@@ -176,7 +175,9 @@ Tensor EncoderBlock::BackwardFeedForward(Tensor d_output, EncoderBlockSaved& s, 
                                            params_.output_norm_bias, store);
   Tensor d_ffn = ops::DropoutBackward(ToDType(Rows(d_output_sum), mm), HiddenDropout(context),
                                       context.KeyFor(layer_, kFeedForwardOutputDropout));
-  Tensor d_activated = LinearBackward(Take(d_ffn), Take(s.activated), params_.output_weight,
+  // GELU's output is recomputed from its input rather than kept from the forward: the same
+  // bits, [B,S,I] less held per block, for one element-wise pass.
+  Tensor d_activated = LinearBackward(Take(d_ffn), ops::Gelu(s.intermediate), params_.output_weight,
                                       params_.output_bias, store, context);
   Tensor d_intermediate = ops::GeluBackward(Take(d_activated), Take(s.intermediate));
   const Tensor d_attention_output_mm =

@@ -42,8 +42,7 @@ struct EncoderBlockSaved {
   Tensor attention_sum;      // [B,S,H] f32: dropout(dense(context)) + input, LayerNorm's input
   Tensor attention_mean, attention_rstd;  // [B*S] f32
   Tensor attention_output_mm;  // [B,S,H] mm: LayerNorm's output as the intermediate projection reads it
-  Tensor intermediate;       // [B,S,I] mm: before GELU
-  Tensor activated;          // [B,S,I] mm: after GELU
+  Tensor intermediate;       // [B,S,I] mm: before GELU (its output is recomputed in backward)
   Tensor output_sum;         // [B,S,H] f32: LayerNorm's input
   Tensor output_mean, output_rstd;  // [B*S] f32
 
