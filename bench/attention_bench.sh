@@ -73,7 +73,7 @@ PY
 hf_step_seconds() {  # attention batch seq
   python3 "$repo/bench/hf_train_fixed.py" --model_dir="$model" --batch_size="$2" --seq="$3" \
     --steps="$steps" --threads="$threads" --attn_implementation="$1" 2> "$work/hf_$1_$2x$3.log" |
-    python3 -c 'import json, statistics, sys; print(f"{statistics.median(json.load(sys.stdin)["step_seconds"][1:]):.3f}")'
+    python3 -c "import json, statistics, sys; r = json.load(sys.stdin); print('%.3f' % statistics.median(r['step_seconds'][1:]))"
 }
 
 echo "- load average before: $(load); threads $threads; steps $steps (median of 2..$steps)"
