@@ -32,17 +32,30 @@ now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
 draw_ms() { echo $(( (RANDOM * 32768 + RANDOM) % ($1 + 1) )); }  # uniform 0..$1
 source "$RUNFILES_DIR/xlmr_trainer/tests/recipes/metrics_lines.sh"
 
-begin=$(now_ms)
-"$finetune" "${cmd[@]}" --output_dir=whole > whole.log 2>&1 || { cat whole.log; echo "uninterrupted run failed"; exit 1; }
-span=$(( $(now_ms) - begin ))
-echo "seed $seed (XLMR_KILL_SEED=$seed replays the draws); uninterrupted run: ${span} ms"
+# LOG PID: waits until the attempt writing LOG trains (its first progress line "step N/M",
+# after the start-up and a resume's clean-up) or has ended.
+wait_for_training() {
+  while ! grep -qs '^step [0-9]*/' "$1" && kill -0 "$2" 2> /dev/null; do sleep 0.01; done
+}
 
-# Kill delays: uniform 0..T/XLMR_KILLS ms, T the uninterrupted run's duration, so a series of
-# attempts takes about 2 x XLMR_KILLS kills before one runs to the end (a kill within an
-# attempt's start-up makes no progress, and tests a resume's own clean-up). A series that
-# finishes with too few kills, or none inside a write, starts over in a fresh directory.
-bound=$(( span / min_kills ))
-echo "kill delays drawn from 0..${bound} ms; at least $min_kills kills in a series, one inside a write"
+begin=$(now_ms)
+"$finetune" "${cmd[@]}" --output_dir=whole > whole.log 2>&1 &
+pid=$!
+wait_for_training whole.log "$pid"
+startup=$(( $(now_ms) - begin ))
+wait "$pid" || { cat whole.log; echo "uninterrupted run failed"; exit 1; }
+span=$(( $(now_ms) - begin ))
+echo "seed $seed (XLMR_KILL_SEED=$seed replays the draws); uninterrupted run: ${span} ms, ${startup} ms of it before the first step"
+
+# The moment of each kill: one attempt in four (drawn) is killed during its start-up, a uniform
+# 0..S ms after it starts (S the uninterrupted run's start-up), which tests a resume's own
+# clean-up; the others once they train, a uniform 0..(T - S)/XLMR_KILLS ms after their first
+# step (T the uninterrupted run's duration), so a series takes about 2 x XLMR_KILLS kills
+# before an attempt runs to the end. Measured, not fixed, so that a slow build (ASan) or a
+# busy machine scales the draws with it. A series that finishes with too few kills, or none
+# inside a write, starts over in a fresh directory.
+window=$(( (span - startup) / min_kills ))
+echo "kill delays: 0..${startup} ms after the start or 0..${window} ms after the first step; at least $min_kills kills in a series, one inside a write"
 kills=0 mid_write=0 total_kills=0 finished=0 attempt=0
 while [ "$total_kills" -lt "$max_kills" ]; do
   attempt=$((attempt + 1))
@@ -55,15 +68,23 @@ while [ "$total_kills" -lt "$max_kills" ]; do
     finished=1
     break
   fi
-  if [ "$attempt" -eq 1 ]; then  # the first kill comes after the first checkpoint
-    while [ ! -f out/checkpoint-1/trainer_state.json ] && kill -0 "$pid" 2> /dev/null; do sleep 0.01; done
+  if [ "$attempt" -gt 1 ] && [ $((RANDOM % 4)) -eq 0 ]; then
+    when="start"
+    delay=$(draw_ms "$startup")
+  else
+    when="first step"
+    wait_for_training "attempt$attempt.log" "$pid"
+    if [ "$attempt" -eq 1 ]; then  # the first kill comes after the first checkpoint
+      when="checkpoint-1"
+      while [ ! -f out/checkpoint-1/trainer_state.json ] && kill -0 "$pid" 2> /dev/null; do sleep 0.01; done
+    fi
+    delay=$(draw_ms "$window")
   fi
-  delay=$(draw_ms "$bound")
   sleep "$(printf '%d.%03d' $((delay / 1000)) $((delay % 1000)))"
   if ! kill -9 "$pid" 2> /dev/null; then  # it ended before its kill
     wait "$pid"; status=$?
     [ "$status" -eq 0 ] || { cat "attempt$attempt.log"; fail "attempt $attempt ended with status $status"; break; }
-    echo "attempt $attempt: finished before its kill at ${delay} ms, after $kills kills ($mid_write inside a write): starting over in a fresh directory"
+    echo "attempt $attempt: finished before its kill ${delay} ms after its $when, after $kills kills ($mid_write inside a write): starting over in a fresh directory"
     rm -rf out; attempt=0 kills=0 mid_write=0
     continue
   fi
@@ -71,13 +92,13 @@ while [ "$total_kills" -lt "$max_kills" ]; do
   kills=$((kills + 1)) total_kills=$((total_kills + 1))
   leftover=$(ls -d out/checkpoint-*.tmp-* 2> /dev/null | tr '\n' ' ')
   [ -n "$leftover" ] && mid_write=$((mid_write + 1))
-  echo "attempt $attempt: SIGKILL at ${delay} ms$([ "$attempt" -eq 1 ] && echo ' after checkpoint-1'):" \
+  echo "attempt $attempt: SIGKILL ${delay} ms after its $when:" \
        "$(grep -cs '"type":"train"' out/metrics.jsonl) train lines, checkpoints:" \
        "$(ls -d out/checkpoint-[0-9]* 2> /dev/null | grep -v tmp | sed 's|out/||' | tr '\n' ' ')${leftover:+inside a write: $leftover}"
 done
 
+[ "$finished" -eq 1 ] || { fail "no series of kills finished within $total_kills kills"; exit "$failures"; }
 [ "$mid_write" -gt 0 ] || fail "none of $kills kills landed inside a checkpoint write: the test lost its point"
-[ "$finished" -eq 1 ] || fail "no series of kills finished within $total_kills kills"
 for f in model.safetensors checkpoint-$steps/model.safetensors checkpoint-$steps/optimizer.safetensors; do
   cmp -s "whole/$f" "out/$f" || fail "$f differs from the uninterrupted run's"
 done
