@@ -18,10 +18,10 @@ std::string FlagText(const nlohmann::json& value) {
 
 }  // namespace
 
-std::set<std::string> FlagsOnCommandLine(int argc, char** argv) {
+std::set<std::string> FlagsGiven(const std::vector<std::string>& arguments) {
   std::set<std::string> given;
-  for (int i = 1; i < argc; ++i) {
-    absl::string_view arg = argv[i];
+  for (const std::string& argument : arguments) {
+    absl::string_view arg = argument;
     if (arg == "--") break;  // positional arguments follow
     if (!absl::ConsumePrefix(&arg, "--") && !absl::ConsumePrefix(&arg, "-")) continue;
     std::string name(arg.substr(0, arg.find('=')));

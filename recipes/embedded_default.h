@@ -16,10 +16,11 @@
 
 namespace xlmr::recipes {
 
-// Names of the flags given on the command line ("--name=v", "--name v", "--noname"), read from
-// argv before absl parses it (this Abseil has no public "was this flag set" query). Flags from
-// a --flagfile are not seen.
-std::set<std::string> FlagsOnCommandLine(int argc, char** argv);
+// Names of the flags given ("--name=v", "--name v", "--noname") in `arguments`, the command
+// line with its flagfiles expanded (CheckCommandLine's result), read before absl parses it
+// (this Abseil has no public "was this flag set" query). A flag set in a flagfile is given:
+// the embedded default's presets must not override it.
+std::set<std::string> FlagsGiven(const std::vector<std::string>& arguments);
 
 // True when the command line names neither --model_dir nor --train_file.
 bool IsEmbeddedDefaultRun(const std::set<std::string>& given);

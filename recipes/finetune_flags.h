@@ -42,7 +42,7 @@ struct FinetuneConfig {
 };
 
 // Reads the absl flags (after absl::ParseCommandLine); `given` names the flags the command
-// line set (FlagsOnCommandLine), which decides the embedded default's training arguments.
+// line set (FlagsGiven), which decides the embedded default's training arguments.
 // InvalidArgument names the flag.
 absl::StatusOr<FinetuneConfig> ReadFinetuneFlags(const std::set<std::string>& given);
 

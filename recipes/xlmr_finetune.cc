@@ -11,10 +11,10 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/flags/commandlineflag.h"
-#include "absl/flags/parse.h"
 #include "absl/flags/reflection.h"
 #include "absl/flags/usage.h"
 #include "absl/strings/str_cat.h"
@@ -206,12 +206,14 @@ int Main(const std::set<std::string>& given) {
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage("Fine-tunes XLM-RoBERTa for sequence classification.");
   // Abseil would exit with status 1 and several lines on a bad flag: one line and 2 instead.
-  if (const absl::Status flags = xlmr::recipes::CheckCommandLine(argc, argv); !flags.ok()) {
-    std::fprintf(stderr, "xlmr_finetune: %s\n", std::string(flags.message()).c_str());
+  // Flagfiles and --fromenv are expanded and checked too; Abseil parses the expanded list.
+  absl::StatusOr<std::vector<std::string>> arguments = xlmr::recipes::CheckCommandLine(argc, argv);
+  if (!arguments.ok()) {
+    std::fprintf(stderr, "xlmr_finetune: %s\n", std::string(arguments.status().message()).c_str());
     return 2;
   }
-  const std::set<std::string> given = xlmr::recipes::FlagsOnCommandLine(argc, argv);
-  absl::ParseCommandLine(argc, argv);
+  const std::set<std::string> given = xlmr::recipes::FlagsGiven(*arguments);
+  xlmr::recipes::ParseCheckedCommandLine(argv[0], std::move(*arguments));
   xlmr::recipes::SetProgramPath(argv[0]);
   return xlmr::recipes::Main(given);
 }

@@ -16,9 +16,11 @@
 #include <filesystem>
 #include <memory>
 #include <optional>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "absl/strings/str_cat.h"
 #include "framework/core/status_macros.h"
@@ -176,11 +178,13 @@ int Main() {
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage("Classifies the rows of a data file with a fine-tuned XLM-RoBERTa model.");
   // Abseil would exit with status 1 and several lines on a bad flag: one line and 2 instead.
-  if (const absl::Status flags = xlmr::recipes::CheckCommandLine(argc, argv); !flags.ok()) {
-    std::fprintf(stderr, "xlmr_predict: %s\n", std::string(flags.message()).c_str());
+  // Flagfiles and --fromenv are expanded and checked too; Abseil parses the expanded list.
+  absl::StatusOr<std::vector<std::string>> arguments = xlmr::recipes::CheckCommandLine(argc, argv);
+  if (!arguments.ok()) {
+    std::fprintf(stderr, "xlmr_predict: %s\n", std::string(arguments.status().message()).c_str());
     return 2;
   }
-  absl::ParseCommandLine(argc, argv);
+  xlmr::recipes::ParseCheckedCommandLine(argv[0], std::move(*arguments));
   xlmr::recipes::SetProgramPath(argv[0]);
   return xlmr::recipes::Main();
 }

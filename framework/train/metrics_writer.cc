@@ -10,24 +10,37 @@
 namespace xlmr::train {
 
 absl::StatusOr<MetricsWriter> MetricsWriter::Open(const std::string& path, bool append, bool enabled) {
-  if (!enabled) return MetricsWriter(nullptr);
+  if (!enabled) return MetricsWriter(path, nullptr);
   std::FILE* file = std::fopen(path.c_str(), append ? "a" : "w");
   if (file == nullptr) {
     return absl::PermissionDeniedError(
         absl::StrCat("--metrics_file=", path, ": cannot open for writing: ", std::strerror(errno)));
   }
-  return MetricsWriter(file);
+  return MetricsWriter(path, file);
 }
 
 MetricsWriter::~MetricsWriter() {
   if (file_ != nullptr) std::fclose(file_);
 }
 
-void MetricsWriter::Write(const nlohmann::ordered_json& record) {
-  if (file_ == nullptr) return;
+absl::Status MetricsWriter::Write(const nlohmann::ordered_json& record) {
+  if (file_ == nullptr) return absl::OkStatus();
   const std::string line = record.dump() + "\n";
-  std::fwrite(line.data(), 1, line.size(), file_);
-  std::fflush(file_);
+  // stdio buffers: a full disk may show only at the flush, so both results count. errno is
+  // read at once, before anything else can change it.
+  errno = 0;
+  const bool written = std::fwrite(line.data(), 1, line.size(), file_) == line.size();
+  const bool flushed = std::fflush(file_) == 0;
+  if (written && flushed) return absl::OkStatus();
+  const int error = errno;
+  std::clearerr(file_);  // a later Write tries again rather than failing on the old error
+  std::string what = "a record";
+  if (record.is_object() && record.contains("type") && record["type"].is_string()) {
+    what = absl::StrCat("the ", record["type"].get<std::string>(), " record");
+    if (record.contains("step")) absl::StrAppend(&what, " of step ", record["step"].dump());
+  }
+  return absl::DataLossError(absl::StrCat("--metrics_file=", path_, ": writing ", what, " failed: ",
+                                          error != 0 ? std::strerror(error) : "short write"));
 }
 
 namespace {

@@ -1,5 +1,7 @@
 // metrics.jsonl: one JSON object per line, flushed after each line so a crash loses nothing
 // that was reported. Floats are printed with 17 significant digits, so they round-trip.
+// A line that cannot be written whole (a full disk, a file-size limit, an I/O error) is an
+// error the caller stops the run on: a run that goes on would report steps it cannot show.
 // Only rank 0 writes (other ranks get a writer that does nothing). On a resume the file is
 // first cut back to what the run had written when it saved the checkpoint being resumed
 // (TruncateMetricsForResume), so every step appears once.
@@ -8,7 +10,9 @@
 
 #include <cstdio>
 #include <string>
+#include <utility>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "nlohmann/json.hpp"
 
@@ -18,14 +22,20 @@ class MetricsWriter {
  public:
   // Appends to `path` when `append` (resume), else truncates. `enabled` false: a no-op writer.
   static absl::StatusOr<MetricsWriter> Open(const std::string& path, bool append, bool enabled);
-  MetricsWriter(MetricsWriter&& other) noexcept : file_(other.file_) { other.file_ = nullptr; }
+  MetricsWriter(MetricsWriter&& other) noexcept : path_(std::move(other.path_)), file_(other.file_) {
+    other.file_ = nullptr;
+  }
   MetricsWriter& operator=(MetricsWriter&&) = delete;
   ~MetricsWriter();
 
-  void Write(const nlohmann::ordered_json& record);
+  // Appends the record as one line and flushes it. DataLossError naming the file, the record
+  // and the cause when the line did not reach the file whole (it may be torn: a resume cuts
+  // a torn line, see TruncateMetricsForResume). No-op writer: always OK.
+  absl::Status Write(const nlohmann::ordered_json& record);
 
  private:
-  explicit MetricsWriter(std::FILE* file) : file_(file) {}
+  MetricsWriter(std::string path, std::FILE* file) : path_(std::move(path)), file_(file) {}
+  std::string path_;
   std::FILE* file_;
 };
 

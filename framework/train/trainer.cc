@@ -70,7 +70,8 @@ class Trainer::Run {
   absl::Status PublishStagedOutput();
   absl::Status CheckReplicasAgree(const std::string& when);
   int AgreedStopSignal();
-  void RecordStep(const StepOutcome& outcome, double step_seconds, int64_t step_tokens);
+  absl::Status RecordStep(const StepOutcome& outcome, double step_seconds, int64_t step_tokens);
+  absl::Status WriteMetrics(const nlohmann::ordered_json& record);
   TrainingState CurrentSettings() const;
   // Counters that continue across a resume.
   int64_t AllReduceCalls() const { return state_.allreduce_calls + t_.comm_.allreduce_calls(); }
@@ -188,11 +189,10 @@ absl::Status Trainer::Run::TrainOneStep() {
     ++state_.epoch;
     state_.step_in_epoch = 0;
   }
-  RecordStep(outcome, seconds, static_cast<int64_t>(local_tokens));
-  return absl::OkStatus();
+  return RecordStep(outcome, seconds, static_cast<int64_t>(local_tokens));
 }
 
-void Trainer::Run::RecordStep(const StepOutcome& outcome, double step_seconds, int64_t step_tokens) {
+absl::Status Trainer::Run::RecordStep(const StepOutcome& outcome, double step_seconds, int64_t step_tokens) {
   const MemoryStats& memory = MemoryStatsFor(options_.device);
   const double elapsed = ElapsedSeconds();
   nlohmann::ordered_json record = {
@@ -214,9 +214,19 @@ void Trainer::Run::RecordStep(const StepOutcome& outcome, double step_seconds, i
       {"peak_device_bytes", memory.peak_total()},
       {"peak_reserved_bytes", PeakReserved(options_.device)},
       {"elapsed_seconds", elapsed}};
-  metrics_->Write(record);
+  XLMR_RETURN_IF_ERROR(WriteMetrics(record));
   progress_.Update({state_.global_step, t_.total_steps(), Epoch(), outcome.loss, outcome.learning_rate,
                     record["tokens_per_second"].get<double>(), elapsed, outcome.skipped});
+  return absl::OkStatus();
+}
+
+// A record that did not reach metrics.jsonl stops the run (rank 0 writes; the caller's error
+// path stops the other ranks), as a failed checkpoint save does: lines lost without a word
+// would leave a run whose file no longer shows what it did.
+absl::Status Trainer::Run::WriteMetrics(const nlohmann::ordered_json& record) {
+  const absl::Status written = metrics_->Write(record);
+  if (written.ok()) return written;
+  return absl::DataLossError(absl::StrCat(written.message(), "; the run stopped"));
 }
 
 absl::Status Trainer::Run::EvaluateAndRecord(bool final_evaluation) {
@@ -224,7 +234,7 @@ absl::Status Trainer::Run::EvaluateAndRecord(bool final_evaluation) {
   last_eval_ = Evaluate(t_.model_, *t_.eval_data_, options_.num_labels, t_.comm_, t_.eval_settings_);
   nlohmann::ordered_json record = {{"type", "eval"}, {"step", state_.global_step}, {"epoch", Epoch()}};
   record.update(EvalRecord(*last_eval_, "eval"));
-  metrics_->Write(record);
+  XLMR_RETURN_IF_ERROR(WriteMetrics(record));
   if (!final_evaluation) {
     progress_.Message(absl::StrFormat("eval at step %d: loss %.4f, accuracy %.4f, macro-F1 %.4f",
                                       state_.global_step, last_eval_->loss, last_eval_->accuracy,
@@ -318,7 +328,7 @@ absl::Status Trainer::Run::Execute() {
   for (auto& [key, value] : results.items()) {
     if (key != "step" && key != "epoch") summary[key] = value;
   }
-  metrics_->Write(summary);
+  XLMR_RETURN_IF_ERROR(WriteMetrics(summary));
   if (!is_main_) return absl::OkStatus();
   XLMR_RETURN_IF_ERROR(t_.save_model_(write_dir_));
   std::ofstream out(write_dir_ + "/eval_results.json");

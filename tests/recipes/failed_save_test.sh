@@ -5,6 +5,7 @@
 # and the earlier checkpoint, which stays byte for byte as it was; no temporary directory is
 # left; and the same command without the limit resumes from that checkpoint and finishes.
 # The embedded model: a run of 8 steps (checkpoints 4 and 8), then the command with 16 steps.
+# Last, a failed write to metrics.jsonl stops a run the same way.
 set -uo pipefail
 finetune="$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"
 cd "$TEST_TMPDIR"
@@ -47,5 +48,15 @@ for step in $(seq 1 16); do
 done
 [ -f out/checkpoint-16/trainer_state.json ] && [ -f out/eval_results.json ] || fail "rerun did not finish"
 echo "rerun: resumed from checkpoint-8, finished at 16, each step once in metrics.jsonl"
+# A metrics.jsonl line that cannot be written stops the run the same way (status 1, one line
+# naming the file, the record and the cause) instead of training on with lines lost: /dev/full
+# takes the open and fails every write with ENOSPC, as a full disk does.
+"$finetune" "${cmd[@]}" --max_steps=2 --output_dir=full --metrics_file=/dev/full > full.log 2>&1
+status=$?
+line=$(grep '^xlmr_finetune: ' full.log)
+[ "$status" -eq 1 ] && [ "$(grep -c '^xlmr_finetune: ' full.log)" -eq 1 ] &&
+  [ "$line" = "xlmr_finetune: --metrics_file=/dev/full: writing the train record of step 1 failed: No space left on device; the run stopped" ] ||
+  { cat full.log; fail "metrics.jsonl on a full disk: status $status, expected 1 and one line naming it"; }
+echo "metrics.jsonl on a full disk: status $status, $line"
 [ "$failures" -eq 0 ] && echo "failed save handled"
 exit "$failures"

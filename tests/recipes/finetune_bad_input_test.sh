@@ -55,5 +55,42 @@ expect_usage_error "--fp16: invalid value 'maybe'" --fp16=maybe
 expect_usage_error "--nofp16: the negated form takes no value" --nofp16=true
 expect_usage_error "--max_steps: missing value" --max_steps
 expect_usage_error "unexpected argument 'train.tsv'" train.tsv
+# The contents of a --flagfile (Abseil reads those itself and exits 1 with its own report):
+# checked like the command line, the error naming the file and line.
+printf -- '# tuned\n--train_file=train.tsv\n  --learning_rate=fast\n' > bad_value.flags
+expect_usage_error "bad_value.flags:3: --learning_rate: invalid value 'fast'" --flagfile=bad_value.flags
+printf -- '--train_file=train.tsv\n--lerning_rate=1e-3\n' > unknown.flags
+expect_usage_error "unknown.flags:2: --lerning_rate: unknown flag" --flagfile=unknown.flags
+printf -- '--train_file=train.tsv\n--max_steps\n' > missing_value.flags
+expect_usage_error "missing_value.flags:2: --max_steps: missing value" --flagfile=missing_value.flags
+printf -- '--train_file=train.tsv\ntrain.tsv\n' > positional.flags
+expect_usage_error "positional.flags:2: expected a --flag, found 'train.tsv'" --flagfile=positional.flags
+printf -- '--train_file=train.tsv\n--flagfile=unknown.flags\n' > nested.flags
+expect_usage_error "unknown.flags:2: --lerning_rate: unknown flag" --flagfile=nested.flags
+expect_usage_error "--flagfile=missing.flags: cannot open" --flagfile=missing.flags
+printf -- '--flagfile=self.flags\n' > self.flags  # Abseil itself would recurse without end
+expect_usage_error "flagfiles nested more than 16 deep" --flagfile=self.flags
+# A flagfile's values still meet the program's own range checks.
+printf -- '--per_device_train_batch_size=0\n' > range.flags
+expect_usage_error "--per_device_train_batch_size" --train_file=train.tsv --flagfile=range.flags
+# --fromenv, Abseil's other way to read flags elsewhere: the same.
+expect_usage_error "--fromenv=learning_rate: FLAGS_learning_rate is not set" --train_file=train.tsv --fromenv=learning_rate
+export FLAGS_learning_rate=fast
+expect_usage_error "FLAGS_learning_rate: --learning_rate: invalid value 'fast'" --train_file=train.tsv --fromenv=learning_rate
+unset FLAGS_learning_rate
+
+# A flag set in a flagfile counts as given: the embedded default's presets (training_args.json,
+# learning_rate 1.5e-3 among them) apply only to flags not given. --print_memory_plan stops
+# before training, after the line that lists the presets applied.
+printf -- '--learning_rate=1e-3\n' > lr.flags
+rm -rf out
+"$finetune" --output_dir=out --cache_dir=cache --flagfile=lr.flags --print_memory_plan > stdout.txt 2> stderr.txt
+status=$?
+presets=$(grep '^embedded default run: ' stderr.txt)
+if [ "$status" -ne 0 ] || [ -z "$presets" ] || [[ "$presets" == *learning_rate=* ]]; then
+  echo "FAILED for --flagfile=lr.flags: status $status, presets line '$presets' (learning_rate must not be among them):"
+  cat stderr.txt
+  failures=$((failures + 1))
+fi
 [ "$failures" -eq 0 ] && echo "all bad inputs rejected"
 exit "$failures"

@@ -92,6 +92,12 @@ paste -d'\t' row_labels.txt pred.jsonl | awk -F'\t' -v labels="$labels" -v n="$n
   cat predict.log; fail "xlmr_predict on rows.jsonl"; }
 cmp -s pred.jsonl pred_from_jsonl.jsonl || fail "the .jsonl input gave other predictions than the .tsv input"
 
+# The same flags from a --flagfile (a comment, a blank line, leading blanks): the same predictions.
+printf -- '# the model and its input\n--model_dir=model\n\n  --input_file=rows.tsv\n--per_device_eval_batch_size=64\n' > good.flags
+"$predict" --flagfile=good.flags --output_file=pred_from_flagfile.jsonl 2> predict.log || {
+  cat predict.log; fail "xlmr_predict --flagfile=good.flags"; }
+cmp -s pred.jsonl pred_from_flagfile.jsonl || fail "--flagfile gave other predictions than the same flags on the command line"
+
 expect_usage_error() {  # expected-substring, flags...
   local expected="$1"; shift
   rm -f out.jsonl out.jsonl.tmp
@@ -115,5 +121,9 @@ expect_usage_error "--device" --model_dir=model --input_file=rows.tsv --device=t
 # Abseil's own parse errors (it would exit 1 with several lines): one line and status 2 too.
 expect_usage_error "--no_such_flag: unknown flag" --model_dir=model --input_file=rows.tsv --no_such_flag=1
 expect_usage_error "--per_device_eval_batch_size: invalid value 'many'" --model_dir=model --input_file=rows.tsv --per_device_eval_batch_size=many
+# Inside a --flagfile (Abseil would read it itself and exit 1): the same, naming file and line.
+printf -- '--model_dir=model\n--per_device_eval_batch_size=many\n' > bad.flags
+expect_usage_error "bad.flags:2: --per_device_eval_batch_size: invalid value 'many'" --input_file=rows.tsv --flagfile=bad.flags
+expect_usage_error "--flagfile=missing.flags: cannot open" --model_dir=model --input_file=rows.tsv --flagfile=missing.flags
 [ "$failures" -eq 0 ] || exit 1
 echo "predict test passed"

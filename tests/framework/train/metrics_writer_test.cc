@@ -1,6 +1,7 @@
 // metrics.jsonl: one JSON object per line, every line on disk as soon as Write returns (a crash
 // loses nothing reported), doubles that read back bit for bit, append on resume, truncate
-// otherwise, a resume cut back to its checkpoint's records (each step once), and a disabled writer (ranks other than 0) that writes nothing.
+// otherwise, a resume cut back to its checkpoint's records (each step once), a failed write reported
+// (never lost in silence), and a disabled writer (ranks other than 0) that writes nothing.
 #include "framework/train/metrics_writer.h"
 
 #include <filesystem>
@@ -33,13 +34,13 @@ TEST(MetricsWriterTest, WritesOneLinePerRecordVisibleAtOnceAndRoundTripsDoubles)
   ASSERT_TRUE(writer.ok()) << writer.status();
   // 0.1 + 0.2 needs 17 significant digits to read back exactly (0.30000000000000004).
   const double loss = 0.1 + 0.2;
-  writer->Write({{"type", "train"}, {"step", 1}, {"loss", loss}});
+  ASSERT_TRUE(writer->Write({{"type", "train"}, {"step", 1}, {"loss", loss}}).ok());
   // Read while the writer is still open: the line must already be on disk (flushed).
   std::vector<std::string> lines = Lines(path);
   ASSERT_EQ(lines.size(), 1u);
   EXPECT_EQ(lines[0], "{\"type\":\"train\",\"step\":1,\"loss\":0.30000000000000004}");
   EXPECT_EQ(nlohmann::json::parse(lines[0])["loss"].get<double>(), loss);
-  writer->Write({{"type", "eval"}, {"eval_accuracy", 0.75}});
+  ASSERT_TRUE(writer->Write({{"type", "eval"}, {"eval_accuracy", 0.75}}).ok());
   lines = Lines(path);
   ASSERT_EQ(lines.size(), 2u);
   EXPECT_EQ(lines[1], "{\"type\":\"eval\",\"eval_accuracy\":0.75}");
@@ -50,18 +51,18 @@ TEST(MetricsWriterTest, AppendsOnResumeAndTruncatesOtherwise) {
   {
     auto first = MetricsWriter::Open(path, false, true);
     ASSERT_TRUE(first.ok());
-    first->Write({{"step", 1}});
+    ASSERT_TRUE(first->Write({{"step", 1}}).ok());
   }
   {
     auto resumed = MetricsWriter::Open(path, /*append=*/true, true);
     ASSERT_TRUE(resumed.ok());
-    resumed->Write({{"step", 2}});
+    ASSERT_TRUE(resumed->Write({{"step", 2}}).ok());
   }
   EXPECT_EQ(Lines(path), (std::vector<std::string>{"{\"step\":1}", "{\"step\":2}"}));
   {
     auto fresh = MetricsWriter::Open(path, /*append=*/false, true);
     ASSERT_TRUE(fresh.ok());
-    fresh->Write({{"step", 1}});
+    ASSERT_TRUE(fresh->Write({{"step", 1}}).ok());
   }
   EXPECT_EQ(Lines(path), (std::vector<std::string>{"{\"step\":1}"}));
 }
@@ -85,7 +86,7 @@ TEST(MetricsWriterTest, ResumeCutsTheFileBackToTheCheckpoint) {
                                                    "{\"type\":\"eval\",\"step\":2,\"eval_loss\":1.5}"}));
   auto resumed = MetricsWriter::Open(path, /*append=*/true, true);
   ASSERT_TRUE(resumed.ok());
-  resumed->Write({{"type", "train"}, {"step", 3}});
+  ASSERT_TRUE(resumed->Write({{"type", "train"}, {"step", 3}}).ok());
   EXPECT_EQ(Lines(path).size(), 4u);
   EXPECT_EQ(Lines(path).back(), "{\"type\":\"train\",\"step\":3}");
 }
@@ -123,8 +124,33 @@ TEST(MetricsWriterTest, DisabledWriterCreatesNothing) {
   const std::string path = TempPath("rank1.jsonl");
   auto writer = MetricsWriter::Open(path, false, /*enabled=*/false);
   ASSERT_TRUE(writer.ok());
-  writer->Write({{"step", 1}});
+  ASSERT_TRUE(writer->Write({{"step", 1}}).ok());
   EXPECT_FALSE(std::filesystem::exists(path));
+}
+
+// /dev/full takes the open and fails every write with ENOSPC, as a full disk does: the line
+// never reaches the file, so Write must say so (the trainer stops the run on it).
+TEST(MetricsWriterTest, FailedWriteIsAnErrorNamingTheFileTheRecordAndTheCause) {
+  if (!std::filesystem::exists("/dev/full")) GTEST_SKIP() << "no /dev/full on this system";
+  auto writer = MetricsWriter::Open("/dev/full", /*append=*/false, /*enabled=*/true);
+  ASSERT_TRUE(writer.ok()) << writer.status();
+  const absl::Status status = writer->Write({{"type", "train"}, {"step", 7}, {"loss", 0.5}});
+  ASSERT_FALSE(status.ok());
+  EXPECT_EQ(status.code(), absl::StatusCode::kDataLoss);
+  EXPECT_EQ(status.message(), "--metrics_file=/dev/full: writing the train record of step 7 failed: "
+                              "No space left on device");
+  // The next record fails the same way rather than reporting the old error or succeeding.
+  const absl::Status next = writer->Write({{"type", "summary"}, {"steps", 7}});
+  EXPECT_EQ(next.message(), "--metrics_file=/dev/full: writing the summary record failed: No space left on device");
+}
+
+TEST(MetricsWriterTest, WritesThatSucceedReturnOk) {
+  const std::string path = TempPath("ok.jsonl");
+  auto writer = MetricsWriter::Open(path, false, true);
+  ASSERT_TRUE(writer.ok());
+  EXPECT_TRUE(writer->Write({{"type", "train"}, {"step", 1}}).ok());
+  EXPECT_TRUE(writer->Write({{"type", "train"}, {"step", 2}}).ok());
+  EXPECT_EQ(Lines(path).size(), 2u);
 }
 
 TEST(MetricsWriterTest, UnwritablePathIsAnErrorNamingIt) {
