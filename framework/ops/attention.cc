@@ -9,9 +9,7 @@
 #endif
 
 namespace xlmr::ops {
-namespace {
 
-// q, k, v [B,S,H] of one activation dtype, key_mask [B,S] i32, heads dividing H, p in [0, 1).
 void CheckAttentionOperands(const char* op, const Tensor& q, const Tensor& k, const Tensor& v,
                             const Tensor& key_mask, int num_heads, float dropout_p) {
   CheckActivation(op, "q", q);
@@ -24,8 +22,6 @@ void CheckAttentionOperands(const char* op, const Tensor& q, const Tensor& k, co
   XLMR_CHECK(dropout_p >= 0.0f && dropout_p < 1.0f)
       << op << ": dropout_p = " << dropout_p << " must be in [0, 1)";
 }
-
-}  // namespace
 
 AttentionOutput Attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& key_mask,
                           int num_heads, float dropout_p, const DropoutKey& dropout_key) {

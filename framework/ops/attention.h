@@ -55,6 +55,12 @@ AttentionGrads AttentionBackward(const Tensor& d_context, const Tensor& q, const
                                  const Tensor& v, const Tensor& probs, const Tensor& key_mask,
                                  int num_heads, float dropout_p, const DropoutKey& dropout_key);
 
+// The preconditions both attention ops (this one and framework/ops/fused_attention.h) check:
+// q, k, v [B,S,H] of one activation dtype, key_mask [B,S] i32, num_heads dividing H, dropout_p
+// in [0, 1). Aborts naming `op` otherwise.
+void CheckAttentionOperands(const char* op, const Tensor& q, const Tensor& k, const Tensor& v,
+                            const Tensor& key_mask, int num_heads, float dropout_p);
+
 }  // namespace xlmr::ops
 
 #endif  // XLMR_FRAMEWORK_OPS_ATTENTION_H_

@@ -11,20 +11,11 @@
 namespace xlmr::ops {
 namespace {
 
-// q, k, v [B,S,H] of one activation dtype, key_mask [B,S] i32, heads dividing H, p in [0, 1),
-// and a fused kernel for the device, dtype and head size.
+// The eager op's preconditions, and a fused kernel for the device, dtype and head size.
 void CheckFusedAttentionOperands(const char* op, const Tensor& q, const Tensor& k,
                                  const Tensor& v, const Tensor& key_mask, int num_heads,
                                  float dropout_p) {
-  CheckActivation(op, "q", q);
-  XLMR_CHECK(q.rank() == 3) << op << ": q must be [B, S, H], is " << ShapeString(q.shape());
-  CheckTensor(op, "k", k, q.dtype(), q.shape());
-  CheckTensor(op, "v", v, q.dtype(), q.shape());
-  CheckTensor(op, "key_mask", key_mask, DType::kI32, {q.dim(0), q.dim(1)});
-  XLMR_CHECK(num_heads > 0 && q.dim(2) > 0 && q.dim(2) % num_heads == 0)
-      << op << ": num_heads = " << num_heads << " must divide the hidden size " << q.dim(2);
-  XLMR_CHECK(dropout_p >= 0.0f && dropout_p < 1.0f)
-      << op << ": dropout_p = " << dropout_p << " must be in [0, 1)";
+  CheckAttentionOperands(op, q, k, v, key_mask, num_heads, dropout_p);
   XLMR_CHECK(FusedAttentionSupported(q.device(), q.dtype(), q.dim(2) / num_heads))
       << op << ": no fused kernel for head_dim " << q.dim(2) / num_heads << " on this device";
 }

@@ -10,6 +10,7 @@
 #include "framework/random/philox.h"
 #include "framework/tensor/half.h"
 #include "gtest/gtest.h"
+#include "tests/framework/ops/attention_problem.h"
 #include "tests/framework/ops/op_test_util.h"
 
 namespace xlmr {
@@ -22,36 +23,9 @@ using testing::RandomValues;
 using testing::TensorFrom;
 using testing::ToDoubles;
 
-// One attention problem: sizes, padding (each sequence is a prefix of `lengths[b]` real
-// tokens) and dropout.
-struct Problem {
-  int64_t batch, seq, hidden;
-  int heads;
-  std::vector<int> lengths;
-  float dropout_p = 0.0f;
-  DropoutKey key{};
+using Problem = testing::AttentionProblem;
 
-  int64_t head_dim() const { return hidden / heads; }
-  int64_t elements() const { return batch * seq * hidden; }
-  Shape shape() const { return {batch, seq, hidden}; }
-  int64_t X(int64_t b, int64_t s, int64_t h, int64_t c) const {
-    return (b * seq + s) * hidden + h * head_dim() + c;
-  }
-  int64_t Row(int64_t b, int64_t h, int64_t i) const { return (b * heads + h) * seq + i; }
-};
-
-void PrintTo(const Problem& pr, std::ostream* os) {
-  *os << "B=" << pr.batch << " S=" << pr.seq << " H=" << pr.hidden << " heads=" << pr.heads
-      << " dropout_p=" << pr.dropout_p;
-}
-
-Tensor KeyMask(const Problem& pr) {
-  Tensor mask = Tensor::Zeros({pr.batch, pr.seq}, DType::kI32);
-  for (int64_t b = 0; b < pr.batch; ++b) {
-    for (int64_t s = 0; s < pr.seq; ++s) mask.data<int32_t>()[b * pr.seq + s] = s < pr.lengths[b];
-  }
-  return mask;
-}
+Tensor KeyMask(const Problem& pr) { return pr.KeyMask(); }
 
 // Attention written out plainly in double: softmax(q k^T / sqrt(D) + bias) with dropout, times
 // v. The exact function both fused and eager attention approximate.
