@@ -133,6 +133,27 @@ __device__ __forceinline__ void IssueKeyTile(const FusedAttentionProblem& proble
   StoreKeyBias(problem, bh, j0, shared.key_bias[stage]);
 }
 
+// The step of a query tile's loop over key tiles that both the forward and the dQ kernel take:
+// waits until key tile jt has landed and every warp is done with tile jt - 1 (whose stage is
+// refilled next), queues tile jt + 1, and fills the tile's dropout keep bits. Returns the stage
+// holding tile jt.
+__device__ __forceinline__ int BeginKeyTile(const FusedAttentionProblem& problem, int bh,
+                                            const __half* k_head, const __half* v_head, int64_t i0,
+                                            int64_t jt, int64_t key_tiles, StreamShared& shared) {
+  const int stage = static_cast<int>(jt & 1);
+  mma::WaitCopies();
+  __syncthreads();
+  if (jt + 1 < key_tiles) {
+    IssueKeyTile(problem, bh, k_head, v_head, jt + 1, stage ^ 1, shared);
+    mma::CommitCopies();
+  }
+  if (problem.dropout.on()) {
+    FillKeepBits(problem, bh, i0, jt * kTile, shared.keep);
+    __syncthreads();
+  }
+  return stage;
+}
+
 // The online softmax of one key tile for the warp's 16 rows: turns the raw dot products in s
 // into e_ij = exp(s_ij - m_new) (in place), updates the running maximum m and sum l, and
 // rescales the context accumulator o by alpha = exp(m - m_new).
@@ -197,18 +218,7 @@ __global__ void __launch_bounds__(mma::kThreads)
   mma::ZeroAccum(o);
   float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.0f, 0.0f};
   for (int64_t jt = 0; jt < key_tiles; ++jt) {
-    const int stage = static_cast<int>(jt & 1);
-    // Tile jt has landed, and every warp is done with tile jt - 1 (its stage is refilled next).
-    mma::WaitCopies();
-    __syncthreads();
-    if (jt + 1 < key_tiles) {
-      IssueKeyTile(problem, bh, k + head, v + head, jt + 1, stage ^ 1, shared);
-      mma::CommitCopies();
-    }
-    if (problem.dropout.on()) {
-      FillKeepBits(problem, bh, i0, jt * kTile, shared.keep);
-      __syncthreads();
-    }
+    const int stage = BeginKeyTile(problem, bh, k + head, v + head, i0, jt, key_tiles, shared);
     mma::Accum s;
     mma::ZeroAccum(s);
     mma::MmaWithNMajor(s, qa, shared.tiles[2 * stage]);
@@ -281,17 +291,7 @@ __global__ void __launch_bounds__(mma::kThreads)
   mma::Accum dq_acc;
   mma::ZeroAccum(dq_acc);
   for (int64_t jt = 0; jt < key_tiles; ++jt) {
-    const int stage = static_cast<int>(jt & 1);
-    mma::WaitCopies();
-    __syncthreads();
-    if (jt + 1 < key_tiles) {
-      IssueKeyTile(problem, bh, k + head, v + head, jt + 1, stage ^ 1, shared);
-      mma::CommitCopies();
-    }
-    if (problem.dropout.on()) {
-      FillKeepBits(problem, bh, i0, jt * kTile, shared.keep);
-      __syncthreads();
-    }
+    const int stage = BeginKeyTile(problem, bh, k + head, v + head, i0, jt, key_tiles, shared);
     const __half* k_tile = shared.tiles[2 * stage];
     const __half* v_tile = shared.tiles[2 * stage + 1];
     // P = exp(s - logsumexp), in place of the scores.
