@@ -9,10 +9,10 @@
 
 #include "framework/tensor/half.h"
 #include "kernels/common/attention_geometry.h"
-#include "kernels/cpu/blas_threading.h"
 #include "kernels/cpu/dropout.h"
 #include "kernels/cpu/dropout_uniforms.h"
 #include "kernels/cpu/float_access.h"
+#include "kernels/cpu/parallel.h"
 
 namespace xlmr::kernels::cpu {
 namespace {
@@ -125,23 +125,13 @@ float SoftmaxScale(const AttentionGeometry& g) {
   return static_cast<float>(1.0 / std::sqrt(static_cast<double>(g.head_dim)));
 }
 
-// Every per-head GEMM here has m * n * k = S * S * head_dim.
-bool HeadGemmsRunOnTheCallingThread(const AttentionGeometry& g) {
-  return GemmRunsOnTheCallingThread(g.seq, g.seq, g.head_dim);
-}
-
-// Calls heads_fn(begin, end) over ranges of the flat (batch, head) index b * heads + h. The heads
-// are independent, so when their GEMMs run single-threaded anyway they are spread over the CPU
-// threads (bit-identical: each head is computed exactly as alone). Larger heads stay in one
-// ordered loop whose GEMMs OpenBLAS threads itself, exactly as before the heads were spread.
+// Calls heads_fn(begin, end) over ranges of the flat (batch, head) index b * heads + h, spread
+// over the CPU threads: the heads are independent and every GEMM runs on its calling thread
+// (gemm.h), so each head is computed exactly as alone, whatever the thread count.
 template <typename HeadsFn>
 void ForEachHeadRange(const AttentionGeometry& g, const HeadsFn& heads_fn) {
-  const int64_t pairs = g.seq > 0 ? g.batch * g.heads : 0;
-  if (HeadGemmsRunOnTheCallingThread(g)) {
-    ParallelFor(pairs, 1, heads_fn);
-  } else if (pairs > 0) {
-    heads_fn(int64_t{0}, pairs);
-  }
+  CpuThreadCount();  // OpenBLAS single-threaded from here on (parallel.h)
+  ParallelFor(g.seq > 0 ? g.batch * g.heads : 0, 1, heads_fn);
 }
 
 // The f32 views one attention forward reads and writes (the caller owns the tensors).

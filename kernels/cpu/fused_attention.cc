@@ -12,7 +12,6 @@
 #include "kernels/common/attention_geometry.h"
 #include "kernels/common/dropout_scale.h"
 #include "kernels/common/fused_attention_tiles.h"
-#include "kernels/cpu/blas_threading.h"
 #include "kernels/cpu/dropout_uniforms.h"
 #include "kernels/cpu/float_access.h"
 #include "kernels/cpu/parallel.h"
@@ -21,16 +20,9 @@ namespace xlmr::kernels::cpu {
 namespace {
 
 constexpr int64_t kKeyTile = kFusedAttentionKeyTile;
-constexpr int64_t kMaxQueryTile = 64;
-
-// Query rows per tile: 64, fewer for heads wider than 64 so that every tile GEMM (query tile x
-// key tile x head_dim) stays single-threaded inside OpenBLAS while the tiles themselves run on
-// our threads (blas_threading.h).
-int64_t QueryTileRows(int64_t head_dim) {
-  int64_t rows = kMaxQueryTile;
-  while (rows > 1 && !GemmRunsOnTheCallingThread(rows, kKeyTile, head_dim)) rows /= 2;
-  return rows;
-}
+// Query rows per tile. The tiles run on the CPU threads, each tile GEMM on its calling thread
+// (OpenBLAS is single-threaded once CpuThreadCount() has run, gemm.h).
+constexpr int64_t kQueryTile = 64;
 
 // `value` after a round trip through storage of `dtype` (identity for f32).
 float StoredAs(DType dtype, float value) {
@@ -77,7 +69,7 @@ struct Operands {
   float dropout_p;
   float dropout_scale;
   DropoutKey dropout_key;
-  int64_t query_tile;
+  int64_t query_tile = kQueryTile;
 
   int64_t QueryTiles() const { return (g.seq + query_tile - 1) / query_tile; }
 };
@@ -300,8 +292,7 @@ Operands MakeOperands(const Tensor& q32, const Tensor& k32, const Tensor& v32, D
                   static_cast<float>(1.0 / std::sqrt(static_cast<double>(g.head_dim))),
                   dropout_p,
                   DropoutScale(dropout_p),
-                  dropout_key,
-                  QueryTileRows(g.head_dim)};
+                  dropout_key};
 }
 
 }  // namespace
@@ -309,6 +300,7 @@ Operands MakeOperands(const Tensor& q32, const Tensor& k32, const Tensor& v32, D
 void FusedAttentionForward(const Tensor& q, const Tensor& k, const Tensor& v,
                            const Tensor& key_mask, int num_heads, float dropout_p,
                            const DropoutKey& dropout_key, Tensor* context, Tensor* logsumexp) {
+  CpuThreadCount();  // OpenBLAS single-threaded from here on (parallel.h)
   const DType dtype = q.dtype();
   const Tensor q32 = AsF32(q), k32 = AsF32(k), v32 = AsF32(v);
   const KeyBiases keys = KeyBiasesOf(key_mask);
@@ -334,6 +326,7 @@ void FusedAttentionBackward(const Tensor& d_context, const Tensor& q, const Tens
                             const Tensor& v, const Tensor& context, const Tensor& logsumexp,
                             const Tensor& key_mask, int num_heads, float dropout_p,
                             const DropoutKey& dropout_key, Tensor* dq, Tensor* dk, Tensor* dv) {
+  CpuThreadCount();  // OpenBLAS single-threaded from here on (parallel.h)
   const DType dtype = q.dtype();
   const Tensor q32 = AsF32(q), k32 = AsF32(k), v32 = AsF32(v);
   const Tensor context32 = AsF32(context), dcontext32 = AsF32(d_context);

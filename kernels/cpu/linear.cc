@@ -1,11 +1,11 @@
 #include "kernels/cpu/linear.h"
 
-#include <cblas.h>
 
 #include <algorithm>
 #include <vector>
 
 #include "kernels/cpu/float_access.h"
+#include "kernels/cpu/gemm.h"
 
 namespace xlmr::kernels::cpu {
 namespace {
@@ -80,8 +80,8 @@ Tensor LinearForward(const Tensor& x, const Tensor& weight, const Tensor& bias, 
     const Tensor x32 = AsF32(x);
     const Tensor w32 = AsF32(weight);
     // y[rows, out] = 1 * x[rows, in] * w[out, in]^T + 1 * y (the broadcast bias, or zeros).
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, out, in, 1.0f, x32.data<float>(), in,
-                w32.data<float>(), in, 1.0f, y32.data<float>(), out);
+    Sgemm(CblasNoTrans, CblasTrans, rows, out, in, 1.0f, x32.data<float>(), in, w32.data<float>(), in,
+          1.0f, y32.data<float>(), out);
   }
   return RoundToDType(y32, out_dtype);
 }
@@ -97,11 +97,11 @@ Tensor LinearBackward(const Tensor& dy, const Tensor& x, const Tensor& weight, T
     const Tensor x32 = AsF32(x);
     const Tensor w32 = AsF32(weight);
     // dx[rows, in] = dy[rows, out] * w[out, in].
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, in, out, 1.0f, dy32.data<float>(),
-                out, w32.data<float>(), in, 0.0f, dx32.data<float>(), in);
+    Sgemm(CblasNoTrans, CblasNoTrans, rows, in, out, 1.0f, dy32.data<float>(), out, w32.data<float>(),
+          in, 0.0f, dx32.data<float>(), in);
     // dweight[out, in] += dy[rows, out]^T * x[rows, in].
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, out, in, rows, 1.0f, dy32.data<float>(),
-                out, x32.data<float>(), in, 1.0f, dweight->data<float>(), in);
+    Sgemm(CblasTrans, CblasNoTrans, out, in, rows, 1.0f, dy32.data<float>(), out, x32.data<float>(),
+          in, 1.0f, dweight->data<float>(), in);
   }
   if (dbias != nullptr) AccumulateColumnSums(dy32.data<float>(), rows, out, dbias);
   return RoundToDType(dx32, dx_dtype);

@@ -162,7 +162,13 @@ WorkerPool& Pool() {
 }  // namespace
 
 int CpuThreadCount() {
-  static const int count = std::max(1, openblas_get_num_threads());
+  static const int count = [] {
+    const int threads = std::max(1, openblas_get_num_threads());
+    // From here on OpenBLAS computes each call on its caller: the GEMMs are spread over this
+    // pool instead (gemm.h), so that one set of threads serves every kernel.
+    openblas_set_num_threads(1);
+    return threads;
+  }();
   return count;
 }
 
