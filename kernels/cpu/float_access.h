@@ -31,6 +31,14 @@ void ForEachChunk(int64_t n, Fn&& fn) {
 // elements [begin, begin + count) of src (flat, row-major index).
 void LoadFloats(const Tensor& src, int64_t begin, int64_t count, float* out);
 
+// Elements [begin, begin + count) of src as floats, for reading only: a pointer into src itself
+// when it is f32 (no copy), otherwise `scratch` (room for count floats) filled by LoadFloats.
+inline const float* FloatsOf(const Tensor& src, int64_t begin, int64_t count, float* scratch) {
+  if (src.dtype() == DType::kF32) return src.data<float>() + begin;
+  LoadFloats(src, begin, count, scratch);
+  return scratch;
+}
+
 // [in] values: `count` floats. [out] dst: elements [begin, begin + count) are set to the values,
 // each rounded once (to nearest even) to dst's floating dtype; fp16 overflow becomes +-inf.
 void StoreFloats(const float* values, int64_t begin, int64_t count, Tensor* dst);

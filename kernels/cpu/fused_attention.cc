@@ -24,6 +24,12 @@ constexpr int64_t kKeyTile = kFusedAttentionKeyTile;
 // (OpenBLAS is single-threaded once CpuThreadCount() has run, gemm.h).
 constexpr int64_t kQueryTile = 64;
 
+// exp(z) in fp32 is exactly 0 for every z below this (e^-104 < 2^-150, half the smallest
+// denormal): padding keys (scores near finfo.min) skip libm's slow underflow path.
+constexpr float kExpUnderflow = -104.0f;
+
+float ExpOrZero(float z) { return z < kExpUnderflow ? 0.0f : std::exp(z); }
+
 // `value` after a round trip through storage of `dtype` (identity for f32).
 float StoredAs(DType dtype, float value) {
   return dtype == DType::kF16 ? HalfToFloat(FloatToHalf(value)) : value;
@@ -143,7 +149,7 @@ void UpdateRow(const Operands& op, const Head& head, const Tile& t, int64_t r,
   const float alpha = std::exp(st.running_max[r] - new_max);  // exp(-inf) = 0 on the first tile
   float tile_sum = 0.0f;
   for (int64_t c = 0; c < t.cols; ++c) {
-    row[c] = std::exp(row[c] - new_max);
+    row[c] = ExpOrZero(row[c] - new_max);
     tile_sum += row[c];
   }
   st.running_sum[r] = st.running_sum[r] * alpha + tile_sum;
@@ -231,7 +237,7 @@ void TileSoftmaxBackward(const Operands& op, const Head& head, const BackwardBuf
     if (dropout) TileRowUniforms(op, head, t, r, s.uniforms.data());
     for (int64_t c = 0; c < t.cols; ++c) {
       const bool kept = !dropout || s.uniforms[c] >= op.dropout_p;
-      const float p = std::exp(scores[c] - lse);
+      const float p = ExpOrZero(scores[c] - lse);
       const float dp = kept ? dpd[c] * op.dropout_scale : 0.0f;
       dropped[c] = StoredAs(op.dtype, kept ? p * op.dropout_scale : 0.0f);
       scores[c] = StoredAs(op.dtype, p * (dp - s.row_dot[r]));

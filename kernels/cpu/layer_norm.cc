@@ -31,8 +31,8 @@ void LoadNormalisedRow(const Tensor& x, const Tensor& mean, const Tensor& rstd, 
                        int64_t width, float* xhat) {
   const float row_mean = mean.data<float>()[r];
   const float row_rstd = rstd.data<float>()[r];
-  LoadFloats(x, r * width, width, xhat);
-  for (int64_t j = 0; j < width; ++j) xhat[j] = (xhat[j] - row_mean) * row_rstd;
+  const float* row = FloatsOf(x, r * width, width, xhat);
+  for (int64_t j = 0; j < width; ++j) xhat[j] = (row[j] - row_mean) * row_rstd;
 }
 
 // dx rows [begin, end): dx = rstd * (g - mean_j(g) - xhat * mean_j(g * xhat)), g = dy * gamma.
@@ -45,19 +45,21 @@ void LayerNormInputGradRows(const Tensor& dy, const Tensor& x, const Tensor& gam
   for (int64_t r = begin; r < end; ++r) {
     const float row_rstd = rstd.data<float>()[r];
     LoadNormalisedRow(x, mean, rstd, r, width, xhat.data());
-    LoadFloats(dy, r * width, width, grad.data());
+    const float* dy_row = FloatsOf(dy, r * width, width, grad.data());
     double grad_sum = 0.0, grad_xhat_sum = 0.0;
     for (int64_t j = 0; j < width; ++j) {
-      grad[j] *= g[j];
+      grad[j] = dy_row[j] * g[j];
       grad_sum += grad[j];
       grad_xhat_sum += double{grad[j]} * xhat[j];
     }
     const float grad_mean = static_cast<float>(grad_sum / width);
     const float grad_xhat_mean = static_cast<float>(grad_xhat_sum / width);
+    // f32: written in place; otherwise rounded once into dx.
+    float* out = dx->dtype() == DType::kF32 ? dx->data<float>() + r * width : dx_row.data();
     for (int64_t j = 0; j < width; ++j) {
-      dx_row[j] = row_rstd * (grad[j] - grad_mean - xhat[j] * grad_xhat_mean);
+      out[j] = row_rstd * (grad[j] - grad_mean - xhat[j] * grad_xhat_mean);
     }
-    StoreFloats(dx_row.data(), r * width, width, dx);
+    if (dx->dtype() != DType::kF32) StoreFloats(dx_row.data(), r * width, width, dx);
   }
 }
 
@@ -74,12 +76,12 @@ void LayerNormParamGradColumns(const Tensor& dy, const Tensor& x, const Tensor& 
   for (int64_t r = 0; r < rows; ++r) {
     const float row_mean = mean.data<float>()[r];
     const float row_rstd = rstd.data<float>()[r];
-    LoadFloats(x, r * width + begin, columns, x_part.data());
-    LoadFloats(dy, r * width + begin, columns, grad.data());
+    const float* x_row = FloatsOf(x, r * width + begin, columns, x_part.data());
+    const float* dy_row = FloatsOf(dy, r * width + begin, columns, grad.data());
     for (int64_t j = 0; j < columns; ++j) {
-      const float xhat = (x_part[j] - row_mean) * row_rstd;
-      dgamma_sum[j] += double{grad[j]} * xhat;
-      dbeta_sum[j] += grad[j];
+      const float xhat = (x_row[j] - row_mean) * row_rstd;
+      dgamma_sum[j] += double{dy_row[j]} * xhat;
+      dbeta_sum[j] += dy_row[j];
     }
   }
   for (int64_t j = 0; j < columns; ++j) {
