@@ -131,6 +131,10 @@ AdamWStepScalars ComputeAdamWStepScalars(const AdamWOptions& options, double lr,
   return scalars;
 }
 
+// Built twice, picked at load time: for CPUs with AVX2 and FMA (std::fma becomes one
+// instruction instead of a libm call per element, and the loop can vectorise) and for any
+// x86-64. fma, sqrt and division are correctly rounded either way, so both give the same bits.
+__attribute__((target_clones("arch=haswell", "default")))
 void AdamWUpdateRange(const AdamWStepScalars& scalars, bool decay, float* param,
                       const float* grad, float* exp_avg, float* exp_avg_sq, int64_t n) {
   // Multiplying by exactly 1.0f leaves every float unchanged, so undecayed ranges take the
