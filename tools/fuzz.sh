@@ -7,8 +7,9 @@
 # trainer_state tokenizer (default: all of them; sentencepiece_model is left out of the default
 # until its known crash in Debian's libsentencepiece is dealt with, see README "Fuzzing").
 # Environment:
-#   FUZZ_SECONDS=S       stop each target after S seconds too (libFuzzer -max_total_time);
-#                        CI's smoke run uses it (.ci/run)
+#   FUZZ_SECONDS=S       stop each target after S seconds too (libFuzzer -max_total_time)
+#   FUZZ_SEED=N          libFuzzer's -seed: with a run count and no time limit, the same
+#                        binary and corpus replay the same inputs (CI's smoke run, .ci/run)
 #   FUZZ_BAZEL_FLAGS     extra flags for the bazel build (e.g. --disk_cache=...)
 # Each starts from its seeds in tests/fuzz/corpus/<target> and keeps what it finds in
 # fuzz_out/<target>/corpus; a crash, leak or sanitizer report stops it with the input saved
@@ -33,6 +34,7 @@ for target in "${targets[@]}"; do binaries+=("//tests/fuzz:${target}_fuzzer"); d
 bazel build --config=fuzz ${FUZZ_BAZEL_FLAGS:-} "${binaries[@]}" || { echo "tools/fuzz.sh: build failed" >&2; exit 2; }
 limits=(-runs="$runs")
 [ -n "${FUZZ_SECONDS:-}" ] && limits+=(-max_total_time="$FUZZ_SECONDS")
+[ -n "${FUZZ_SEED:-}" ] && limits+=(-seed="$FUZZ_SEED")
 status=0
 for target in "${targets[@]}"; do
   out="fuzz_out/$target"

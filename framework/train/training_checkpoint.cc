@@ -5,7 +5,10 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <regex>
+#include <type_traits>
+#include <utility>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -38,23 +41,44 @@ nlohmann::ordered_json StateToJson(const TrainingState& s) {
           {"train_examples", s.train_examples}};
 }
 
+// j[name] as an integer of type Int. nlohmann's get<Int>() would also take a float and cast
+// it (undefined behaviour when out of range: a fuzzed "global_step": 4e85 did that), so only a
+// JSON integer that fits is accepted.
+template <typename Int>
+absl::StatusOr<Int> IntegerField(const nlohmann::json& j, const char* name, const std::string& path) {
+  const nlohmann::json& value = j.at(name);
+  const bool fits = value.is_number_unsigned()
+                        ? value.get<uint64_t>() <= static_cast<uint64_t>(std::numeric_limits<Int>::max())
+                        : value.is_number_integer() &&
+                              (std::is_signed_v<Int> || value.get<int64_t>() >= 0);
+  if (!fits) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": ", name, ": expected an integer in range, got ", value.dump()));
+  }
+  return value.get<Int>();
+}
+
 absl::StatusOr<TrainingState> StateFromJson(const nlohmann::json& j, const std::string& path) {
   TrainingState s;
   try {
-    s.global_step = j.at("global_step").get<int64_t>();
-    s.epoch = j.at("epoch").get<int64_t>();
-    s.step_in_epoch = j.at("step_in_epoch").get<int64_t>();
-    s.optimizer_steps = j.at("optimizer_steps").get<int64_t>();
+    const std::pair<const char*, int64_t*> integers[] = {
+        {"global_step", &s.global_step},
+        {"epoch", &s.epoch},
+        {"step_in_epoch", &s.step_in_epoch},
+        {"optimizer_steps", &s.optimizer_steps},
+        {"loss_scale_growth_tracker", &s.loss_scale_growth_tracker},
+        {"skipped_steps", &s.skipped_steps},
+        {"examples_seen", &s.examples_seen},
+        {"tokens_seen", &s.tokens_seen},
+        {"allreduce_calls", &s.allreduce_calls},
+        {"global_batch_size", &s.global_batch_size},
+        {"train_examples", &s.train_examples}};
+    for (const auto& [name, field] : integers) {
+      XLMR_ASSIGN_OR_RETURN(*field, IntegerField<int64_t>(j, name, path));
+    }
+    XLMR_ASSIGN_OR_RETURN(s.seed, IntegerField<uint64_t>(j, "seed", path));
     s.loss_scale = j.at("loss_scale").get<double>();
-    s.loss_scale_growth_tracker = j.at("loss_scale_growth_tracker").get<int64_t>();
-    s.skipped_steps = j.at("skipped_steps").get<int64_t>();
-    s.examples_seen = j.at("examples_seen").get<int64_t>();
-    s.tokens_seen = j.at("tokens_seen").get<int64_t>();
-    s.allreduce_calls = j.at("allreduce_calls").get<int64_t>();
     s.train_seconds = j.at("train_seconds").get<double>();
-    s.seed = j.at("seed").get<uint64_t>();
-    s.global_batch_size = j.at("global_batch_size").get<int64_t>();
-    s.train_examples = j.at("train_examples").get<int64_t>();
   } catch (const nlohmann::json::exception& e) {
     return absl::InvalidArgumentError(absl::StrCat(path, ": ", e.what()));
   }

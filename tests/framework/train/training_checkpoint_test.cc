@@ -14,6 +14,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
 
 namespace xlmr::train {
 namespace {
@@ -104,6 +105,30 @@ TEST(TrainingCheckpointTest, SaveThenLoadRestoresEveryFieldAndEveryBit) {
   EXPECT_NE(std::string(wrong.status().message()).find("moments have 4 elements, the model has 5"),
             std::string::npos)
       << wrong.status();
+}
+
+// trainer_state.json's counters must be JSON integers that fit: a float, however large (the
+// fuzzer's "global_step": 4.27e85 was cast to int64, undefined behaviour), a fraction, a
+// negative seed or a count above int64 is one error naming the field, never a value.
+TEST(TrainingCheckpointTest, CountersMustBeIntegersInRange) {
+  const std::string out = FreshDir("ckpt_integers");
+  ASSERT_TRUE(SaveTrainingCheckpoint(out, SampleState(3), Moments({1, 2, 3, 4}), Moments({1, 2, 3, 4}),
+                                     FakeSaveModel, 0).ok());
+  const std::string state_path = out + "/checkpoint-3/trainer_state.json";
+  std::ifstream in(state_path);
+  const nlohmann::json original = nlohmann::json::parse(in);
+  for (const auto& [field, value] : std::vector<std::pair<std::string, nlohmann::json>>{
+           {"global_step", 4.27e85}, {"global_step", 3.5}, {"epoch", "1"},
+           {"tokens_seen", 18446744073709551615ull}, {"seed", -1}}) {
+    nlohmann::json edited = original;
+    edited[field] = value;
+    std::ofstream(state_path) << edited.dump();
+    absl::StatusOr<LoadedCheckpoint> loaded = LoadTrainingCheckpoint(out + "/checkpoint-3", 4);
+    ASSERT_FALSE(loaded.ok()) << field << " = " << value.dump();
+    EXPECT_NE(std::string(loaded.status().message()).find(field), std::string::npos) << loaded.status();
+  }
+  std::ofstream(state_path) << original.dump();
+  EXPECT_TRUE(LoadTrainingCheckpoint(out + "/checkpoint-3", 4).ok());
 }
 
 TEST(TrainingCheckpointTest, LatestIsTheHighestStepAndPruningKeepsTheNewest) {
