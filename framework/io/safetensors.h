@@ -97,9 +97,19 @@ absl::StatusOr<Tensor> ToTensor(const SafetensorsFile& file, absl::string_view n
                                 MemoryCategory category = MemoryCategory::kWeights);
 
 // A tensor to write, under its checkpoint name.
+// A run of elements [offset, offset + size) of a 1-D tensor.
+struct ElementRange {
+  int64_t offset = 0;
+  int64_t size = 0;
+};
+
 struct NamedTensor {
   std::string name;
   Tensor tensor;  // any dtype (F32/F16/BF16/I32/I64), any device; written as it is stored
+  // Empty: the whole tensor. Otherwise `tensor` is 1-D and only these ranges are written, back
+  // to back, as a 1-D tensor of their total length: the packed form of a padded flat buffer
+  // (ParameterStore's optimizer moments), written without a packed copy in memory.
+  std::vector<ElementRange> ranges;
 };
 
 // Writes `tensors` and `metadata` to `path` in the reference writer's layout: tensors sorted by

@@ -58,8 +58,33 @@ absl::Status CheckTensors(const std::string& path, const std::vector<NamedTensor
     if (!named.tensor.defined()) {
       return absl::InvalidArgumentError(absl::StrCat(path, ": the tensor is undefined", where));
     }
+    if (!named.ranges.empty() && named.tensor.rank() != 1) {
+      return absl::InvalidArgumentError(absl::StrCat(path, ": element ranges of a tensor that is not 1-D", where));
+    }
+    for (const ElementRange& range : named.ranges) {
+      if (range.offset < 0 || range.size < 0 || range.offset + range.size > named.tensor.numel()) {
+        return absl::InvalidArgumentError(absl::StrCat(path, ": element range [", range.offset, ", ",
+                                                       range.offset + range.size, ") outside the tensor", where));
+      }
+    }
   }
   return absl::OkStatus();
+}
+
+// What the file holds of `named`: its elements (all, or its ranges back to back).
+int64_t StoredElements(const NamedTensor& named) {
+  if (named.ranges.empty()) return named.tensor.numel();
+  int64_t elements = 0;
+  for (const ElementRange& range : named.ranges) elements += range.size;
+  return elements;
+}
+
+uint64_t StoredBytes(const NamedTensor& named) {
+  return static_cast<uint64_t>(StoredElements(named)) * SizeOf(named.tensor.dtype());
+}
+
+Shape StoredShape(const NamedTensor& named) {
+  return named.ranges.empty() ? named.tensor.shape() : Shape{StoredElements(named)};
 }
 
 // The reference order: descending dtype rank, then name (bytewise); offsets contiguous from 0.
@@ -77,7 +102,7 @@ std::vector<PlannedTensor> PlanLayout(const std::vector<NamedTensor>& tensors) {
   uint64_t offset = 0;
   for (PlannedTensor& planned : plan) {
     planned.begin = offset;
-    offset += planned.source->tensor.bytes();
+    offset += StoredBytes(*planned.source);
     planned.end = offset;
   }
   return plan;
@@ -95,7 +120,7 @@ std::string HeaderText(const std::map<std::string, std::string>& metadata,
   }
   for (const PlannedTensor& planned : plan) {
     Json shape = Json::array();
-    for (int64_t size : planned.source->tensor.shape())
+    for (int64_t size : StoredShape(*planned.source))
       shape.push_back(static_cast<uint64_t>(size));
     Json entry = Json::object();
     entry["dtype"] = planned.dtype;
@@ -120,12 +145,27 @@ absl::Status WriteAll(int fd, const void* data, size_t size, const std::string& 
   return absl::OkStatus();
 }
 
-// Writes a tensor's stored bytes; device tensors are staged through host memory.
-absl::Status WriteTensorBytes(int fd, const Tensor& tensor, const std::string& path) {
-  if (tensor.device() == Device::kCpu) return WriteAll(fd, tensor.raw_data(), tensor.bytes(), path);
-  std::vector<uint8_t> host(tensor.bytes());
-  CopyBytes(host.data(), Device::kCpu, tensor.raw_data(), tensor.device(), host.size());
-  return WriteAll(fd, host.data(), host.size(), path);
+// Writes `count` stored bytes of a tensor from byte `begin`; device tensors are staged through
+// host memory.
+absl::Status WriteTensorBytes(int fd, const Tensor& tensor, size_t begin, size_t count,
+                              const std::string& path) {
+  const uint8_t* bytes = static_cast<const uint8_t*>(tensor.raw_data()) + begin;
+  if (tensor.device() == Device::kCpu) return WriteAll(fd, bytes, count, path);
+  std::vector<uint8_t> host(count);
+  CopyBytes(host.data(), Device::kCpu, bytes, tensor.device(), count);
+  return WriteAll(fd, host.data(), count, path);
+}
+
+// Writes what the file holds of `named` (StoredBytes).
+absl::Status WriteStored(int fd, const NamedTensor& named, const std::string& path) {
+  const Tensor& tensor = named.tensor;
+  if (named.ranges.empty()) return WriteTensorBytes(fd, tensor, 0, tensor.bytes(), path);
+  const size_t element = SizeOf(tensor.dtype());
+  for (const ElementRange& range : named.ranges) {
+    XLMR_RETURN_IF_ERROR(WriteTensorBytes(fd, tensor, static_cast<size_t>(range.offset) * element,
+                                          static_cast<size_t>(range.size) * element, path));
+  }
+  return absl::OkStatus();
 }
 
 absl::Status WriteContents(int fd, const std::string& header,
@@ -135,7 +175,7 @@ absl::Status WriteContents(int fd, const std::string& header,
   XLMR_RETURN_IF_ERROR(WriteAll(fd, length, sizeof length, path));
   XLMR_RETURN_IF_ERROR(WriteAll(fd, header.data(), header.size(), path));
   for (const PlannedTensor& planned : plan) {
-    XLMR_RETURN_IF_ERROR(WriteTensorBytes(fd, planned.source->tensor, path));
+    XLMR_RETURN_IF_ERROR(WriteStored(fd, *planned.source, path));
   }
   // Reach the disk before the rename makes the file visible under its final name.
   if (fsync(fd) != 0) return absl::ErrnoToStatus(errno, absl::StrCat(path, ": fsync failed"));

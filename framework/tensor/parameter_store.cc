@@ -57,19 +57,6 @@ int ParameterStore::Find(const std::string& name) const {
   return -1;
 }
 
-Tensor ParameterStore::PackedCopy(const Tensor& flat) const {
-  CheckFlatF32(flat, total_elements(), "the flat tensor to pack");
-  Tensor packed = Tensor::Zeros({packed_elements_}, DType::kF32, Device::kCpu, MemoryCategory::kOptimizer);
-  int64_t at = 0;
-  for (const FlatRange& range : ranges_) {
-    CopyBytes(packed.data<float>() + at, Device::kCpu,
-              static_cast<const float*>(flat.raw_data()) + range.offset, flat.device(),
-              static_cast<size_t>(range.size) * sizeof(float));
-    at += range.size;
-  }
-  return packed;
-}
-
 void ParameterStore::ScatterPacked(const Tensor& packed, Tensor& flat) const {
   CheckFlatF32(packed, packed_elements_, "the packed tensor");
   CheckFlatF32(flat, total_elements(), "the flat destination");

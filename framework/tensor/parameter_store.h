@@ -16,7 +16,8 @@
 // in every buffer, never a parameter, and left at zero by every pass that walks the ranges
 // (AdamW updates only the ranges; all-reduce and clipping see zeros that add nothing).
 // Checkpoints store the moments packed (the ranges back to back, no padding), the layout of
-// checkpoints written before the padding existed: see PackedCopy / ScatterPacked.
+// checkpoints written before the padding existed: the trainer writes the ranges (range(i), in
+// spec order) back to back, ScatterPacked reads them back.
 //
 // With fp16 enabled, a third flat buffer holds the fp16 working copy of the weights that the
 // matrix products read; RefreshHalfCopy() rewrites it from the fp32 masters after each
@@ -75,11 +76,8 @@ class ParameterStore {
   // Elements of all parameters together, padding excluded (the model's parameter count).
   int64_t packed_elements() const { return packed_elements_; }
 
-  // [in] flat: a [total_elements()] f32 tensor in this store's layout (e.g. an AdamW moment),
-  // any device. Returns a new [packed_elements()] f32 CPU tensor holding the parameters' ranges
-  // back to back in spec order, padding dropped.
-  Tensor PackedCopy(const Tensor& flat) const;
-  // The inverse: [in] packed [packed_elements()] f32, any device; [out] flat
+  // Reads a packed moment back (the checkpoint layout: the ranges in spec order, back to back):
+  // [in] packed [packed_elements()] f32, any device; [out] flat
   // [total_elements()] f32, any device. Writes only the parameters' ranges, so the padding of
   // `flat` keeps its (zero) values.
   void ScatterPacked(const Tensor& packed, Tensor& flat) const;

@@ -252,11 +252,14 @@ absl::Status Trainer::Run::SaveCheckpoint() {
   saved.loss_scale_growth_tracker = scaler.growth_tracker;
   absl::Status status = absl::OkStatus();
   if (is_main_) {
-    // Packed: the checkpoint layout does not depend on the store's alignment padding.
+    // Packed: the checkpoint layout does not depend on the store's alignment padding. The
+    // parameters' ranges are written straight from the flat moments: a packed copy of both
+    // would add their size to the run's peak memory at every checkpoint.
     const ParameterStore& store = t_.model_.parameters();
-    status = SaveTrainingCheckpoint(write_dir_, saved, store.PackedCopy(optimizer_.exp_avg()),
-                                    store.PackedCopy(optimizer_.exp_avg_sq()), t_.save_model_,
-                                    options_.save_total_limit);
+    std::vector<io::ElementRange> ranges;
+    for (int i = 0; i < store.size(); ++i) ranges.push_back({store.range(i).offset, store.range(i).size});
+    status = SaveTrainingCheckpoint(write_dir_, saved, optimizer_.exp_avg(), optimizer_.exp_avg_sq(),
+                                    t_.save_model_, options_.save_total_limit, ranges);
     if (status.ok()) status = PublishStagedOutput();
   }
   t_.comm_.Barrier();  // no rank runs ahead of a checkpoint in progress

@@ -136,7 +136,8 @@ std::vector<std::pair<int64_t, std::string>> ListCheckpoints(const std::string& 
 
 absl::Status SaveTrainingCheckpoint(const std::string& output_dir, const TrainingState& state,
                                     const Tensor& exp_avg, const Tensor& exp_avg_sq,
-                                    const SaveModelFn& save_model, int save_total_limit) {
+                                    const SaveModelFn& save_model, int save_total_limit,
+                                    const std::vector<io::ElementRange>& moment_ranges) {
   const std::string final_dir = absl::StrCat(output_dir, "/checkpoint-", state.global_step);
   const std::string temp_dir = absl::StrCat(final_dir, ".tmp-", getpid());
   std::error_code error;
@@ -146,7 +147,8 @@ absl::Status SaveTrainingCheckpoint(const std::string& output_dir, const Trainin
   absl::Status status = save_model(temp_dir);
   if (status.ok()) {
     status = io::WriteSafetensors(temp_dir + "/" + kOptimizerFile,
-                                  {{"exp_avg", exp_avg}, {"exp_avg_sq", exp_avg_sq}}, {{"format", "pt"}});
+                                  {{"exp_avg", exp_avg, moment_ranges}, {"exp_avg_sq", exp_avg_sq, moment_ranges}},
+                                  {{"format", "pt"}});
   }
   if (status.ok()) status = WriteJsonFile(temp_dir + "/" + kStateFile, StateToJson(state));
   if (status.ok()) {

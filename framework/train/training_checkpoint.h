@@ -17,6 +17,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "framework/io/safetensors.h"
 #include "framework/tensor/tensor.h"
 
 namespace xlmr::train {
@@ -46,9 +47,12 @@ using SaveModelFn = std::function<absl::Status(const std::string& directory)>;
 // Writes checkpoint-<state.global_step> under output_dir and prunes old ones. On a failure
 // (disk full, I/O error) the temporary directory is removed, nothing is pruned, and the error
 // names the checkpoint, the cause and the last earlier checkpoint (intact).
+// exp_avg and exp_avg_sq are written whole, or with `moment_ranges` only those element ranges
+// of them, back to back (the packed layout, written from the padded flat buffers directly).
 absl::Status SaveTrainingCheckpoint(const std::string& output_dir, const TrainingState& state,
                                     const Tensor& exp_avg, const Tensor& exp_avg_sq,
-                                    const SaveModelFn& save_model, int save_total_limit);
+                                    const SaveModelFn& save_model, int save_total_limit,
+                                    const std::vector<io::ElementRange>& moment_ranges = {});
 
 // `--resume_from_checkpoint` value -> a checkpoint directory: "latest" picks the highest
 // checkpoint-<N> in output_dir; anything else is a path that must hold trainer_state.json.

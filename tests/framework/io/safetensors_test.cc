@@ -261,6 +261,21 @@ TEST(SafetensorsTest, WriterWritesTheViewNotTheWholeStorage) {
   EXPECT_THAT(FloatsOf(*file, "middle"), ElementsAre(2, 3));
 }
 
+TEST(SafetensorsTest, WriterWritesElementRangesBackToBack) {
+  // A padded flat buffer written packed (the optimizer moments): only the ranges, in the order
+  // given, as one 1-D tensor of their total length, next to an ordinary tensor.
+  const Tensor flat = FloatTensor({8}, DType::kF32, {0, 1, 2, 3, 4, 5, 6, 7});
+  const std::string path = TempPath("ranges.safetensors");
+  ASSERT_TRUE(WriteSafetensors(path, {{"packed", flat, {{1, 2}, {4, 0}, {6, 2}}}, {"whole", flat}}, {}).ok());
+  absl::StatusOr<SafetensorsFile> file = ReadSafetensors(path);
+  ASSERT_TRUE(file.ok()) << file.status();
+  EXPECT_THAT(FloatsOf(*file, "packed"), ElementsAre(1, 2, 6, 7));
+  EXPECT_THAT(FloatsOf(*file, "whole"), ElementsAre(0, 1, 2, 3, 4, 5, 6, 7));
+  ExpectWriteFails("range_outside.safetensors", {{"a", flat, {{6, 3}}}}, {}, "element range [6, 9) outside");
+  ExpectWriteFails("range_2d.safetensors", {{"a", FloatTensor({2, 2}, DType::kF32, {1, 2, 3, 4}), {{0, 1}}}}, {},
+                   "not 1-D");
+}
+
 TEST(SafetensorsTest, MissingFileIsNotFoundAndADirectoryIsRejected) {
   const std::string missing = TempPath("does_not_exist.safetensors");
   absl::StatusOr<SafetensorsFile> file = ReadSafetensors(missing);
