@@ -17,23 +17,9 @@
 namespace xlmr::kernels::cpu {
 namespace {
 
-// Sizes and addressing of the per-(batch, head) blocks.
-// `value` after a round trip through storage of `dtype` (the roundings torch does on fp16
-// intermediates under autocast; identity for f32).
-float StoredAs(DType dtype, float value) {
-  return dtype == DType::kF16 ? HalfToFloat(FloatToHalf(value)) : value;
-}
-
 void RoundAll(DType dtype, int64_t count, float* values) {
   if (dtype == DType::kF32) return;
   for (int64_t i = 0; i < count; ++i) values[i] = StoredAs(dtype, values[i]);
-}
-
-// A new f32 [B,S,H] buffer: the output itself for f32, workspace rounded into it for f16.
-Tensor F32Result(const Shape& shape, DType final_dtype) {
-  return Tensor::Zeros(
-      shape, DType::kF32, Device::kCpu,
-      final_dtype == DType::kF32 ? MemoryCategory::kActivations : MemoryCategory::kWorkspace);
 }
 
 // Additive bias per key of batch row b: 0 for real tokens, kPaddingKeyBias for padding.
@@ -130,7 +116,6 @@ float SoftmaxScale(const AttentionGeometry& g) {
 // (gemm.h), so each head is computed exactly as alone, whatever the thread count.
 template <typename HeadsFn>
 void ForEachHeadRange(const AttentionGeometry& g, const HeadsFn& heads_fn) {
-  CpuThreadCount();  // OpenBLAS single-threaded from here on (parallel.h)
   ParallelFor(g.seq > 0 ? g.batch * g.heads : 0, 1, heads_fn);
 }
 

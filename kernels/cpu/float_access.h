@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "framework/tensor/half.h"
 #include "framework/tensor/tensor.h"
 #include "kernels/cpu/parallel.h"
 
@@ -30,6 +31,21 @@ void ForEachChunk(int64_t n, Fn&& fn) {
 // [in] src: a CPU tensor of a floating dtype. [out] out: `count` floats, the exact values of
 // elements [begin, begin + count) of src (flat, row-major index).
 void LoadFloats(const Tensor& src, int64_t begin, int64_t count, float* out);
+
+// `value` after a round trip through storage of `dtype` (the roundings torch does on fp16
+// intermediates under autocast); identity for f32.
+inline float StoredAs(DType dtype, float value) {
+  return dtype == DType::kF16 ? HalfToFloat(FloatToHalf(value)) : value;
+}
+
+// A new zeroed f32 CPU buffer for a result that becomes an op's output of `final_dtype`:
+// counted as activations when it is returned as is (f32), as workspace when it is only rounded
+// into the output (RoundToDType).
+inline Tensor F32Result(const Shape& shape, DType final_dtype) {
+  return Tensor::Zeros(
+      shape, DType::kF32, Device::kCpu,
+      final_dtype == DType::kF32 ? MemoryCategory::kActivations : MemoryCategory::kWorkspace);
+}
 
 // Elements [begin, begin + count) of src as floats, for reading only: a pointer into src itself
 // when it is f32 (no copy), otherwise `scratch` (room for count floats) filled by LoadFloats.

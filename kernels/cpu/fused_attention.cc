@@ -21,7 +21,7 @@ namespace {
 
 constexpr int64_t kKeyTile = kFusedAttentionKeyTile;
 // Query rows per tile. The tiles run on the CPU threads, each tile GEMM on its calling thread
-// (OpenBLAS is single-threaded once CpuThreadCount() has run, gemm.h).
+// (OpenBLAS is single-threaded, parallel.h).
 constexpr int64_t kQueryTile = 64;
 
 // exp(z) in fp32 is exactly 0 for every z below this (e^-104 < 2^-150, half the smallest
@@ -29,18 +29,6 @@ constexpr int64_t kQueryTile = 64;
 constexpr float kExpUnderflow = -104.0f;
 
 float ExpOrZero(float z) { return z < kExpUnderflow ? 0.0f : std::exp(z); }
-
-// `value` after a round trip through storage of `dtype` (identity for f32).
-float StoredAs(DType dtype, float value) {
-  return dtype == DType::kF16 ? HalfToFloat(FloatToHalf(value)) : value;
-}
-
-// A new f32 [B,S,H] buffer: the output itself for f32, workspace rounded into it for f16.
-Tensor F32Result(const Shape& shape, DType final_dtype) {
-  return Tensor::Zeros(
-      shape, DType::kF32, Device::kCpu,
-      final_dtype == DType::kF32 ? MemoryCategory::kActivations : MemoryCategory::kWorkspace);
-}
 
 // Additive key bias [B,S]: 0 for real tokens, kPaddingKeyBias for padding; and, per batch row,
 // whether all its keys are padding (then its scores are all finfo.min, q.k absorbed, and the
@@ -306,7 +294,6 @@ Operands MakeOperands(const Tensor& q32, const Tensor& k32, const Tensor& v32, D
 void FusedAttentionForward(const Tensor& q, const Tensor& k, const Tensor& v,
                            const Tensor& key_mask, int num_heads, float dropout_p,
                            const DropoutKey& dropout_key, Tensor* context, Tensor* logsumexp) {
-  CpuThreadCount();  // OpenBLAS single-threaded from here on (parallel.h)
   const DType dtype = q.dtype();
   const Tensor q32 = AsF32(q), k32 = AsF32(k), v32 = AsF32(v);
   const KeyBiases keys = KeyBiasesOf(key_mask);
@@ -332,7 +319,6 @@ void FusedAttentionBackward(const Tensor& d_context, const Tensor& q, const Tens
                             const Tensor& v, const Tensor& context, const Tensor& logsumexp,
                             const Tensor& key_mask, int num_heads, float dropout_p,
                             const DropoutKey& dropout_key, Tensor* dq, Tensor* dk, Tensor* dv) {
-  CpuThreadCount();  // OpenBLAS single-threaded from here on (parallel.h)
   const DType dtype = q.dtype();
   const Tensor q32 = AsF32(q), k32 = AsF32(k), v32 = AsF32(v);
   const Tensor context32 = AsF32(context), dcontext32 = AsF32(d_context);

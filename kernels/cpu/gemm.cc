@@ -22,7 +22,6 @@ void Sgemm(CBLAS_TRANSPOSE trans_a, CBLAS_TRANSPOSE trans_b, int64_t m, int64_t 
            float alpha, const float* a, int64_t lda, const float* b, int64_t ldb, float beta,
            float* c, int64_t ldc) {
   if (m <= 0 || n <= 0) return;
-  CpuThreadCount();  // OpenBLAS single-threaded from here on (parallel.h)
   const int64_t block_rows = BlockRows(m);
   const int64_t blocks = (m + block_rows - 1) / block_rows;
   ParallelFor(blocks, 1, [&](int64_t begin, int64_t end) {

@@ -3,10 +3,10 @@
 //
 // Why: OpenBLAS's idle threads poll with sched_yield between calls, and with our element-wise
 // kernels on the same cores the two pools took turns spinning (a quarter of a 2-thread step's
-// samples in the scheduler). Here OpenBLAS runs every call on the calling thread
-// (CpuThreadCount() sets its thread count to 1 once it has read it), and a product is cut into
-// blocks of rows of C whose count depends on the shape alone, each one sgemm call, run on the
-// pool. So results are bit-identical for every thread count: the same calls compute the same
+// samples in the scheduler). Here OpenBLAS runs every call on the calling thread (parallel.cc
+// sets its thread count to 1 when the library loads, CpuThreadCount()), and a product is cut
+// into blocks of rows of C whose count depends on the shape alone, each one sgemm call, run on
+// the pool. So results are bit-identical for every thread count: the same calls compute the same
 // elements whatever thread runs them.
 #ifndef XLMR_KERNELS_CPU_GEMM_H_
 #define XLMR_KERNELS_CPU_GEMM_H_

@@ -17,14 +17,6 @@ Shape WithLastDim(const Shape& x, int64_t last) {
   return shape;
 }
 
-// An f32 result buffer that becomes the op's output: counted as activations when it is
-// returned as is (f32 output), as workspace when it is only rounded into the output.
-Tensor F32Result(const Shape& shape, DType final_dtype, Device device) {
-  return Tensor::Zeros(
-      shape, DType::kF32, device,
-      final_dtype == DType::kF32 ? MemoryCategory::kActivations : MemoryCategory::kWorkspace);
-}
-
 // bias: f32, or f16 widened exactly to f32 first.
 void BroadcastBiasRows(const Tensor& bias, int64_t rows, float* y) {
   const int64_t width = bias.numel();
@@ -74,7 +66,7 @@ Tensor LinearForward(const Tensor& x, const Tensor& weight, const Tensor& bias, 
   const int64_t in = weight.dim(1);
   const int64_t out = weight.dim(0);
   const int64_t rows = x.numel() / in;
-  Tensor y32 = F32Result(WithLastDim(x.shape(), out), out_dtype, x.device());
+  Tensor y32 = F32Result(WithLastDim(x.shape(), out), out_dtype);
   if (bias.defined()) BroadcastBiasRows(bias, rows, y32.data<float>());
   if (rows > 0 && out > 0 && in > 0) {
     const Tensor x32 = AsF32(x);
@@ -92,7 +84,7 @@ Tensor LinearBackward(const Tensor& dy, const Tensor& x, const Tensor& weight, T
   const int64_t out = weight.dim(0);
   const int64_t rows = x.numel() / in;
   const Tensor dy32 = AsF32(dy);
-  Tensor dx32 = F32Result(x.shape(), dx_dtype, x.device());
+  Tensor dx32 = F32Result(x.shape(), dx_dtype);
   if (rows > 0 && out > 0 && in > 0) {
     const Tensor x32 = AsF32(x);
     const Tensor w32 = AsF32(weight);

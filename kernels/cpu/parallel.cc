@@ -172,6 +172,15 @@ int CpuThreadCount() {
   return count;
 }
 
+namespace {
+
+// Read at load time, before any kernel runs: from then on OpenBLAS computes every call on the
+// thread that makes it, whichever kernel calls it first (a GEMM that OpenBLAS threaded itself
+// would nest its threads inside our pool's).
+[[maybe_unused]] const int kThreadsAtLoad = CpuThreadCount();
+
+}  // namespace
+
 namespace parallel_internal {
 
 void RunParts(int64_t n, int64_t grain, RangeFn invoke, const void* body) {

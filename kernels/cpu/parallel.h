@@ -25,8 +25,9 @@
 namespace xlmr::kernels::cpu {
 
 // Threads a ParallelFor may use, the caller included (>= 1): OpenBLAS's thread count as first
-// read. The first call then sets OpenBLAS to one thread, so that every sgemm runs on the thread
-// that calls it and the GEMMs are spread over this pool instead (gemm.h).
+// read. That first call, made when this library loads, then sets OpenBLAS to one thread, so
+// that every sgemm runs on the thread that calls it and the GEMMs are spread over this pool
+// instead (gemm.h).
 int CpuThreadCount();
 
 namespace parallel_internal {

@@ -21,10 +21,6 @@
 namespace xlmr::kernels::cuda {
 namespace {
 
-// torch.finfo(torch.float32).min: the additive mask Hugging Face puts on padding keys. Adding
-// it (rather than writing -inf) keeps a fully padded row finite: it softmaxes to uniform.
-constexpr float kPaddingKeyBias = -3.4028234663852886e38f;
-
 // One block of kRowThreads threads per row of scores; the threads stride over the keys, so a
 // row of any length fits one block.
 constexpr int kRowThreads = 128;

@@ -1,5 +1,7 @@
 #include "kernels/cpu/parallel.h"
 
+#include <cblas.h>
+
 #include <atomic>
 #include <cstdint>
 #include <vector>
@@ -8,6 +10,14 @@
 
 namespace xlmr::kernels::cpu {
 namespace {
+
+// Before any kernel or ParallelFor has run, OpenBLAS already computes on the calling thread
+// (the library sets it when it loads): a GEMM called first thing must not thread itself inside
+// our pool (gemm.h). The pool keeps the thread count OpenBLAS had.
+TEST(CpuThreadsTest, OpenBlasIsSingleThreadedFromTheStart) {
+  EXPECT_EQ(openblas_get_num_threads(), 1);
+  EXPECT_GE(CpuThreadCount(), 1);
+}
 
 // Every index of [0, n) is visited exactly once, by ranges whose lengths are multiples of the
 // grain (except the last range).
