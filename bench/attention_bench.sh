@@ -27,23 +27,7 @@ repo=$(cd "$(dirname "$0")/.." && pwd)
 mkdir -p "$work"
 load() { cut -d' ' -f1-3 /proc/loadavg; }
 
-(cd "$repo" && bazel build -c opt --symlink_prefix=/ //recipes:xlmr_finetune >&2)
-finetune="$(cd "$repo" && bazel info -c opt bazel-bin 2> /dev/null)/recipes/xlmr_finetune"
-
-model="$work/xlmr_base_random"
-[ -f "$model/model.safetensors" ] || python3 "$repo/bench/make_base_model.py" "$model"
-# 64 rows, each ~60 embedded training texts long (far over 512 tokens), with their labels.
-long_tsv="$work/long.tsv"
-[ -f "$long_tsv" ] || python3 - "$repo/recipes/data/langid/train.tsv" "$long_tsv" <<'PY'
-import csv, sys
-rows = list(csv.DictReader(open(sys.argv[1], newline=""), delimiter="\t"))
-with open(sys.argv[2], "w", newline="") as f:
-    out = csv.writer(f, delimiter="\t")
-    out.writerow(["text", "label"])
-    for i in range(64):
-        chunk = rows[i * 60:(i + 1) * 60]
-        out.writerow([" ".join(r["text"] for r in chunk), chunk[0]["label"]])
-PY
+source "$repo/bench/base_shape_inputs.sh"
 
 export OPENBLAS_NUM_THREADS=$threads OMP_NUM_THREADS=$threads
 common=(--model_dir="$model" --train_file="$long_tsv" --cache_dir="$work/cache" --logging_steps=1
@@ -62,12 +46,7 @@ ours_step_seconds() {  # attention batch seq
   rm -rf "$dir"
   "$finetune" "${common[@]}" --output_dir="$dir" --attention="$1" \
     --per_device_train_batch_size="$2" --max_seq_length="$3" > "$dir.log" 2>&1 || { cat "$dir.log" >&2; exit 1; }
-  python3 - "$dir/metrics.jsonl" <<'PY'
-import json, statistics, sys
-records = [json.loads(line) for line in open(sys.argv[1])]
-t = [r["elapsed_seconds"] for r in records if r.get("type") == "train"]
-print(f"{statistics.median(b - a for a, b in zip(t, t[1:])):.3f}")
-PY
+  median_step_seconds "$dir/metrics.jsonl"
 }
 
 hf_step_seconds() {  # attention batch seq

@@ -40,21 +40,7 @@ bash "$repo/bench/cpu_train_bench.sh" --steps="$default_steps" --warmup=10 --thr
   grep -E '^(\||- )'
 echo
 
-(cd "$repo" && bazel build -c opt --symlink_prefix=/ //recipes:xlmr_finetune > /dev/null 2>&1)
-finetune="$(cd "$repo" && bazel info -c opt bazel-bin 2> /dev/null)/recipes/xlmr_finetune"
-model="$work/xlmr_base_random"
-[ -f "$model/model.safetensors" ] || python3 "$repo/bench/make_base_model.py" "$model" > /dev/null 2>&1
-long_tsv="$work/long.tsv"
-[ -f "$long_tsv" ] || python3 - "$repo/recipes/data/langid/train.tsv" "$long_tsv" <<'PY'
-import csv, sys
-rows = list(csv.DictReader(open(sys.argv[1], newline=""), delimiter="\t"))
-with open(sys.argv[2], "w", newline="") as f:
-    out = csv.writer(f, delimiter="\t")
-    out.writerow(["text", "label"])
-    for i in range(64):
-        chunk = rows[i * 60:(i + 1) * 60]
-        out.writerow([" ".join(r["text"] for r in chunk), chunk[0]["label"]])
-PY
+source "$repo/bench/base_shape_inputs.sh"
 
 # "seconds rss_bytes" of ours: median step time over steps 2..N, peak RSS of the process.
 ours_base() {  # checkpointing-flag...
@@ -64,11 +50,7 @@ ours_base() {  # checkpointing-flag...
     --cache_dir="$work/cache" --output_dir="$dir" --logging_steps=1 --save_steps=100000 \
     --max_steps="$base_steps" --per_device_train_batch_size="$base_batch" --max_seq_length="$base_seq" "$@" \
     > "$work/ours.log" 2>&1 || { tail -n 5 "$work/ours.log" >&2; exit 1; }
-  python3 - "$dir/metrics.jsonl" "$(tail -n 1 "$work/ours.rss")" <<'PY'
-import json, statistics, sys
-t = [r["elapsed_seconds"] for r in map(json.loads, open(sys.argv[1])) if r.get("type") == "train"]
-print(f"{statistics.median(b - a for a, b in zip(t, t[1:])):.3f} {int(sys.argv[2]) * 1024}")
-PY
+  echo "$(median_step_seconds "$dir/metrics.jsonl") $(( $(tail -n 1 "$work/ours.rss") * 1024 ))"
 }
 
 hf_base() {  # attention [--gradient_checkpointing]
