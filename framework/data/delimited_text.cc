@@ -8,13 +8,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "framework/core/status_macros.h"
+#include "framework/data/data_file.h"
 
 namespace xlmr::data::internal {
 namespace {
-
-absl::Status LineError(const std::string& file, int64_t line, absl::string_view what) {
-  return absl::InvalidArgumentError(absl::StrCat(file, ":", line, ": ", what));
-}
 
 absl::string_view StripCarriageReturn(absl::string_view line) {
   if (!line.empty() && line.back() == '\r') line.remove_suffix(1);

@@ -1,9 +1,5 @@
 #include "framework/data/record_reader.h"
 
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
-#include <memory>
 #include <utility>
 
 #include "absl/status/status.h"
@@ -13,6 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "framework/core/status_macros.h"
+#include "framework/data/data_file.h"
 #include "framework/data/delimited_text.h"
 #include "nlohmann/json.hpp"
 
@@ -22,27 +19,8 @@ namespace {
 using internal::TextTable;
 using Json = nlohmann::json;
 
-constexpr absl::string_view kByteOrderMark = "\xEF\xBB\xBF";
-
-absl::Status LineError(const std::string& file, int64_t line, absl::string_view what) {
-  return absl::InvalidArgumentError(absl::StrCat(file, ":", line, ": ", what));
-}
-
-absl::StatusOr<std::string> ReadWholeFile(const std::string& path) {
-  std::unique_ptr<FILE, int (*)(FILE*)> file(std::fopen(path.c_str(), "rb"), &std::fclose);
-  if (file == nullptr) {
-    return absl::NotFoundError(
-        absl::StrCat(path, ": cannot open file (", std::strerror(errno), ")"));
-  }
-  std::string content;
-  char chunk[1 << 16];
-  size_t got;
-  while ((got = std::fread(chunk, 1, sizeof(chunk), file.get())) > 0) content.append(chunk, got);
-  if (std::ferror(file.get())) {
-    return absl::DataLossError(absl::StrCat(path, ": read error (", std::strerror(errno), ")"));
-  }
-  return content;
-}
+using internal::JsonErrorDetail;
+using internal::LineError;
 
 // Where one of the wanted columns sits in a header.
 struct ColumnIndices {
@@ -124,16 +102,6 @@ absl::StatusOr<std::vector<Record>> RecordsFromTable(TextTable table, const std:
     records.push_back(std::move(record));
   }
   return records;
-}
-
-// nlohmann's message without its "[json.exception...] parse error at line 1, " preamble (the
-// JSON text is a single line, so only the column means something).
-std::string JsonErrorDetail(const std::string& what) {
-  absl::string_view detail = what;
-  const size_t bracket = detail.find("] ");
-  if (bracket != absl::string_view::npos) detail.remove_prefix(bracket + 2);
-  absl::ConsumePrefix(&detail, "parse error at line 1, ");
-  return std::string(detail);
 }
 
 std::vector<std::string> FieldNames(const Json& object) {
@@ -236,12 +204,8 @@ absl::StatusOr<std::vector<Record>> ReadJsonLines(absl::string_view content,
 }  // namespace
 
 absl::StatusOr<std::string> DataFormatOf(const std::string& path) {
-  const size_t dot = path.rfind('.');
-  const size_t slash = path.rfind('/');
-  if (dot != std::string::npos && (slash == std::string::npos || dot > slash)) {
-    const std::string extension = absl::AsciiStrToLower(path.substr(dot));
-    if (extension == ".tsv" || extension == ".csv" || extension == ".jsonl") return extension;
-  }
+  const std::string extension = internal::LowerExtension(path);
+  if (extension == ".tsv" || extension == ".csv" || extension == ".jsonl") return extension;
   return absl::InvalidArgumentError(
       absl::StrCat(path, ": unknown data format; expected .tsv, .csv or .jsonl"));
 }
@@ -249,9 +213,8 @@ absl::StatusOr<std::string> DataFormatOf(const std::string& path) {
 absl::StatusOr<std::vector<Record>> ReadRecords(const std::string& path, const ColumnSpec& columns,
                                                 bool require_label) {
   XLMR_ASSIGN_OR_RETURN(const std::string format, DataFormatOf(path));
-  XLMR_ASSIGN_OR_RETURN(const std::string content, ReadWholeFile(path));
-  absl::string_view text = content;
-  absl::ConsumePrefix(&text, kByteOrderMark);
+  XLMR_ASSIGN_OR_RETURN(const std::string content, internal::ReadWholeFile(path));
+  const absl::string_view text = internal::SkipByteOrderMark(content);
   if (absl::StripAsciiWhitespace(text).empty()) {
     return absl::InvalidArgumentError(absl::StrCat(path, ": file is empty"));
   }
