@@ -126,4 +126,23 @@ Encoding XlmrTokenizer::Encode(absl::string_view text, std::optional<absl::strin
   return encoding;
 }
 
+WordEncoding XlmrTokenizer::EncodeWords(const std::vector<std::string>& words,
+                                        int max_length) const {
+  XLMR_CHECK(max_length >= kSpecialTokensSingle)
+      << "max_length " << max_length << " cannot hold the 2 special tokens";
+  const size_t budget = static_cast<size_t>(max_length - kSpecialTokensSingle);
+  WordEncoding encoding;
+  encoding.input_ids.push_back(kBos);
+  encoding.word_ids.push_back(-1);
+  for (size_t w = 0; w < words.size() && encoding.input_ids.size() - 1 < budget; ++w) {
+    const std::vector<int32_t> pieces = EncodeText(words[w]);
+    const size_t keep = std::min(pieces.size(), budget - (encoding.input_ids.size() - 1));
+    AppendAll(pieces, static_cast<int64_t>(keep), &encoding.input_ids);
+    encoding.word_ids.insert(encoding.word_ids.end(), keep, static_cast<int32_t>(w));
+  }
+  encoding.input_ids.push_back(kEos);
+  encoding.word_ids.push_back(-1);
+  return encoding;
+}
+
 }  // namespace xlmr::models

@@ -41,6 +41,12 @@ struct Encoding {
   std::vector<int32_t> attention_mask;  // [seq_len], all 1 (padding adds the zeros)
 };
 
+// One pre-split sentence (a list of words), tokenized word by word.
+struct WordEncoding {
+  std::vector<int32_t> input_ids;  // [seq_len], model ids, specials included
+  std::vector<int32_t> word_ids;   // [seq_len], index of the token's word; -1 for <s> and </s>
+};
+
 // How `longest_first` shares `budget` = max_length - 4 tokens between the two texts of a pair.
 // Both HF implementations keep a text whole when it has at most half the budget and give the
 // rest to the other text; they differ only when both texts must be cut and the budget is odd:
@@ -93,6 +99,18 @@ class XlmrTokenizer {
   // The default rule is the fast tokenizer's: what AutoTokenizer gives HF Trainer users.
   Encoding Encode(absl::string_view text, std::optional<absl::string_view> pair, int max_length,
                   PairTruncation rule = PairTruncation::kFastTokenizer) const;
+
+  // Model ids of a sentence given as words, as Hugging Face's fast tokenizer gives them for
+  // tokenizer(words, is_split_into_words=True, truncation=True, max_length=max_length):
+  // [0] + pieces of word 0 + pieces of word 1 + ... + [2], cut on the right to max_length ids
+  // (</s> kept). Each word is tokenized on its own exactly as EncodeText(word) does: HF's
+  // pre-tokenizer (WhitespaceSplit, then Metaspace with prepend_scheme "always") gives every
+  // word its own leading "▁", which SentencePiece's dummy prefix adds too, and spaces
+  // inside a word split it into pieces of that same word. A word SentencePiece spells with
+  // no piece (whitespace, or characters its normalizer removes such as U+200B in some models)
+  // gets no token and appears in no word_ids, as in HF. Words cut off by truncation appear in
+  // no word_ids either. Requires max_length >= 2.
+  WordEncoding EncodeWords(const std::vector<std::string>& words, int max_length) const;
 
   // Number of SentencePiece pieces (250000 for xlm-roberta).
   int64_t spm_size() const;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -152,6 +153,58 @@ TEST(XlmrTokenizerDeathTest, MaxLengthMustHoldTheSpecialTokens) {
   const XlmrTokenizer tokenizer = LoadTokenizer();
   EXPECT_DEATH(tokenizer.Encode("a", absl::string_view("b"), 3), "cannot hold the 4 special");
   EXPECT_DEATH(tokenizer.Encode("a", std::nullopt, 1), "cannot hold the 2 special");
+}
+
+// EncodeWords against Hugging Face's fast tokenizer with is_split_into_words=True
+// (tests/golden/make_word_encodings.py): accents, CJK, punctuation-only and very long words,
+// numbers, mixed scripts, normalizer rewrites, a word with no piece, and truncation at eight
+// max_length values, on two models. Ids are integers: exact match, no tolerance.
+TEST(XlmrTokenizerTest, EncodeWordsMatchesHuggingFaceFastTokenizerOnSplitWords) {
+  std::ifstream file("tests/golden/word_encodings.json");
+  ASSERT_TRUE(file.good());
+  const json golden = json::parse(file);
+  std::map<std::string, XlmrTokenizer> tokenizers;
+  for (const auto& [name, path] : golden.at("models").items()) {
+    // Each model's embedding table has its pieces + <pad> + <mask> rows.
+    absl::StatusOr<XlmrTokenizer> tokenizer =
+        XlmrTokenizer::Load(path.get<std::string>(), name == "tiny" ? 502 : 8002);
+    ASSERT_TRUE(tokenizer.ok()) << tokenizer.status();
+    tokenizers.emplace(name, std::move(tokenizer).value());
+  }
+  int cases = 0;
+  int truncated_words = 0;
+  for (const json& c : golden.at("cases")) {
+    const XlmrTokenizer& tokenizer = tokenizers.at(c.at("model").get<std::string>());
+    const WordEncoding encoding = tokenizer.EncodeWords(
+        c.at("words").get<std::vector<std::string>>(), c.at("max_length").get<int>());
+    EXPECT_EQ(encoding.input_ids, c.at("input_ids").get<std::vector<int32_t>>()) << Describe(c);
+    EXPECT_EQ(encoding.word_ids, c.at("word_ids").get<std::vector<int32_t>>()) << Describe(c);
+    ++cases;
+    truncated_words += c.at("max_length").get<int>() == static_cast<int>(encoding.input_ids.size());
+  }
+  EXPECT_EQ(cases, 288);
+  EXPECT_GT(truncated_words, 100);  // the truncation path is exercised, not only the short lists
+}
+
+TEST(XlmrTokenizerTest, EncodeWordsKeepsAWordsPiecesTogetherAndMarksSpecials) {
+  const XlmrTokenizer tokenizer = LoadTokenizer();
+  const std::vector<std::string> words = {"Hello", "world", "."};
+  const WordEncoding encoding = tokenizer.EncodeWords(words, 512);
+  std::vector<int32_t> expected_ids = {XlmrTokenizer::kBos};
+  std::vector<int32_t> expected_words = {-1};
+  for (size_t w = 0; w < words.size(); ++w) {
+    const std::vector<int32_t> pieces = tokenizer.EncodeText(words[w]);
+    expected_ids.insert(expected_ids.end(), pieces.begin(), pieces.end());
+    expected_words.insert(expected_words.end(), pieces.size(), static_cast<int32_t>(w));
+  }
+  expected_ids.push_back(XlmrTokenizer::kEos);
+  expected_words.push_back(-1);
+  EXPECT_EQ(encoding.input_ids, expected_ids);
+  EXPECT_EQ(encoding.word_ids, expected_words);
+  // max_length 2 keeps only the specials.
+  const WordEncoding empty = tokenizer.EncodeWords(words, 2);
+  EXPECT_EQ(empty.input_ids, std::vector<int32_t>({XlmrTokenizer::kBos, XlmrTokenizer::kEos}));
+  EXPECT_EQ(empty.word_ids, std::vector<int32_t>({-1, -1}));
 }
 
 }  // namespace
