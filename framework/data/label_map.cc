@@ -104,10 +104,11 @@ std::optional<int32_t> LabelMap::Find(absl::string_view label) const {
 }
 
 absl::Status LabelMap::UnknownLabelError(const std::string& file, int64_t line,
-                                         absl::string_view label) const {
+                                         absl::string_view label, absl::string_view kind,
+                                         absl::string_view flag) const {
   return absl::InvalidArgumentError(absl::StrCat(
-      file, ":", line, ": label '", label, "' does not occur in the training data (known labels: ",
-      ListLabels(id2label_), "); check --label_column"));
+      file, ":", line, ": ", kind, " '", label, "' does not occur in the training data (known ",
+      kind, "s: ", ListLabels(id2label_), "); check ", flag));
 }
 
 absl::StatusOr<std::vector<int32_t>> MapLabels(const std::vector<Record>& records,

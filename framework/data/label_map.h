@@ -43,9 +43,11 @@ class LabelMap {
   std::optional<int32_t> Find(absl::string_view label) const;
 
   // The error for a label this map does not know, naming the file, the line, the label and
-  // the known labels (at most the first 20).
-  absl::Status UnknownLabelError(const std::string& file, int64_t line,
-                                 absl::string_view label) const;
+  // the known labels (at most the first 20). `kind` and `flag` say what a label is called and
+  // which flag chooses it ("tag", "--tags_column" for token classification).
+  absl::Status UnknownLabelError(const std::string& file, int64_t line, absl::string_view label,
+                                 absl::string_view kind = "label",
+                                 absl::string_view flag = "--label_column") const;
 
  private:
   explicit LabelMap(std::vector<std::string> id2label);

@@ -20,6 +20,15 @@ TokenizedDataset::TokenizedDataset(std::string file, std::shared_ptr<const void>
     XLMR_CHECK(views_.label_index[i] >= -1 && views_.label_index[i] < num_names)
         << "label index " << views_.label_index[i] << " of example " << i;
   }
+  XLMR_CHECK_EQ(views_.token_label_index.size(), views_.word_index.size());
+  if (!views_.word_index.empty()) {
+    XLMR_CHECK_EQ(views_.word_index.size(), views_.token_ids.size());
+    for (size_t t = 0; t < views_.word_index.size(); ++t) {
+      XLMR_CHECK(views_.token_label_index[t] >= -1 && views_.token_label_index[t] < num_names)
+          << "token label index " << views_.token_label_index[t] << " of token " << t;
+      XLMR_CHECK(views_.word_index[t] >= -1) << "word index " << views_.word_index[t] << " of token " << t;
+    }
+  }
 }
 
 TokenizedDataset TokenizedDataset::FromColumns(std::string file, TokenizedColumns columns) {
@@ -30,6 +39,8 @@ TokenizedDataset TokenizedDataset::FromColumns(std::string file, TokenizedColumn
   views.lines = owned->lines;
   views.label_index = owned->label_index;
   views.label_names = owned->label_names;
+  views.token_label_index = owned->token_label_index;
+  views.word_index = owned->word_index;
   return TokenizedDataset(std::move(file), std::move(owned), std::move(views));
 }
 
@@ -63,6 +74,49 @@ absl::Status TokenizedDataset::AssignLabelIds(const LabelMap& label_map) {
   label_ids_ = std::move(ids);
   has_label_ids_ = true;
   return absl::OkStatus();
+}
+
+absl::Span<const int32_t> TokenizedDataset::token_label_index(int64_t i) const {
+  XLMR_CHECK(has_token_labels()) << file_ << " holds sentence-level data";
+  XLMR_CHECK(i >= 0 && i < size()) << "example " << i << " of " << size();
+  return views_.token_label_index.subspan(views_.offsets[i], num_tokens(i));
+}
+
+absl::Span<const int32_t> TokenizedDataset::word_index(int64_t i) const {
+  XLMR_CHECK(has_token_labels()) << file_ << " holds sentence-level data";
+  XLMR_CHECK(i >= 0 && i < size()) << "example " << i << " of " << size();
+  return views_.word_index.subspan(views_.offsets[i], num_tokens(i));
+}
+
+absl::Status TokenizedDataset::AssignTokenLabelIds(const LabelMap& label_map) {
+  XLMR_CHECK(has_token_labels()) << file_ << " holds sentence-level data";
+  std::vector<std::optional<int32_t>> id_of_name;
+  for (const std::string& name : views_.label_names) id_of_name.push_back(label_map.Find(name));
+  std::vector<int32_t> ids(views_.token_ids.size(), kIgnored);
+  for (int64_t i = 0; i < size(); ++i) {
+    for (int64_t t = views_.offsets[i]; t < views_.offsets[i + 1]; ++t) {
+      if (views_.word_index[t] < 0) continue;  // not a word's first sub-token
+      const int32_t index = views_.token_label_index[t];
+      if (index < 0) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            file_, ":", views_.lines[i], ": sentence has no tags (--tags_column)"));
+      }
+      if (!id_of_name[index]) {
+        return label_map.UnknownLabelError(file_, views_.lines[i], views_.label_names[index],
+                                           "tag", "--tags_column");
+      }
+      ids[t] = *id_of_name[index];
+    }
+  }
+  token_label_ids_ = std::move(ids);
+  has_token_label_ids_ = true;
+  return absl::OkStatus();
+}
+
+absl::Span<const int32_t> TokenizedDataset::token_labels(int64_t i) const {
+  XLMR_CHECK(has_token_label_ids_) << "token_labels() before AssignTokenLabelIds";
+  XLMR_CHECK(i >= 0 && i < size()) << "example " << i << " of " << size();
+  return absl::MakeConstSpan(token_label_ids_).subspan(views_.offsets[i], num_tokens(i));
 }
 
 int32_t TokenizedDataset::label(int64_t i) const {

@@ -9,6 +9,14 @@
 // as ids, because ids depend on the *training* file's label set: a cache keyed on this file
 // alone stays valid when another file changes. AssignLabelIds maps them through a LabelMap
 // once the training labels are known; label(i) is valid only after it.
+//
+// Token-level data (token classification, framework/data/word_labels.h) adds two columns
+// parallel to token_ids: token_label_index (the index into label_names of the tag of the word
+// a token starts, on the word's FIRST sub-token only; -1 on every other token and when the
+// sentence has no tags) and word_index (the word a token starts, -1 elsewhere). Both are empty
+// for sentence-level data, whose label_index then holds the labels; token-level data has
+// label_index -1 everywhere. Token-level data is tokenized in memory on every run: the token
+// cache (token_cache.h) stores sentence-level data only and its file format is unchanged.
 #ifndef XLMR_FRAMEWORK_DATA_TOKENIZED_DATASET_H_
 #define XLMR_FRAMEWORK_DATA_TOKENIZED_DATASET_H_
 
@@ -31,6 +39,9 @@ struct TokenizedColumns {
   std::vector<int64_t> lines;            // [N], 1-based source line of each example
   std::vector<int32_t> label_index;      // [N], index into label_names, -1 = no label
   std::vector<std::string> label_names;  // distinct, non-empty, sorted by bytes
+  // Token-level data only (both empty, or both [offsets[N]]):
+  std::vector<int32_t> token_label_index;  // index into label_names; -1 = no label here
+  std::vector<int32_t> word_index;         // the word a token starts; -1 = starts none
 };
 
 class TokenizedDataset {
@@ -43,6 +54,8 @@ class TokenizedDataset {
     absl::Span<const int64_t> lines;
     absl::Span<const int32_t> label_index;
     std::vector<std::string> label_names;
+    absl::Span<const int32_t> token_label_index;  // empty for sentence-level data
+    absl::Span<const int32_t> word_index;         // empty for sentence-level data
   };
   TokenizedDataset(std::string file, std::shared_ptr<const void> owner, Views views);
   // Takes ownership of the columns (which must satisfy the invariants above).
@@ -66,12 +79,33 @@ class TokenizedDataset {
   bool has_label_ids() const { return has_label_ids_; }
   int32_t label(int64_t i) const;  // after AssignLabelIds
 
+  // Token-level data (token_label_index and word_index present; see the file comment).
+  bool has_token_labels() const { return !views_.word_index.empty(); }
+  // Example i's per-token tag indices into label_names() (-1: no tag on this token).
+  absl::Span<const int32_t> token_label_index(int64_t i) const;
+  // Example i's per-token word index (-1 on special tokens and later sub-tokens of a word).
+  // A word with no entry got no token: it was cut off by truncation, or the tokenizer spelled
+  // it with no piece; it has no prediction.
+  absl::Span<const int32_t> word_index(int64_t i) const;
+
+  // Gives every token its label id: the id of its tag on a word's first sub-token, kIgnored
+  // (-100, the loss's ignore_index as in Hugging Face) on every other token. Errors (naming
+  // the file and the sentence's line): a word-starting token without a tag (a sentence of a
+  // file read without tags), or a tag `label_map` does not know. Requires has_token_labels().
+  absl::Status AssignTokenLabelIds(const LabelMap& label_map);
+  bool has_token_label_ids() const { return has_token_label_ids_; }
+  // Example i's per-token label ids, after AssignTokenLabelIds.
+  absl::Span<const int32_t> token_labels(int64_t i) const;
+  static constexpr int32_t kIgnored = -100;
+
  private:
   std::string file_;
   std::shared_ptr<const void> owner_;
   Views views_;
   std::vector<int32_t> label_ids_;  // [N] once assigned
   bool has_label_ids_ = false;
+  std::vector<int32_t> token_label_ids_;  // [total_tokens()] once assigned
+  bool has_token_label_ids_ = false;
 };
 
 }  // namespace xlmr::data
