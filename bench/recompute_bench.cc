@@ -94,7 +94,7 @@ struct PlanResult {
 // A model's training harness, as the trainer wires it (one rank, one micro-step per step).
 class Harness {
  public:
-  explicit Harness(models::XlmrForSequenceClassification& model)
+  explicit Harness(models::XlmrTaskModel& model)
       : model_(model),
         sync_(comm_, model.parameters()),
         scaler_(amp::LossScalerOptions{}, absl::GetFlag(FLAGS_fp16)),
@@ -123,7 +123,7 @@ class Harness {
   }
 
  private:
-  models::XlmrForSequenceClassification& model_;
+  models::XlmrTaskModel& model_;
   distributed::LocalCommunicator comm_;
   distributed::GradientSynchronizer sync_;
   amp::DynamicLossScaler scaler_;
@@ -135,7 +135,7 @@ class Harness {
 
 // One warm-up round, then --steps rounds that each time every plan once (round-robin, so
 // that a change of machine load affects every plan alike); the median per plan.
-void MeasureAll(models::XlmrForSequenceClassification& model, const data::Batch& batch,
+void MeasureAll(models::XlmrTaskModel& model, const data::Batch& batch,
                 std::vector<PlanResult>& results) {
   Harness harness(model);
   std::vector<std::vector<double>> seconds(results.size());
@@ -185,7 +185,7 @@ int Main() {
   }
   const int64_t batch_size = absl::GetFlag(FLAGS_batch_size), seq = absl::GetFlag(FLAGS_seq_len);
   const int layers = static_cast<int>(config.num_hidden_layers);
-  models::XlmrForSequenceClassification model(config, Device::kCpu);
+  models::XlmrTaskModel model(config, Device::kCpu);
   models::InitializeAllWeights(model, 42);
   if (absl::GetFlag(FLAGS_fp16)) model.parameters().EnableHalfCopy();
   const data::Batch batch = SyntheticBatch(config, batch_size, seq);

@@ -2,7 +2,9 @@
 
 #include "framework/core/fingerprint.h"
 #include "framework/core/status_macros.h"
+#include "framework/data/tagged_sentence_reader.h"
 #include "framework/data/token_cache.h"
+#include "framework/data/word_labels.h"
 #include "recipes/tokenize_fn.h"
 
 namespace xlmr::recipes {
@@ -20,22 +22,61 @@ absl::StatusOr<data::TokenizedDataset> Tokenize(const std::string& path, const F
   return data::LoadOrBuildTokenCache(spec, config.cache_dir, MakeTokenizeFn(tokenizer, config.max_seq_length));
 }
 
+// A token-classification file, tokenized in memory (word_labels.h). `sentences` receives
+// what the reader read (the training file's tags make the label map).
+absl::StatusOr<data::TokenizedDataset> TokenizeTagged(const std::string& path, const FinetuneConfig& config,
+                                                      const models::XlmrTokenizer& tokenizer,
+                                                      std::vector<data::TaggedSentence>* sentences) {
+  XLMR_ASSIGN_OR_RETURN(*sentences, data::ReadTaggedSentences(path, config.tagged_columns, /*require_tags=*/true));
+  return data::TokenizedDataset::FromColumns(
+      path, data::TokenizeTaggedSentences(*sentences, MakeTokenizeWordsFn(tokenizer, config.max_seq_length)));
+}
+
+absl::StatusOr<FinetuneData> LoadTokenClassificationData(const FinetuneConfig& config,
+                                                         const models::XlmrTokenizer& tokenizer) {
+  std::vector<data::TaggedSentence> sentences;
+  XLMR_ASSIGN_OR_RETURN(data::TokenizedDataset train, TokenizeTagged(config.train_file, config, tokenizer, &sentences));
+  XLMR_ASSIGN_OR_RETURN(data::LabelMap labels, data::TagLabelMap(sentences, config.train_file));
+  XLMR_RETURN_IF_ERROR(train.AssignTokenLabelIds(labels));
+  FinetuneData result{std::move(labels), std::move(train), std::nullopt, std::nullopt};
+  for (auto [path, slot] : {std::pair{&config.eval_file, &result.eval}, std::pair{&config.test_file, &result.test}}) {
+    if (path->empty()) continue;
+    XLMR_ASSIGN_OR_RETURN(data::TokenizedDataset dataset, TokenizeTagged(*path, config, tokenizer, &sentences));
+    XLMR_RETURN_IF_ERROR(dataset.AssignTokenLabelIds(result.labels));
+    *slot = std::move(dataset);
+  }
+  return result;
+}
+
+// Sequence-level labels of `dataset`: class ids, or numbers for regression.
+absl::Status AssignLabels(data::TokenizedDataset& dataset, const FinetuneConfig& config,
+                          const data::LabelMap& labels) {
+  if (config.task == models::XlmrTask::kRegression) return dataset.AssignRegressionTargets();
+  return dataset.AssignLabelIds(labels);
+}
+
 }  // namespace
 
 absl::StatusOr<FinetuneData> LoadFinetuneData(const FinetuneConfig& config,
                                               const models::XlmrTokenizer& tokenizer,
                                               const std::string& tokenizer_path) {
+  if (config.task == models::XlmrTask::kTokenClassification) {
+    return LoadTokenClassificationData(config, tokenizer);
+  }
   XLMR_ASSIGN_OR_RETURN(const uint64_t tokenizer_hash, FingerprintFile(tokenizer_path));
   const std::string fingerprint = FingerprintHex(tokenizer_hash);
   XLMR_ASSIGN_OR_RETURN(data::TokenizedDataset train, Tokenize(config.train_file, config, tokenizer, fingerprint));
+  // Regression has one output, named as Hugging Face names an unnamed one.
   XLMR_ASSIGN_OR_RETURN(data::LabelMap labels,
-                        data::LabelMap::FromTrainingLabels(train.label_names(), config.train_file));
-  XLMR_RETURN_IF_ERROR(train.AssignLabelIds(labels));
+                        config.task == models::XlmrTask::kRegression
+                            ? data::LabelMap::FromId2Label({"LABEL_0"}, config.train_file)
+                            : data::LabelMap::FromTrainingLabels(train.label_names(), config.train_file));
+  XLMR_RETURN_IF_ERROR(AssignLabels(train, config, labels));
   FinetuneData result{std::move(labels), std::move(train), std::nullopt, std::nullopt};
   for (auto [path, slot] : {std::pair{&config.eval_file, &result.eval}, std::pair{&config.test_file, &result.test}}) {
     if (path->empty()) continue;
     XLMR_ASSIGN_OR_RETURN(data::TokenizedDataset dataset, Tokenize(*path, config, tokenizer, fingerprint));
-    XLMR_RETURN_IF_ERROR(dataset.AssignLabelIds(result.labels));
+    XLMR_RETURN_IF_ERROR(AssignLabels(dataset, config, result.labels));
     *slot = std::move(dataset);
   }
   return result;

@@ -1,5 +1,10 @@
-// The data of a fine-tuning run: the training, evaluation and test files tokenized (through
-// the token cache) with the model's tokenizer, and the label set of the training file.
+// The data of a fine-tuning run: the training, evaluation and test files tokenized with the
+// model's tokenizer, and the label set of the training file, per task (FinetuneConfig::task):
+//   sequence classification  text rows through the token cache; labels: the training file's;
+//   regression               the same rows; labels read as numbers; one output, "LABEL_0";
+//   token classification     tagged sentences (CoNLL or JSON lines), tokenized in memory with
+//                            each word's tag on its first sub-token; labels: the training
+//                            file's tags in run_ner's sorted order.
 #ifndef XLMR_RECIPES_FINETUNE_DATA_H_
 #define XLMR_RECIPES_FINETUNE_DATA_H_
 
@@ -15,7 +20,7 @@
 namespace xlmr::recipes {
 
 struct FinetuneData {
-  data::LabelMap labels;  // sorted label strings of the training file
+  data::LabelMap labels;  // the model's outputs in id order (see above)
   data::TokenizedDataset train;
   std::optional<data::TokenizedDataset> eval;
   std::optional<data::TokenizedDataset> test;

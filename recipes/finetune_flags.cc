@@ -24,7 +24,11 @@ ABSL_FLAG(std::string, test_file, "", "test data evaluated at the end; default: 
           "(with the embedded training data) or none");
 ABSL_FLAG(std::string, text_column, "text", "column holding the text");
 ABSL_FLAG(std::string, text_pair_column, "", "column holding the second text of a pair (none by default)");
-ABSL_FLAG(std::string, label_column, "label", "column holding the label (a string)");
+ABSL_FLAG(std::string, label_column, "label", "column holding the label (a string; a number for regression)");
+ABSL_FLAG(std::string, task, "", "sequence_classification | regression | token_classification; default: "
+          "what --model_dir's config.json says (architectures, problem_type), else sequence_classification");
+ABSL_FLAG(std::string, tokens_column, "tokens", "token classification, .jsonl data: the field holding the words");
+ABSL_FLAG(std::string, tags_column, "ner_tags", "token classification, .jsonl data: the field holding the tags");
 ABSL_FLAG(int, max_seq_length, 128, "tokens per example, special tokens included");
 // Batch.
 ABSL_FLAG(int64_t, per_device_train_batch_size, 8, "examples per micro-step per process");
@@ -99,19 +103,50 @@ std::string DefaultCacheDir() {
   return ".xlmr_cache";
 }
 
+// --task: given, else the model directory's, else the embedded default's (sequence
+// classification). An unreadable config.json is left for the model loader to report.
+absl::Status ReadTaskFlag(FinetuneConfig& c) {
+  const std::string task = absl::GetFlag(FLAGS_task);
+  if (!task.empty()) {
+    const std::optional<models::XlmrTask> parsed = models::ParseXlmrTask(task);
+    XLMR_RETURN_IF_ERROR(Expect(parsed.has_value(), "task",
+                                "sequence_classification, regression or token_classification", task));
+    c.task = *parsed;
+    c.task_given = true;
+    return absl::OkStatus();
+  }
+  c.task = models::XlmrTask::kSequenceClassification;
+  if (c.model_dir.empty()) return absl::OkStatus();
+  const absl::StatusOr<models::XlmrConfig> config = models::LoadXlmrConfig(c.model_dir + "/config.json");
+  if (config.ok()) c.task = config->task;
+  return absl::OkStatus();
+}
+
 absl::Status ReadDataFlags(FinetuneConfig& c) {
   c.model_dir = UserPath(absl::GetFlag(FLAGS_model_dir));
+  XLMR_RETURN_IF_ERROR(ReadTaskFlag(c));
+  const bool per_token = c.task == models::XlmrTask::kTokenClassification;
   c.train_file = UserPath(absl::GetFlag(FLAGS_train_file));
   c.eval_file = UserPath(absl::GetFlag(FLAGS_eval_file));
   c.test_file = UserPath(absl::GetFlag(FLAGS_test_file));
   if (c.train_file.empty()) {  // the embedded data set, with its own dev and test splits
-    c.train_file = EmbeddedDataFile("train.tsv");
-    if (c.eval_file.empty()) c.eval_file = EmbeddedDataFile("dev.tsv");
-    if (c.test_file.empty()) c.test_file = EmbeddedDataFile("test.tsv");
+    XLMR_RETURN_IF_ERROR(Expect(c.task != models::XlmrTask::kRegression, "task",
+                                "--train_file with numeric labels for regression (no embedded "
+                                "regression data set)", "regression"));
+    const std::string extension = per_token ? ".conll" : ".tsv";
+    c.train_file = EmbeddedDataFile(c.task, "train" + extension);
+    if (c.eval_file.empty()) c.eval_file = EmbeddedDataFile(c.task, "dev" + extension);
+    if (c.test_file.empty()) c.test_file = EmbeddedDataFile(c.task, "test" + extension);
   }
+  c.tagged_columns.tokens_column = absl::GetFlag(FLAGS_tokens_column);
+  c.tagged_columns.tags_column = absl::GetFlag(FLAGS_tags_column);
+  XLMR_RETURN_IF_ERROR(Expect(!c.tagged_columns.tokens_column.empty(), "tokens_column", "a field name", "''"));
+  XLMR_RETURN_IF_ERROR(Expect(!c.tagged_columns.tags_column.empty(), "tags_column", "a field name", "''"));
   c.columns.text_column = absl::GetFlag(FLAGS_text_column);
   c.columns.label_column = absl::GetFlag(FLAGS_label_column);
   if (!absl::GetFlag(FLAGS_text_pair_column).empty()) {
+    XLMR_RETURN_IF_ERROR(Expect(!per_token, "text_pair_column", "no text pairs with --task=token_classification",
+                                absl::GetFlag(FLAGS_text_pair_column)));
     c.columns.text_pair_column = absl::GetFlag(FLAGS_text_pair_column);
   }
   XLMR_RETURN_IF_ERROR(Expect(!c.columns.text_column.empty(), "text_column", "a column name", "''"));
@@ -217,11 +252,20 @@ std::string EmbeddedDataFile(const std::string& name) {
   return ShippedFile("recipes/data/langid/" + name);
 }
 
+std::string EmbeddedDataFile(models::XlmrTask task, const std::string& name) {
+  if (task != models::XlmrTask::kTokenClassification) return EmbeddedDataFile(name);
+  return ShippedFile("recipes/data/langid_ner/" + name);
+}
+
 absl::StatusOr<FinetuneConfig> ReadFinetuneFlags(const std::set<std::string>& given) {
   FinetuneConfig config;
   if (IsEmbeddedDefaultRun(given)) {
+    // The flag is read again below; here it only picks the preset.
+    const std::optional<models::XlmrTask> task = models::ParseXlmrTask(absl::GetFlag(FLAGS_task));
+    const models::XlmrTask preset_task = task.value_or(models::XlmrTask::kSequenceClassification);
+    config.embedded_training_args_file = EmbeddedDataFile(preset_task, "training_args.json");
     XLMR_ASSIGN_OR_RETURN(config.embedded_training_args,
-                          ApplyEmbeddedTrainingArgs(EmbeddedDataFile("training_args.json"), given));
+                          ApplyEmbeddedTrainingArgs(config.embedded_training_args_file, given));
   }
   XLMR_RETURN_IF_ERROR(ReadDataFlags(config));
   XLMR_RETURN_IF_ERROR(ReadOptimizerFlags(config.trainer));

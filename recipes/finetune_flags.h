@@ -13,6 +13,7 @@
 #include "absl/status/statusor.h"
 #include "framework/core/device.h"
 #include "framework/data/record_reader.h"
+#include "framework/data/tagged_sentence_reader.h"
 #include "framework/recompute/memory_budget.h"
 #include "framework/train/trainer.h"
 #include "models/xlmr/config.h"
@@ -23,6 +24,10 @@ struct FinetuneConfig {
   std::string model_dir;  // empty: the embedded tiny model (random init)
   std::string train_file, eval_file, test_file;  // resolved paths (embedded data by default)
   data::ColumnSpec columns;
+  data::WordTagColumns tagged_columns;  // --tokens_column, --tags_column (token classification)
+  // --task, or what the model directory's config.json says (XlmrConfig::task).
+  models::XlmrTask task = models::XlmrTask::kSequenceClassification;
+  bool task_given = false;  // --task was on the command line
   int max_seq_length = 128;
   std::optional<double> dropout;  // overrides hidden, attention and classifier dropout
   bool gradient_checkpointing = false;
@@ -37,8 +42,10 @@ struct FinetuneConfig {
   bool resume = false;    // --resume_from_checkpoint given
   std::string resume_from_checkpoint;  // the flag's value ("latest" or a path)
   train::TrainerOptions trainer;
-  // The embedded default's training arguments that were applied ("name=value"), for the log.
+  // The embedded default's training arguments that were applied ("name=value"), for the log,
+  // and the file they came from.
   std::vector<std::string> embedded_training_args;
+  std::string embedded_training_args_file;
 };
 
 // Reads the absl flags (after absl::ParseCommandLine); `given` names the flags the command
@@ -48,6 +55,9 @@ absl::StatusOr<FinetuneConfig> ReadFinetuneFlags(const std::set<std::string>& gi
 
 // The embedded default's files (recipes/data/langid) inside the runfiles tree.
 std::string EmbeddedDataFile(const std::string& name);
+// The embedded example of `task`: recipes/data/langid_ner for token classification (its
+// data and training arguments; the model config and tokenizer are langid's), else langid.
+std::string EmbeddedDataFile(models::XlmrTask task, const std::string& name);
 
 }  // namespace xlmr::recipes
 

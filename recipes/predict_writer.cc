@@ -35,11 +35,30 @@ absl::Status OutputError(const std::string& path, const std::string& what) {
 }  // namespace
 
 std::string PredictionJsonLine(int64_t index, const train::Prediction& prediction,
-                               const std::vector<std::string>& id2label) {
-  XLMR_CHECK(prediction.label >= 0 && prediction.label < static_cast<int32_t>(id2label.size()));
+                               const std::vector<std::string>& id2label, train::Objective objective,
+                               const std::vector<std::string>& words) {
+  auto name = [&](int32_t id) -> const std::string& {
+    XLMR_CHECK(id >= 0 && id < static_cast<int32_t>(id2label.size())) << "label id " << id;
+    return id2label[id];
+  };
   nlohmann::ordered_json line;
   line["index"] = index;
-  line["label"] = id2label[prediction.label];
+  if (objective == train::Objective::kRegression) {
+    line["prediction"] = ShortestFloat(prediction.logits.at(0));
+    return line.dump();
+  }
+  if (objective == train::Objective::kPerToken) {
+    XLMR_CHECK_LE(prediction.word_labels.size(), words.size());
+    nlohmann::ordered_json labels = nlohmann::ordered_json::array();
+    for (size_t w = 0; w < words.size(); ++w) {
+      labels.push_back(w < prediction.word_labels.size() ? nlohmann::ordered_json(name(prediction.word_labels[w]))
+                                                         : nlohmann::ordered_json(nullptr));
+    }
+    line["words"] = words;
+    line["labels"] = std::move(labels);
+    return line.dump();
+  }
+  line["label"] = name(prediction.label);
   nlohmann::ordered_json logits = nlohmann::ordered_json::array();
   for (double logit : prediction.logits) logits.push_back(ShortestFloat(logit));
   line["logits"] = std::move(logits);
@@ -48,19 +67,22 @@ std::string PredictionJsonLine(int64_t index, const train::Prediction& predictio
 }
 
 absl::StatusOr<PredictionWriter> PredictionWriter::Open(const std::string& path,
-                                                        std::vector<std::string> id2label) {
+                                                        std::vector<std::string> id2label,
+                                                        train::Objective objective) {
   std::FILE* file = std::fopen((path + ".tmp").c_str(), "w");
   if (file == nullptr) return OutputError(path, absl::StrCat("cannot create ", path, ".tmp"));
-  return PredictionWriter(path, file, std::move(id2label));
+  return PredictionWriter(path, file, std::move(id2label), objective);
 }
 
-PredictionWriter::PredictionWriter(std::string path, std::FILE* file, std::vector<std::string> id2label)
-    : path_(std::move(path)), file_(file), id2label_(std::move(id2label)) {}
+PredictionWriter::PredictionWriter(std::string path, std::FILE* file, std::vector<std::string> id2label,
+                                   train::Objective objective)
+    : path_(std::move(path)), file_(file), id2label_(std::move(id2label)), objective_(objective) {}
 
 PredictionWriter::PredictionWriter(PredictionWriter&& other) noexcept
     : path_(std::move(other.path_)),
       file_(other.file_),
       id2label_(std::move(other.id2label_)),
+      objective_(other.objective_),
       next_index_(other.next_index_) {
   other.file_ = nullptr;
 }
@@ -72,10 +94,15 @@ PredictionWriter::~PredictionWriter() {
   std::filesystem::remove(TemporaryPath(), ignored);
 }
 
-absl::Status PredictionWriter::Write(const std::vector<train::Prediction>& predictions) {
+absl::Status PredictionWriter::Write(const std::vector<train::Prediction>& predictions,
+                                     absl::Span<const data::TaggedSentence> sentences) {
   XLMR_CHECK(file_ != nullptr);
-  for (const train::Prediction& prediction : predictions) {
-    const std::string line = PredictionJsonLine(next_index_++, prediction, id2label_) + "\n";
+  const bool per_token = objective_ == train::Objective::kPerToken;
+  XLMR_CHECK(!per_token || sentences.size() == predictions.size()) << "one sentence per prediction";
+  for (size_t i = 0; i < predictions.size(); ++i) {
+    const std::string line =
+        PredictionJsonLine(next_index_++, predictions[i], id2label_, objective_,
+                           per_token ? sentences[i].words : std::vector<std::string>()) + "\n";
     if (std::fwrite(line.data(), 1, line.size(), file_) != line.size()) {
       return OutputError(path_, absl::StrCat("cannot write ", TemporaryPath()));
     }

@@ -10,4 +10,11 @@ data::TokenizeFn MakeTokenizeFn(const models::XlmrTokenizer& tokenizer, int max_
   };
 }
 
+data::TokenizeWordsFn MakeTokenizeWordsFn(const models::XlmrTokenizer& tokenizer, int max_length) {
+  return [&tokenizer, max_length](const std::vector<std::string>& words) {
+    models::WordEncoding encoding = tokenizer.EncodeWords(words, max_length);
+    return data::WordTokens{std::move(encoding.input_ids), std::move(encoding.word_ids)};
+  };
+}
+
 }  // namespace xlmr::recipes

@@ -4,6 +4,7 @@
 #define XLMR_RECIPES_TOKENIZE_FN_H_
 
 #include "framework/data/token_cache.h"
+#include "framework/data/word_labels.h"
 #include "models/xlmr/tokenizer.h"
 
 namespace xlmr::recipes {
@@ -16,6 +17,10 @@ inline constexpr char kTokenizerFileName[] = "sentencepiece.bpe.model";
 // `tokenizer` is borrowed: it must outlive the returned function.
 // Requires max_length >= 3 (single texts) or 5 (pairs): the callers validate their flag.
 data::TokenizeFn MakeTokenizeFn(const models::XlmrTokenizer& tokenizer, int max_length);
+
+// A sentence's words to model ids with special tokens and each token's word (HF's
+// is_split_into_words=True with truncation to `max_length`), for tagged data (word_labels.h).
+data::TokenizeWordsFn MakeTokenizeWordsFn(const models::XlmrTokenizer& tokenizer, int max_length);
 
 }  // namespace xlmr::recipes
 

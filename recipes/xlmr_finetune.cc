@@ -1,4 +1,5 @@
-// xlmr_finetune: fine-tunes XLM-RoBERTa for sequence classification (docs/CONTRACT.md).
+// xlmr_finetune: fine-tunes XLM-RoBERTa for sequence classification, regression or token
+// classification (--task; docs/CONTRACT.md).
 //
 //   bazel run //recipes:xlmr_finetune                      # the embedded default, a few minutes on CPU
 //   bazel run //recipes:xlmr_finetune -- --model_dir=xlm-roberta-base --train_file=train.tsv ...
@@ -46,7 +47,7 @@ struct PreparedRun {
   std::unique_ptr<distributed::Communicator> comm;
   std::string tokenizer_path;
   std::optional<FinetuneData> data;
-  std::unique_ptr<models::XlmrForSequenceClassification> model;
+  std::unique_ptr<models::XlmrTaskModel> model;
   OutputDirPlan output_plan;
 };
 
@@ -56,20 +57,28 @@ absl::Status BuildModel(PreparedRun& run, const std::string& weights_dir, Device
   const FinetuneConfig& c = run.config;
   const std::vector<std::string>& labels = run.data->labels.id2label();
   if (!weights_dir.empty()) {
-    models::LoadOptions options{labels, c.trainer.seed, device, c.dropout, c.attention};
+    models::LoadOptions options;
+    options.labels = labels;
+    options.task = c.task;
+    options.seed = c.trainer.seed;
+    options.device = device;
+    options.dropout = c.dropout;
+    options.attention = c.attention;
     XLMR_ASSIGN_OR_RETURN(models::LoadedModel loaded, models::LoadPretrained(weights_dir, options));
     if (c.resume && loaded.fresh_head) {
-      return absl::InvalidArgumentError(absl::StrCat("--resume_from_checkpoint: ", weights_dir,
-                                                     " was trained for other labels than ", c.train_file, "'s"));
+      return absl::InvalidArgumentError(absl::StrCat("--resume_from_checkpoint: ", weights_dir, " was trained for ",
+                                                     "another task or other labels than --task=",
+                                                     models::XlmrTaskName(c.task), " on ", c.train_file));
     }
     run.model = std::move(loaded.model);
     return absl::OkStatus();
   }
   XLMR_ASSIGN_OR_RETURN(models::XlmrConfig config, models::LoadXlmrConfig(EmbeddedDataFile("config.json")));
   config.id2label = labels;
+  config.task = c.task;
   config.attention = c.attention;
   if (c.dropout.has_value()) models::OverrideDropout(config, *c.dropout);
-  run.model = std::make_unique<models::XlmrForSequenceClassification>(std::move(config), device);
+  run.model = std::make_unique<models::XlmrTaskModel>(std::move(config), device);
   models::InitializeAllWeights(*run.model, c.trainer.seed);
   return absl::OkStatus();
 }
@@ -135,18 +144,20 @@ absl::Status Prepare(const std::set<std::string>& given, PreparedRun& run) {
   XLMR_RETURN_IF_ERROR(BuildModel(run, weights_dir, device));
   if (run.comm->rank() == 0) PrintAttentionFallback(run.model->config(), device, c.trainer.fp16);
   XLMR_RETURN_IF_ERROR(ConfigureRecompute(MemoryPlanRequestFrom(c), *run.model, run.comm->rank() == 0));
-  c.trainer.num_labels = static_cast<int>(run.data->labels.num_labels());
+  c.trainer.label_names = run.data->labels.id2label();
+  c.trainer.objective = models::ObjectiveOf(c.task);
   c.trainer.pad_id = static_cast<int32_t>(run.model->config().pad_token_id);
   if (run.comm->rank() == 0 && !c.embedded_training_args.empty()) {
-    std::fprintf(stderr, "embedded default run: %s (from recipes/data/langid/training_args.json; "
+    std::fprintf(stderr, "embedded default run: %s (from recipes/data/%s/training_args.json; "
                  "flags on the command line override them)\n",
-                 absl::StrJoin(c.embedded_training_args, " ").c_str());
+                 absl::StrJoin(c.embedded_training_args, " ").c_str(),
+                 c.task == models::XlmrTask::kTokenClassification ? "langid_ner" : "langid");
   }
   return absl::OkStatus();
 }
 
 // Writes the model as a Hugging Face directory, with the tokenizer beside it.
-absl::Status SaveModel(const models::XlmrForSequenceClassification& model, const std::string& tokenizer_path,
+absl::Status SaveModel(const models::XlmrTaskModel& model, const std::string& tokenizer_path,
                        const std::string& directory) {
   XLMR_RETURN_IF_ERROR(models::SavePretrained(model, directory));
   std::error_code error;
@@ -171,7 +182,7 @@ int Main(const std::set<std::string>& given) {
     return 2;
   }
   if (run.config.print_memory_plan) return 0;  // Prepare printed the memory/recompute curve
-  const models::XlmrForSequenceClassification& model = *run.model;
+  const models::XlmrTaskModel& model = *run.model;
   const std::string tokenizer_path = run.tokenizer_path;
   train::Trainer trainer(*run.model, run.data->train, run.data->eval ? &*run.data->eval : nullptr,
                          run.data->test ? &*run.data->test : nullptr, run.config.trainer, *run.comm,

@@ -1,11 +1,13 @@
-// xlmr_predict: classifies every row of a data file with a fine-tuned XLM-RoBERTa model
-// directory (docs/CONTRACT.md).
+// xlmr_predict: predicts every row of a data file (every sentence, for token classification)
+// with a fine-tuned XLM-RoBERTa model directory, whose config.json says the task
+// (docs/CONTRACT.md).
 //
 //   bazel run //recipes:xlmr_predict -- --model_dir=xlmr_finetune_out --input_file=test.tsv
 //       --output_file=predictions.jsonl   (one command line)
 //
-// Output: one JSON line per input row (predict_writer.h). The input's label column, when it
-// has one, is ignored. The text is tokenized exactly as xlmr_finetune does (same tokenizer
+// Output: one JSON line per input row (predict_writer.h). The input's labels (tags), when it
+// has them, are ignored. Token classification reads .conll/.txt/.jsonl sentences
+// (framework/data/tagged_sentence_reader.h); the other tasks .tsv/.csv/.jsonl rows. The text is tokenized exactly as xlmr_finetune does (same tokenizer
 // function, same --max_seq_length rule), and the forward pass is the evaluation's.
 //
 // Exit status: 0 done; 2 a flag or file was invalid (one line says which; no output file is
@@ -25,6 +27,8 @@
 #include "absl/strings/str_cat.h"
 #include "framework/core/status_macros.h"
 #include "framework/data/record_reader.h"
+#include "framework/data/tagged_sentence_reader.h"
+#include "framework/data/word_labels.h"
 #include "framework/train/evaluate.h"
 #include "models/xlmr/hf_checkpoint.h"
 #include "recipes/command_line.h"
@@ -36,8 +40,11 @@
 
 ABSL_FLAG(std::string, model_dir, "", "fine-tuned Hugging Face model directory (config.json, "
           "model.safetensors, sentencepiece.bpe.model), e.g. xlmr_finetune's --output_dir");
-ABSL_FLAG(std::string, input_file, "", "rows to classify (.tsv, .csv, .jsonl); a label column is ignored");
-ABSL_FLAG(std::string, output_file, "", "JSON lines: index, label, logits, probabilities");
+ABSL_FLAG(std::string, input_file, "", "rows to predict (.tsv, .csv, .jsonl; token classification: .conll, "
+          ".txt, .jsonl sentences); labels are ignored");
+ABSL_FLAG(std::string, output_file, "", "JSON lines: index, label, logits, probabilities (regression: "
+          "prediction; token classification: words, labels)");
+ABSL_FLAG(std::string, tokens_column, "tokens", "token classification, .jsonl input: the field holding the words");
 ABSL_FLAG(std::string, text_column, "text", "column holding the text");
 ABSL_FLAG(std::string, text_pair_column, "", "column holding the second text of a pair (none by default)");
 ABSL_FLAG(int, max_seq_length, 128, "tokens per example, special tokens included (use the training value)");
@@ -51,6 +58,7 @@ namespace {
 struct PredictConfig {
   std::string model_dir, input_file, output_file;  // resolved paths
   data::ColumnSpec columns;
+  data::WordTagColumns tagged_columns;
   int max_seq_length = 128;
   train::EvalSettings eval;
 };
@@ -68,6 +76,8 @@ absl::StatusOr<PredictConfig> ReadPredictFlags() {
   XLMR_RETURN_IF_ERROR(Expect(!c.model_dir.empty(), "model_dir", "a fine-tuned model directory", ""));
   XLMR_RETURN_IF_ERROR(Expect(!c.input_file.empty(), "input_file", "a .tsv, .csv or .jsonl file", ""));
   XLMR_RETURN_IF_ERROR(Expect(!c.output_file.empty(), "output_file", "a file to write", ""));
+  c.tagged_columns.tokens_column = absl::GetFlag(FLAGS_tokens_column);
+  XLMR_RETURN_IF_ERROR(Expect(!c.tagged_columns.tokens_column.empty(), "tokens_column", "a field name", ""));
   c.columns.text_column = absl::GetFlag(FLAGS_text_column);
   XLMR_RETURN_IF_ERROR(Expect(!c.columns.text_column.empty(), "text_column", "a column name", ""));
   if (!absl::GetFlag(FLAGS_text_pair_column).empty()) {
@@ -89,7 +99,7 @@ absl::StatusOr<PredictConfig> ReadPredictFlags() {
 
 // The directory's model with its trained head and its own labels; a directory without a
 // head (e.g. the hub's backbone-only xlm-roberta-base) cannot classify anything.
-absl::StatusOr<std::unique_ptr<models::XlmrForSequenceClassification>> LoadClassifier(const PredictConfig& c) {
+absl::StatusOr<std::unique_ptr<models::XlmrTaskModel>> LoadClassifier(const PredictConfig& c) {
   if (!std::filesystem::exists(c.model_dir + "/config.json")) {
     return absl::NotFoundError(absl::StrCat("--model_dir=", c.model_dir, ": expected a Hugging Face model "
                                             "directory (config.json, model.safetensors, ", kTokenizerFileName, ")"));
@@ -104,8 +114,10 @@ absl::StatusOr<std::unique_ptr<models::XlmrForSequenceClassification>> LoadClass
   return std::move(loaded.model);
 }
 
-// Reads and tokenizes --input_file with the model directory's tokenizer.
-absl::StatusOr<data::TokenizedDataset> ReadInputs(const PredictConfig& c, const models::XlmrConfig& model_config) {
+// Reads and tokenizes --input_file with the model directory's tokenizer; token classification
+// keeps the sentences read in `sentences` (the output names their words).
+absl::StatusOr<data::TokenizedDataset> ReadInputs(const PredictConfig& c, const models::XlmrConfig& model_config,
+                                                  std::vector<data::TaggedSentence>* sentences) {
   const int64_t max_positions = model_config.max_position_embeddings - model_config.pad_token_id - 1;
   XLMR_RETURN_IF_ERROR(Expect(c.max_seq_length <= max_positions, "max_seq_length",
                               absl::StrCat("at most ", max_positions, " (max_position_embeddings of ",
@@ -113,6 +125,11 @@ absl::StatusOr<data::TokenizedDataset> ReadInputs(const PredictConfig& c, const 
                               absl::StrCat(c.max_seq_length)));
   XLMR_ASSIGN_OR_RETURN(const models::XlmrTokenizer tokenizer,
                         models::XlmrTokenizer::Load(c.model_dir + "/" + kTokenizerFileName, model_config.vocab_size));
+  if (model_config.task == models::XlmrTask::kTokenClassification) {
+    XLMR_ASSIGN_OR_RETURN(*sentences, data::ReadTaggedSentences(c.input_file, c.tagged_columns, /*require_tags=*/false));
+    return data::TokenizedDataset::FromColumns(
+        c.input_file, data::TokenizeTaggedSentences(*sentences, MakeTokenizeWordsFn(tokenizer, c.max_seq_length)));
+  }
   XLMR_ASSIGN_OR_RETURN(const std::vector<data::Record> records,
                         data::ReadRecords(c.input_file, c.columns, /*require_label=*/false));
   return data::TokenizedDataset::FromColumns(
@@ -122,8 +139,9 @@ absl::StatusOr<data::TokenizedDataset> ReadInputs(const PredictConfig& c, const 
 // Everything built before predicting starts; building it is where user input is validated.
 struct PreparedPrediction {
   PredictConfig config;
-  std::unique_ptr<models::XlmrForSequenceClassification> model;
+  std::unique_ptr<models::XlmrTaskModel> model;
   std::optional<data::TokenizedDataset> inputs;
+  std::vector<data::TaggedSentence> sentences;  // token classification's input
   std::optional<PredictionWriter> writer;
 };
 
@@ -135,9 +153,11 @@ absl::StatusOr<PreparedPrediction> Prepare() {
   if (run.config.eval.fp16) run.model->parameters().EnableHalfCopy();
   const models::XlmrConfig& model_config = run.model->config();
   run.config.eval.pad_id = static_cast<int32_t>(model_config.pad_token_id);
-  XLMR_ASSIGN_OR_RETURN(data::TokenizedDataset inputs, ReadInputs(run.config, model_config));
+  run.config.eval.objective = models::ObjectiveOf(model_config.task);
+  XLMR_ASSIGN_OR_RETURN(data::TokenizedDataset inputs, ReadInputs(run.config, model_config, &run.sentences));
   run.inputs.emplace(std::move(inputs));
-  XLMR_ASSIGN_OR_RETURN(PredictionWriter writer, PredictionWriter::Open(run.config.output_file, model_config.id2label));
+  XLMR_ASSIGN_OR_RETURN(PredictionWriter writer, PredictionWriter::Open(run.config.output_file, model_config.id2label,
+                                                                        run.config.eval.objective));
   run.writer.emplace(std::move(writer));
   return run;
 }
@@ -148,7 +168,10 @@ absl::Status PredictAll(PreparedPrediction& run) {
   const int64_t rows = run.inputs->size();
   for (int64_t first = 0; first < rows; first += settings.batch_size) {
     const int64_t end = std::min(rows, first + settings.batch_size);
-    XLMR_RETURN_IF_ERROR(run.writer->Write(train::Predict(*run.model, *run.inputs, first, end, settings)));
+    const absl::Span<const data::TaggedSentence> sentences =
+        run.sentences.empty() ? absl::Span<const data::TaggedSentence>()
+                              : absl::MakeConstSpan(run.sentences).subspan(first, end - first);
+    XLMR_RETURN_IF_ERROR(run.writer->Write(train::Predict(*run.model, *run.inputs, first, end, settings), sentences));
   }
   return run.writer->Commit();
 }
@@ -176,7 +199,7 @@ int Main() {
 }  // namespace xlmr::recipes
 
 int main(int argc, char** argv) {
-  absl::SetProgramUsageMessage("Classifies the rows of a data file with a fine-tuned XLM-RoBERTa model.");
+  absl::SetProgramUsageMessage("Predicts the rows of a data file with a fine-tuned XLM-RoBERTa model.");
   // Abseil would exit with status 1 and several lines on a bad flag: one line and 2 instead.
   // Flagfiles and --fromenv are expanded and checked too; Abseil parses the expanded list.
   absl::StatusOr<std::vector<std::string>> arguments = xlmr::recipes::CheckCommandLine(argc, argv);

@@ -27,7 +27,23 @@ Batch Collate(const TokenizedDataset& dataset, const std::vector<int64_t>& indic
     std::fill(mask + b * longest, mask + b * longest + example.size(), 1);
     batch.tokens += static_cast<int64_t>(example.size());
   }
-  if (dataset.has_label_ids()) {
+  batch.loss_terms = batch_size;
+  if (dataset.has_token_label_ids()) {
+    batch.labels = Tensor::Zeros({batch_size, longest}, DType::kI32);
+    int32_t* labels = batch.labels.data<int32_t>();
+    std::fill(labels, labels + batch_size * longest, TokenizedDataset::kIgnored);
+    batch.loss_terms = 0;
+    for (int64_t b = 0; b < batch_size; ++b) {
+      const absl::Span<const int32_t> example = dataset.token_labels(indices[b]);
+      std::copy(example.begin(), example.end(), labels + b * longest);
+      batch.loss_terms += std::count_if(example.begin(), example.end(),
+                                        [](int32_t label) { return label != TokenizedDataset::kIgnored; });
+    }
+  } else if (dataset.has_targets()) {
+    batch.labels = Tensor::Zeros({batch_size}, DType::kF32);
+    float* targets = batch.labels.data<float>();
+    for (int64_t b = 0; b < batch_size; ++b) targets[b] = dataset.target(indices[b]);
+  } else if (dataset.has_label_ids()) {
     batch.labels = Tensor::Zeros({batch_size}, DType::kI32);
     int32_t* labels = batch.labels.data<int32_t>();
     for (int64_t b = 0; b < batch_size; ++b) labels[b] = dataset.label(indices[b]);

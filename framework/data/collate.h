@@ -16,8 +16,14 @@ namespace xlmr::data {
 struct Batch {
   Tensor input_ids;       // [B, S] i32; example b's ids, then pad_id (right padding)
   Tensor attention_mask;  // [B, S] i32; 1 over the example's ids, 0 over padding
-  Tensor labels;          // [B] i32 label ids; undefined when the dataset has no label ids
-  int64_t tokens = 0;     // non-padding tokens, i.e. the sum of attention_mask
+  // What the dataset assigned (undefined when nothing was):
+  //   label ids (AssignLabelIds)              [B] i32;
+  //   regression targets (AssignRegressionTargets)  [B] f32;
+  //   per-token label ids (AssignTokenLabelIds)     [B, S] i32, -100 where no label counts
+  //                                                 (later sub-tokens, specials, padding).
+  Tensor labels;
+  int64_t tokens = 0;       // non-padding tokens, i.e. the sum of attention_mask
+  int64_t loss_terms = 0;   // terms the loss sums: B, or the labels other than -100 per token
 };
 
 // [in] indices: examples of `dataset`, in batch order (repeats allowed); may be empty, which

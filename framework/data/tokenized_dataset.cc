@@ -1,7 +1,9 @@
 #include "framework/data/tokenized_dataset.h"
 
+#include <cmath>
 #include <utility>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "framework/core/check.h"
 
@@ -123,6 +125,33 @@ int32_t TokenizedDataset::label(int64_t i) const {
   XLMR_CHECK(has_label_ids_) << "label() before AssignLabelIds";
   XLMR_CHECK(i >= 0 && i < size()) << "example " << i << " of " << size();
   return label_ids_[i];
+}
+
+absl::Status TokenizedDataset::AssignRegressionTargets() {
+  std::vector<float> targets(views_.lines.size());
+  for (size_t i = 0; i < targets.size(); ++i) {
+    const std::optional<std::string> name = label_name(static_cast<int64_t>(i));
+    if (!name.has_value()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(file_, ":", views_.lines[i], ": missing label (--label_column)"));
+    }
+    double value = 0;
+    if (!absl::SimpleAtod(*name, &value) || !std::isfinite(static_cast<float>(value))) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          file_, ":", views_.lines[i], ": regression label '", *name,
+          "' is not a finite number (--task=regression reads --label_column as numbers)"));
+    }
+    targets[i] = static_cast<float>(value);
+  }
+  targets_ = std::move(targets);
+  has_targets_ = true;
+  return absl::OkStatus();
+}
+
+float TokenizedDataset::target(int64_t i) const {
+  XLMR_CHECK(has_targets_) << "target() before AssignRegressionTargets";
+  XLMR_CHECK(i >= 0 && i < size()) << "example " << i << " of " << size();
+  return targets_[i];
 }
 
 }  // namespace xlmr::data

@@ -98,6 +98,14 @@ class TokenizedDataset {
   absl::Span<const int32_t> token_labels(int64_t i) const;
   static constexpr int32_t kIgnored = -100;
 
+  // Regression: reads every example's label as a finite decimal number (HF's run_glue reads a
+  // float label column; the value is rounded to float, as torch's float32 labels). Errors
+  // (naming the file and the line): an example without a label, or one that is not a finite
+  // number.
+  absl::Status AssignRegressionTargets();
+  bool has_targets() const { return has_targets_; }
+  float target(int64_t i) const;  // after AssignRegressionTargets
+
  private:
   std::string file_;
   std::shared_ptr<const void> owner_;
@@ -106,6 +114,8 @@ class TokenizedDataset {
   bool has_label_ids_ = false;
   std::vector<int32_t> token_label_ids_;  // [total_tokens()] once assigned
   bool has_token_label_ids_ = false;
+  std::vector<float> targets_;      // [N] once assigned
+  bool has_targets_ = false;
 };
 
 }  // namespace xlmr::data

@@ -4,24 +4,186 @@
 #include <cmath>
 #include <numeric>
 
+#include "framework/core/check.h"
 #include "framework/data/collate.h"
 #include "framework/train/classification_metrics.h"
+#include "framework/train/regression_metrics.h"
+#include "framework/train/sequence_labeling_metrics.h"
 
 namespace xlmr::train {
 namespace {
 
-Prediction FromLogits(const float* row, int num_labels) {
+// log(sum(exp(row))) in double, stable.
+double LogSumExp(const float* row, int n) {
+  const double max_value = *std::max_element(row, row + n);
+  double total = 0;
+  for (int j = 0; j < n; ++j) total += std::exp(row[j] - max_value);
+  return max_value + std::log(total);
+}
+
+int32_t Argmax(const float* row, int n) {
+  return static_cast<int32_t>(std::max_element(row, row + n) - row);  // first of a tie
+}
+
+Prediction FromSequenceLogits(const float* row, int num_labels) {
   Prediction p;
   p.logits.assign(row, row + num_labels);
-  const double max_logit = *std::max_element(p.logits.begin(), p.logits.end());
-  double total = 0;
-  for (double logit : p.logits) total += std::exp(logit - max_logit);
-  for (double logit : p.logits) p.probabilities.push_back(std::exp(logit - max_logit) / total);
-  p.label = static_cast<int32_t>(std::max_element(p.logits.begin(), p.logits.end()) - p.logits.begin());
+  const double log_total = LogSumExp(row, num_labels);
+  for (double logit : p.logits) p.probabilities.push_back(std::exp(logit - log_total));
+  p.label = Argmax(row, num_labels);
   return p;
 }
 
+// Example `example`'s tokens: row s of `logits` is token s ([S, L], padding past its length).
+Prediction FromTokenLogits(const float* logits, int num_labels,
+                           const data::TokenizedDataset& dataset, int64_t example) {
+  Prediction p;
+  const absl::Span<const int32_t> words = dataset.word_index(example);
+  for (size_t s = 0; s < words.size(); ++s) {
+    if (words[s] >= 0) p.word_labels.push_back(Argmax(logits + s * num_labels, num_labels));
+  }
+  if (!dataset.has_token_label_ids()) return p;
+  const absl::Span<const int32_t> labels = dataset.token_labels(example);
+  for (size_t s = 0; s < labels.size(); ++s) {
+    if (labels[s] == data::TokenizedDataset::kIgnored) continue;
+    const float* row = logits + s * num_labels;
+    p.token_losses.push_back(LogSumExp(row, num_labels) - row[labels[s]]);
+  }
+  return p;
+}
+
+// The examples [begin, end) of `n` that `comm`'s rank evaluates: contiguous slices in rank order.
+std::pair<int64_t, int64_t> RankSlice(int64_t n, const distributed::Communicator& comm) {
+  return {n * comm.rank() / comm.world_size(), n * (comm.rank() + 1) / comm.world_size()};
+}
+
+// Per example: label, prediction, probability of class 1, loss.
+EvalResult SingleLabelResult(const std::vector<double>& all, int num_labels) {
+  std::vector<int32_t> labels, predicted;
+  std::vector<double> scores;
+  EvalResult result;
+  for (size_t i = 0; i + 3 < all.size(); i += 4) {
+    labels.push_back(static_cast<int32_t>(all[i]));
+    predicted.push_back(static_cast<int32_t>(all[i + 1]));
+    scores.push_back(all[i + 2]);
+    result.loss += all[i + 3];
+  }
+  result.examples = static_cast<int64_t>(labels.size());
+  if (result.examples > 0) result.loss /= static_cast<double>(result.examples);
+  result.metrics = {{"accuracy", Accuracy(labels, predicted)},
+                    {"macro_f1", MacroF1(labels, predicted)}};
+  if (num_labels == 2) {
+    if (const std::optional<double> auc = RocAuc(labels, scores)) result.metrics.push_back({"roc_auc", *auc});
+  }
+  return result;
+}
+
+std::vector<double> PackSingleLabel(const std::vector<Prediction>& local,
+                                    const data::TokenizedDataset& dataset, int64_t begin) {
+  std::vector<double> packed;
+  for (size_t k = 0; k < local.size(); ++k) {
+    const Prediction& p = local[k];
+    const int32_t label = dataset.label(begin + static_cast<int64_t>(k));
+    packed.insert(packed.end(), {static_cast<double>(label), static_cast<double>(p.label),
+                                 p.probabilities.size() > 1 ? p.probabilities[1] : 0.0,
+                                 -std::log(std::max(p.probabilities[label], 1e-300))});
+  }
+  return packed;
+}
+
+// Per example: target, prediction.
+std::vector<double> PackRegression(const std::vector<Prediction>& local,
+                                   const data::TokenizedDataset& dataset, int64_t begin) {
+  std::vector<double> packed;
+  for (size_t k = 0; k < local.size(); ++k) {
+    packed.insert(packed.end(), {static_cast<double>(dataset.target(begin + static_cast<int64_t>(k))),
+                                 local[k].logits.at(0)});
+  }
+  return packed;
+}
+
+EvalResult RegressionResult(const std::vector<double>& all) {
+  std::vector<double> targets, predictions;
+  for (size_t i = 0; i + 1 < all.size(); i += 2) {
+    targets.push_back(all[i]);
+    predictions.push_back(all[i + 1]);
+  }
+  EvalResult result;
+  result.examples = static_cast<int64_t>(targets.size());
+  result.loss = MeanSquaredError(targets, predictions);
+  result.metrics = {{"mse", result.loss}};
+  if (const std::optional<double> r = PearsonR(targets, predictions)) {
+    result.metrics.push_back({"pearson", *r});
+  }
+  if (const std::optional<double> rho = SpearmanRho(targets, predictions)) {
+    result.metrics.push_back({"spearmanr", *rho});
+  }
+  return result;
+}
+
+// Per example: n (labelled words), the n true label ids, the n predicted ones, the sum of the
+// n loss terms. Only words with a label count, as HF's run_ner compares labels != -100.
+std::vector<double> PackPerToken(const std::vector<Prediction>& local,
+                                 const data::TokenizedDataset& dataset, int64_t begin) {
+  std::vector<double> packed;
+  for (size_t k = 0; k < local.size(); ++k) {
+    const int64_t example = begin + static_cast<int64_t>(k);
+    const absl::Span<const int32_t> labels = dataset.token_labels(example);
+    const absl::Span<const int32_t> words = dataset.word_index(example);
+    std::vector<double> truth, predicted;
+    size_t word = 0;  // position in word_labels: one per word start, in token order
+    for (size_t s = 0; s < labels.size(); ++s) {
+      if (words[s] < 0) continue;
+      if (labels[s] != data::TokenizedDataset::kIgnored) {
+        truth.push_back(labels[s]);
+        predicted.push_back(local[k].word_labels.at(word));
+      }
+      ++word;
+    }
+    packed.push_back(static_cast<double>(truth.size()));
+    packed.insert(packed.end(), truth.begin(), truth.end());
+    packed.insert(packed.end(), predicted.begin(), predicted.end());
+    packed.push_back(std::accumulate(local[k].token_losses.begin(), local[k].token_losses.end(), 0.0));
+  }
+  return packed;
+}
+
+EvalResult PerTokenResult(const std::vector<double>& all, const std::vector<std::string>& names) {
+  std::vector<std::vector<std::string>> truth, predicted;
+  EvalResult result;
+  int64_t terms = 0;
+  for (size_t i = 0; i < all.size();) {
+    const auto n = static_cast<size_t>(all[i]);
+    XLMR_CHECK_LE(i + 2 * n + 2, all.size()) << "packed per-token results";
+    std::vector<std::string> sentence_truth, sentence_predicted;
+    for (size_t w = 0; w < n; ++w) {
+      sentence_truth.push_back(names.at(static_cast<size_t>(all[i + 1 + w])));
+      sentence_predicted.push_back(names.at(static_cast<size_t>(all[i + 1 + n + w])));
+    }
+    truth.push_back(std::move(sentence_truth));
+    predicted.push_back(std::move(sentence_predicted));
+    result.loss += all[i + 1 + 2 * n];
+    terms += static_cast<int64_t>(n);
+    i += 2 * n + 2;
+  }
+  result.examples = static_cast<int64_t>(truth.size());
+  if (terms > 0) result.loss /= static_cast<double>(terms);
+  const SequenceLabelingScores scores = ScoreSequenceLabeling(truth, predicted);
+  result.metrics = {{"precision", scores.precision},
+                    {"recall", scores.recall},
+                    {"f1", scores.f1},
+                    {"accuracy", scores.accuracy}};
+  return result;
+}
+
 }  // namespace
+
+std::optional<double> EvalResult::Metric(const std::string& name) const {
+  for (const auto& [key, value] : metrics) {
+    if (key == name) return value;
+  }
+  return std::nullopt;
+}
 
 std::vector<Prediction> Predict(TrainableModel& model, const data::TokenizedDataset& dataset,
                                 int64_t begin, int64_t end, const EvalSettings& settings) {
@@ -36,45 +198,35 @@ std::vector<Prediction> Predict(TrainableModel& model, const data::TokenizedData
                              batch.attention_mask.ToDevice(settings.device)};
     const Tensor logits = model.Forward(inputs, context, /*keep_activations=*/false);
     const std::vector<float> values = logits.ToFloatVector();
-    const int num_labels = static_cast<int>(logits.dim(1));
+    const int num_labels = static_cast<int>(logits.dim(-1));
     for (size_t row = 0; row < indices.size(); ++row) {
-      predictions.push_back(FromLogits(values.data() + row * num_labels, num_labels));
+      if (settings.objective == Objective::kPerToken) {
+        const int64_t per_example = logits.dim(1) * num_labels;
+        predictions.push_back(
+            FromTokenLogits(values.data() + row * per_example, num_labels, dataset, indices[row]));
+      } else {
+        predictions.push_back(FromSequenceLogits(values.data() + row * num_labels, num_labels));
+      }
     }
   }
   return predictions;
 }
 
-EvalResult Evaluate(TrainableModel& model, const data::TokenizedDataset& dataset, int num_labels,
-                    distributed::Communicator& comm, const EvalSettings& settings) {
-  const int64_t n = static_cast<int64_t>(dataset.size());
-  const int64_t begin = n * comm.rank() / comm.world_size();
-  const int64_t end = n * (comm.rank() + 1) / comm.world_size();
+EvalResult Evaluate(TrainableModel& model, const data::TokenizedDataset& dataset,
+                    const std::vector<std::string>& label_names, distributed::Communicator& comm,
+                    const EvalSettings& settings) {
+  const auto [begin, end] = RankSlice(dataset.size(), comm);
   const std::vector<Prediction> local = Predict(model, dataset, begin, end, settings);
-  // Per example: label, prediction, probability of class 1, loss; gathered in rank order.
-  std::vector<double> packed;
-  for (int64_t i = begin; i < end; ++i) {
-    const Prediction& p = local[i - begin];
-    const int32_t label = dataset.label(i);
-    packed.insert(packed.end(), {static_cast<double>(label), static_cast<double>(p.label),
-                                 num_labels > 1 ? p.probabilities[1] : 0.0,
-                                 -std::log(std::max(p.probabilities[label], 1e-300))});
+  switch (settings.objective) {
+    case Objective::kSingleLabel:
+      return SingleLabelResult(comm.AllGatherDoubles(PackSingleLabel(local, dataset, begin)),
+                               static_cast<int>(label_names.size()));
+    case Objective::kRegression:
+      return RegressionResult(comm.AllGatherDoubles(PackRegression(local, dataset, begin)));
+    case Objective::kPerToken:
+      return PerTokenResult(comm.AllGatherDoubles(PackPerToken(local, dataset, begin)), label_names);
   }
-  const std::vector<double> all = comm.AllGatherDoubles(packed);
-  std::vector<int32_t> labels, predicted;
-  std::vector<double> scores;
-  EvalResult result;
-  for (size_t i = 0; i + 3 < all.size(); i += 4) {
-    labels.push_back(static_cast<int32_t>(all[i]));
-    predicted.push_back(static_cast<int32_t>(all[i + 1]));
-    scores.push_back(all[i + 2]);
-    result.loss += all[i + 3];
-  }
-  result.examples = static_cast<int64_t>(labels.size());
-  if (result.examples > 0) result.loss /= static_cast<double>(result.examples);
-  result.accuracy = Accuracy(labels, predicted);
-  result.macro_f1 = MacroF1(labels, predicted);
-  if (num_labels == 2) result.roc_auc = RocAuc(labels, scores);
-  return result;
+  return {};
 }
 
 }  // namespace xlmr::train

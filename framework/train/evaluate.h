@@ -1,16 +1,27 @@
 // Evaluation over a tokenized data set: every rank runs forward (no dropout, no saved
 // activations, the training precision policy) on its contiguous slice, then the per-example
 // results are gathered so that every rank computes the same metrics.
+//
+// The metrics follow what Hugging Face's example scripts report for each task, under the same
+// names (metrics.jsonl prefixes them with "eval_" / "test_"):
+//   kSingleLabel  accuracy, macro_f1, roc_auc (two labels only)      run_glue / run_classification
+//   kRegression   mse, pearson, spearmanr (omitted when undefined)   run_glue on STS-B
+//   kPerToken     precision, recall, f1 (entity level, seqeval's      run_ner
+//                 default rules), accuracy (over labelled words)
+// The loss is the mean over the data's loss terms: examples, or labelled words for kPerToken.
 #ifndef XLMR_FRAMEWORK_TRAIN_EVALUATE_H_
 #define XLMR_FRAMEWORK_TRAIN_EVALUATE_H_
 
 #include <cstdint>
 #include <optional>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "framework/data/tokenized_dataset.h"
 #include "framework/distributed/communicator.h"
 #include "framework/train/model_interface.h"
+#include "framework/train/objective.h"
 
 namespace xlmr::train {
 
@@ -19,29 +30,38 @@ struct EvalSettings {
   bool fp16 = false;
   int32_t pad_id = 1;
   Device device = Device::kCpu;
+  Objective objective = Objective::kSingleLabel;
 };
 
 struct EvalResult {
-  double loss = 0;  // mean cross-entropy
-  double accuracy = 0;
-  double macro_f1 = 0;
-  std::optional<double> roc_auc;  // two labels only
+  double loss = 0;       // mean loss over the loss terms
   int64_t examples = 0;
+  // The task's figures in report order, named as above.
+  std::vector<std::pair<std::string, double>> metrics;
+  // The figure named `name`, or nullopt.
+  std::optional<double> Metric(const std::string& name) const;
 };
 
-// Per-example outputs of a forward pass: the predicted class and the softmax probabilities.
+// Per-example outputs of a forward pass.
 struct Prediction {
-  int32_t label = 0;  // argmax
-  std::vector<double> probabilities;
-  std::vector<double> logits;
+  std::vector<double> logits;         // kSingleLabel: [L]; kRegression: [1], the prediction
+  int32_t label = 0;                  // kSingleLabel: the argmax (a tie goes to the first)
+  std::vector<double> probabilities;  // kSingleLabel: softmax of the logits
+  // kPerToken: the argmax label id of each word whose first sub-token the example kept, in
+  // word order (data::TokenizedDataset::word_index), and the log-softmax loss terms of the
+  // example's labelled tokens (empty when the data has no labels).
+  std::vector<int32_t> word_labels;
+  std::vector<double> token_losses;
 };
 
 // Forward over examples [begin, end) of `dataset` in batches; no metrics, no communication.
 std::vector<Prediction> Predict(TrainableModel& model, const data::TokenizedDataset& dataset,
                                 int64_t begin, int64_t end, const EvalSettings& settings);
 
-EvalResult Evaluate(TrainableModel& model, const data::TokenizedDataset& dataset, int num_labels,
-                    distributed::Communicator& comm, const EvalSettings& settings);
+// [in] label_names: the run's labels in id order (the tags of the entity metrics of kPerToken).
+EvalResult Evaluate(TrainableModel& model, const data::TokenizedDataset& dataset,
+                    const std::vector<std::string>& label_names, distributed::Communicator& comm,
+                    const EvalSettings& settings);
 
 }  // namespace xlmr::train
 

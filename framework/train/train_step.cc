@@ -1,6 +1,6 @@
 #include "framework/train/train_step.h"
 
-#include "framework/ops/loss.h"
+#include "framework/core/check.h"
 #include "framework/optim/grad_clip.h"
 
 namespace xlmr::train {
@@ -11,21 +11,23 @@ double TrainStep::RunMicroStep(const data::Batch& batch, const PassContext& cont
                      batch.attention_mask.ToDevice(settings_.device)};
   const Tensor labels = batch.labels.ToDevice(settings_.device);
   const Tensor logits = model_.Forward(inputs, context, /*keep_activations=*/true);
-  const ops::LossSum loss = ops::CrossEntropyLoss(logits, labels);
-  const Tensor d_logits = ops::CrossEntropyBackward(logits, labels, gradient_scale);
+  const ops::LossSum loss = ObjectiveLoss(settings_.objective, logits, labels);
+  const Tensor d_logits = ObjectiveBackward(settings_.objective, logits, labels, gradient_scale);
   model_.Backward(d_logits, context, sync_.HookFor(last));
   return loss.sum;
 }
 
 absl::StatusOr<StepOutcome> TrainStep::Run(int64_t step, const std::vector<data::Batch>& micro_batches,
-                                           int64_t global_examples) {
+                                           int64_t global_loss_terms) {
+  XLMR_CHECK(global_loss_terms > 0) << "a global batch without loss terms";
   StepOutcome outcome;
   outcome.loss_scale = scaler_.scale();
   outcome.micro_steps = static_cast<int>(micro_batches.size());
   model_.parameters().ZeroGrads();
   sync_.BeginStep();
   // d(mean loss)/d(logits) times the loss scale: the 1/N of the mean over the global batch.
-  const float gradient_scale = static_cast<float>(outcome.loss_scale / static_cast<double>(global_examples));
+  const float gradient_scale =
+      static_cast<float>(outcome.loss_scale / static_cast<double>(global_loss_terms));
   double loss_sum = 0;
   for (size_t m = 0; m < micro_batches.size(); ++m) {
     if (micro_batches[m].labels.numel() == 0) continue;  // a rank's share of a partial batch
@@ -40,7 +42,7 @@ absl::StatusOr<StepOutcome> TrainStep::Run(int64_t step, const std::vector<data:
   sync_.Finish();
   distributed::Communicator& comm = sync_.communicator();
   comm.AllReduceSumDoubles(&loss_sum, 1);
-  outcome.loss = loss_sum / static_cast<double>(global_examples);
+  outcome.loss = loss_sum / static_cast<double>(global_loss_terms);
 
   // Identical gradients on every rank give identical flags; agreeing explicitly keeps the
   // ranks in lockstep even if a backend ever reduced non-deterministically.

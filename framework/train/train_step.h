@@ -2,15 +2,15 @@
 //
 //   for each micro-step m of the accumulation window:
 //       logits = model.Forward(batch_m)                  // blocks keep or drop activations per plan
-//       d_logits = d CE / d logits * loss_scale / N      // N = examples in the GLOBAL batch
+//       d_logits = d loss / d logits * loss_scale / N    // N = loss terms in the GLOBAL batch
 //       model.Backward(d_logits, hook = sync on m == last only)
 //   sync.Finish()                                        // no communication before the last micro-step
 //   finite = all ranks agree that UnscaleAndCheckFinite(grads)
 //   if finite: clip to max_grad_norm; AdamW step at the scheduled LR; refresh fp16 weights
 //   scaler.Update(finite)                                // once per optimizer step
 //
-// Normalising every micro-batch's loss by the global batch's example count (not by its own
-// size) makes the accumulated, all-reduced gradient exactly the gradient of the mean loss over
+// Normalising every micro-batch's loss by the global batch's term count (examples; labelled
+// tokens for token classification: framework/train/objective.h), not by its own size, makes the accumulated, all-reduced gradient exactly the gradient of the mean loss over
 // the global batch, however it is split into micro-steps and ranks, partial batches included.
 #ifndef XLMR_FRAMEWORK_TRAIN_TRAIN_STEP_H_
 #define XLMR_FRAMEWORK_TRAIN_TRAIN_STEP_H_
@@ -26,6 +26,7 @@
 #include "framework/optim/adamw.h"
 #include "framework/optim/lr_schedule.h"
 #include "framework/train/model_interface.h"
+#include "framework/train/objective.h"
 
 namespace xlmr::train {
 
@@ -34,10 +35,11 @@ struct StepSettings {
   double max_grad_norm = 1.0;  // <= 0 disables clipping
   uint64_t seed = 42;
   Device device = Device::kCpu;
+  Objective objective = Objective::kSingleLabel;
 };
 
 struct StepOutcome {
-  double loss = 0;                   // mean unscaled loss over the global batch
+  double loss = 0;                   // mean unscaled loss over the global batch's loss terms
   bool skipped = false;              // inf/nan gradients: nothing was updated
   std::optional<double> grad_norm;   // of the unscaled gradient, before clipping
   double loss_scale = 1;             // the scale this step used
@@ -54,10 +56,11 @@ class TrainStep {
         schedule_(schedule), settings_(settings) {}
 
   // Runs optimizer step `step` (0-based) over this rank's micro-batches (host batches; empty
-  // ones allowed), `global_examples` being the global batch's size over all ranks.
+  // ones allowed), `global_loss_terms` being the loss terms of the global batch over all ranks
+  // (the sum of every rank's Batch::loss_terms; > 0).
   // Fails only when the loss scale collapses (the run cannot continue meaningfully).
   absl::StatusOr<StepOutcome> Run(int64_t step, const std::vector<data::Batch>& micro_batches,
-                                  int64_t global_examples);
+                                  int64_t global_loss_terms);
 
  private:
   // Forward + backward of one micro-batch; returns its summed (unscaled) loss.

@@ -27,9 +27,7 @@ namespace xlmr::train {
 nlohmann::ordered_json EvalRecord(const EvalResult& result, const std::string& prefix) {
   nlohmann::ordered_json record;
   record[prefix + "_loss"] = result.loss;
-  record[prefix + "_accuracy"] = result.accuracy;
-  record[prefix + "_macro_f1"] = result.macro_f1;
-  if (result.roc_auc.has_value()) record[prefix + "_roc_auc"] = *result.roc_auc;
+  for (const auto& [name, value] : result.metrics) record[prefix + "_" + name] = value;
   record[prefix + "_examples"] = result.examples;
   return record;
 }
@@ -165,17 +163,27 @@ absl::Status Trainer::Run::TrainOneStep() {
   const data::StepAssignment assignment = planner_->Assign(state_.epoch, state_.step_in_epoch);
   std::vector<data::Batch> micro_batches;
   double local_tokens = 0;
+  double loss_terms = 0;
   for (const std::vector<int64_t>& indices : assignment.micro_batches) {
     micro_batches.push_back(data::Collate(t_.train_data_, indices, options_.pad_id));
     local_tokens += static_cast<double>(micro_batches.back().tokens);
+    loss_terms += static_cast<double>(micro_batches.back().loss_terms);
+  }
+  // The mean is over the global batch's loss terms. An example is one term everywhere but per
+  // token, where only the ranks together know how many labelled tokens the batch holds.
+  if (options_.objective == Objective::kPerToken) {
+    if (t_.comm_.world_size() > 1) t_.comm_.AllReduceSumDoubles(&loss_terms, 1);
+  } else {
+    loss_terms = static_cast<double>(assignment.global_examples);
   }
   MemoryStatsFor(options_.device).ResetPeaks();
   AllocatorFor(options_.device).ResetPeakReserved();
   const auto begin = std::chrono::steady_clock::now();
   TrainStep step(t_.model_, sync_, scaler_, optimizer_, *schedule_,
-                 StepSettings{options_.fp16, options_.max_grad_norm, options_.seed, options_.device});
+                 StepSettings{options_.fp16, options_.max_grad_norm, options_.seed, options_.device,
+                              options_.objective});
   XLMR_ASSIGN_OR_RETURN(StepOutcome outcome,
-                        step.Run(state_.global_step, micro_batches, assignment.global_examples));
+                        step.Run(state_.global_step, micro_batches, static_cast<int64_t>(loss_terms)));
   t_.comm_.AllReduceSumDoubles(&local_tokens, 1);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
 
@@ -231,14 +239,14 @@ absl::Status Trainer::Run::WriteMetrics(const nlohmann::ordered_json& record) {
 
 absl::Status Trainer::Run::EvaluateAndRecord(bool final_evaluation) {
   if (t_.eval_data_ == nullptr) return absl::OkStatus();
-  last_eval_ = Evaluate(t_.model_, *t_.eval_data_, options_.num_labels, t_.comm_, t_.eval_settings_);
+  last_eval_ = Evaluate(t_.model_, *t_.eval_data_, options_.label_names, t_.comm_, t_.eval_settings_);
   nlohmann::ordered_json record = {{"type", "eval"}, {"step", state_.global_step}, {"epoch", Epoch()}};
   record.update(EvalRecord(*last_eval_, "eval"));
   XLMR_RETURN_IF_ERROR(WriteMetrics(record));
   if (!final_evaluation) {
-    progress_.Message(absl::StrFormat("eval at step %d: loss %.4f, accuracy %.4f, macro-F1 %.4f",
-                                      state_.global_step, last_eval_->loss, last_eval_->accuracy,
-                                      last_eval_->macro_f1));
+    std::string figures = absl::StrFormat("loss %.4f", last_eval_->loss);
+    for (const auto& [name, value] : last_eval_->metrics) absl::StrAppendFormat(&figures, ", %s %.4f", name, value);
+    progress_.Message(absl::StrFormat("eval at step %d: %s", state_.global_step, figures));
   }
   return absl::OkStatus();
 }
@@ -321,7 +329,7 @@ absl::Status Trainer::Run::Execute() {
   if (last_eval_.has_value()) results.update(EvalRecord(*last_eval_, "eval"));
   if (t_.test_data_ != nullptr) {
     results.update(EvalRecord(
-        Evaluate(t_.model_, *t_.test_data_, options_.num_labels, t_.comm_, t_.eval_settings_), "test"));
+        Evaluate(t_.model_, *t_.test_data_, options_.label_names, t_.comm_, t_.eval_settings_), "test"));
   }
   const double train_seconds = ElapsedSeconds();
   nlohmann::ordered_json summary = {{"type", "summary"},
@@ -355,7 +363,7 @@ Trainer::Trainer(TrainableModel& model, const data::TokenizedDataset& train_data
     for (int64_t i = 0; i < train_data_.size(); ++i) batch_plan_.lengths.push_back(train_data_.num_tokens(i));
   }
   eval_settings_ = EvalSettings{options_.per_device_eval_batch_size, options_.fp16, options_.pad_id,
-                                options_.device};
+                                options_.device, options_.objective};
 }
 
 int64_t Trainer::steps_per_epoch() const { return batch_plan_.steps_per_epoch(); }

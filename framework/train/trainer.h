@@ -56,7 +56,8 @@ struct TrainerOptions {
   int save_total_limit = 2;
   std::string resume_from_checkpoint;  // a checkpoint directory (already resolved) or empty
   int32_t pad_id = 1;
-  int num_labels = 2;
+  Objective objective = Objective::kSingleLabel;  // the task's loss and metrics
+  std::vector<std::string> label_names = {"LABEL_0", "LABEL_1"};  // in id order
   bool group_by_length = false;  // batches of similar length (HF LengthGroupedSampler)
 };
 

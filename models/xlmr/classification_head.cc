@@ -2,35 +2,23 @@
 
 #include "framework/ops/activations.h"
 #include "framework/ops/dropout.h"
-#include "framework/ops/elementwise.h"
 #include "framework/ops/linear.h"
 #include "framework/ops/select_token.h"
 #include "models/xlmr/autocast.h"
 
 namespace xlmr::models {
-namespace {
-
-Tensor ToDType(const Tensor& t, DType dtype) { return t.dtype() == dtype ? t : ops::Cast(t, dtype); }
-
-}  // namespace
-
-float ClassificationHead::DropoutProbability(const PassContext& context) const {
-  if (!context.training) return 0.0f;
-  return config_.classifier_dropout.has_value() ? static_cast<float>(*config_.classifier_dropout)
-                                                : config_.hidden_dropout_prob;
-}
 
 Tensor ClassificationHead::Forward(const Tensor& sequence, const ParameterStore& store,
-                                   const PassContext& context, HeadSaved* saved) const {
+                                   const PassContext& context) {
   const DType mm = context.matmul_dtype();
-  const float p = DropoutProbability(context);
+  const float p = HeadDropoutProbability(config_, context);
   auto weight = [&](int i) { return LinearWeight(store, i, context); };
   auto bias = [&](int i) { return LinearBias(store, i, context); };
-  HeadSaved& s = *saved;
+  Saved& s = saved_;
   s.sequence_shape = sequence.shape();
   const Tensor pooled = ops::Dropout(ops::SelectFirstToken(sequence), p,
                                      context.KeyFor(layer_, kHeadInputDropout));
-  s.pooled_mm = ToDType(pooled, mm);
+  s.pooled_mm = InDType(pooled, mm);
   const Tensor dense = ops::Linear(s.pooled_mm, weight(params_.dense_weight),
                                    bias(params_.dense_bias), mm);
   s.hidden = ops::Tanh(dense);
@@ -39,23 +27,25 @@ Tensor ClassificationHead::Forward(const Tensor& sequence, const ParameterStore&
                      bias(params_.out_proj_bias), mm);
 }
 
-Tensor ClassificationHead::Backward(const Tensor& d_logits, const HeadSaved& s,
-                                    ParameterStore& store, const PassContext& context) const {
+Tensor ClassificationHead::Backward(const Tensor& d_logits, ParameterStore& store,
+                                    const PassContext& context) {
   const DType mm = context.matmul_dtype();
-  const float p = DropoutProbability(context);
+  const float p = HeadDropoutProbability(config_, context);
+  const Saved s = std::move(saved_);
+  Clear();
   auto linear_backward = [&](const Tensor& dy, const Tensor& x, int w, int b) {
     Tensor dw = store.grad(w);
     Tensor db = store.grad(b);
     return ops::LinearBackward(dy, x, LinearWeight(store, w, context), &dw, &db, mm);
   };
-  const Tensor d_hidden_dropped = linear_backward(ToDType(d_logits, mm), s.hidden_dropped,
+  const Tensor d_hidden_dropped = linear_backward(InDType(d_logits, mm), s.hidden_dropped,
                                                   params_.out_proj_weight, params_.out_proj_bias);
   const Tensor d_hidden =
       ops::DropoutBackward(d_hidden_dropped, p, context.KeyFor(layer_, kHeadHiddenDropout));
   const Tensor d_dense = ops::TanhBackward(d_hidden, s.hidden);
   const Tensor d_pooled_mm =
       linear_backward(d_dense, s.pooled_mm, params_.dense_weight, params_.dense_bias);
-  const Tensor d_pooled = ops::DropoutBackward(ToDType(d_pooled_mm, DType::kF32), p,
+  const Tensor d_pooled = ops::DropoutBackward(InDType(d_pooled_mm, DType::kF32), p,
                                                context.KeyFor(layer_, kHeadInputDropout));
   return ops::SelectFirstTokenBackward(d_pooled, s.sequence_shape);
 }

@@ -329,6 +329,27 @@ std::vector<std::pair<std::string, int64_t>> XlmrConfig::label2id() const {
   return pairs;
 }
 
+// The task from architectures[0] and problem_type (XlmrConfig::task). Other architectures
+// (e.g. the hub's XLMRobertaForMaskedLM) are backbones a sequence classifier starts from.
+absl::Status ReadTask(const ConfigReader& reader, XlmrConfig* config) {
+  if (reader.Has("architectures")) {
+    const json& list = reader.At("architectures");
+    if (!list.is_null() && (!list.is_array() || (!list.empty() && !list[0].is_string()))) {
+      return reader.Error("architectures", "must be a list of class names, got " + list.dump());
+    }
+    if (list.is_array() && !list.empty() &&
+        list[0].get<std::string>() == XlmrArchitectureName(XlmrTask::kTokenClassification)) {
+      config->task = XlmrTask::kTokenClassification;
+      return absl::OkStatus();
+    }
+  }
+  const bool regression = config->problem_type.has_value()
+                              ? *config->problem_type == "regression"
+                              : config->num_labels() == 1;
+  config->task = regression ? XlmrTask::kRegression : XlmrTask::kSequenceClassification;
+  return absl::OkStatus();
+}
+
 absl::StatusOr<XlmrConfig> XlmrConfigFromJson(const json& object, const std::string& source) {
   if (!object.is_object()) {
     return absl::InvalidArgumentError(
@@ -343,6 +364,7 @@ absl::StatusOr<XlmrConfig> XlmrConfigFromJson(const json& object, const std::str
   XLMR_RETURN_IF_ERROR(CheckDropouts(reader, config));
   XLMR_RETURN_IF_ERROR(CheckTokenIds(reader, config));
   XLMR_RETURN_IF_ERROR(ReadLabels(reader, &config));
+  XLMR_RETURN_IF_ERROR(ReadTask(reader, &config));
   return config;
 }
 
@@ -360,7 +382,7 @@ absl::StatusOr<XlmrConfig> LoadXlmrConfig(const std::string& path) {
 json XlmrConfigToJson(const XlmrConfig& config) {
   json out = config.raw.is_object() ? config.raw : json::object();
   out.erase("num_labels");
-  out["architectures"] = json::array({"XLMRobertaForSequenceClassification"});
+  out["architectures"] = json::array({XlmrArchitectureName(config.task)});
   out["model_type"] = "xlm-roberta";
   out["position_embedding_type"] = "absolute";
   out["vocab_size"] = config.vocab_size;
@@ -388,7 +410,9 @@ json XlmrConfigToJson(const XlmrConfig& config) {
   }
   out["id2label"] = std::move(id2label);
   out["label2id"] = std::move(label2id);
-  out["problem_type"] = config.problem_type.has_value() ? json(*config.problem_type) : json(nullptr);
+  out["problem_type"] = config.task == XlmrTask::kRegression ? json("regression")
+                        : config.problem_type.has_value() ? json(*config.problem_type)
+                                                          : json(nullptr);
   return out;
 }
 
@@ -424,6 +448,28 @@ std::optional<AttentionImplementation> ParseAttentionImplementation(const std::s
 
 const char* AttentionImplementationName(AttentionImplementation implementation) {
   return implementation == AttentionImplementation::kFused ? "fused" : "eager";
+}
+
+std::optional<XlmrTask> ParseXlmrTask(const std::string& text) {
+  for (XlmrTask task : {XlmrTask::kSequenceClassification, XlmrTask::kRegression,
+                        XlmrTask::kTokenClassification}) {
+    if (text == XlmrTaskName(task)) return task;
+  }
+  return std::nullopt;
+}
+
+const char* XlmrTaskName(XlmrTask task) {
+  switch (task) {
+    case XlmrTask::kSequenceClassification: return "sequence_classification";
+    case XlmrTask::kRegression: return "regression";
+    case XlmrTask::kTokenClassification: return "token_classification";
+  }
+  return "?";
+}
+
+const char* XlmrArchitectureName(XlmrTask task) {
+  return task == XlmrTask::kTokenClassification ? "XLMRobertaForTokenClassification"
+                                                : "XLMRobertaForSequenceClassification";
 }
 
 }  // namespace xlmr::models

@@ -35,6 +35,18 @@ enum class AttentionImplementation { kEager, kFused };
 std::optional<AttentionImplementation> ParseAttentionImplementation(const std::string& text);
 const char* AttentionImplementationName(AttentionImplementation implementation);
 
+// What the model's head computes, as Hugging Face chooses the class and the loss:
+//   kSequenceClassification  XLMRobertaForSequenceClassification, cross-entropy over labels;
+//   kRegression              the same class with problem_type "regression" (num_labels 1, MSE);
+//   kTokenClassification     XLMRobertaForTokenClassification, a label per token.
+enum class XlmrTask { kSequenceClassification, kRegression, kTokenClassification };
+
+// "sequence_classification" | "regression" | "token_classification"; nullopt otherwise.
+std::optional<XlmrTask> ParseXlmrTask(const std::string& text);
+const char* XlmrTaskName(XlmrTask task);
+// The `architectures` entry Hugging Face writes for the task's model class.
+const char* XlmrArchitectureName(XlmrTask task);
+
 // Every field the model, the classification head and the trainer read. Defaults are HF's
 // `XLMRobertaConfig` / `PretrainedConfig` class defaults (used only for absent keys).
 struct XlmrConfig {
@@ -62,6 +74,10 @@ struct XlmrConfig {
   // null (absent), "regression", "single_label_classification" or
   // "multi_label_classification"; HF infers it from the labels' dtype when null.
   std::optional<std::string> problem_type;
+  // From architectures[0] and problem_type: "XLMRobertaForTokenClassification" is token
+  // classification; otherwise problem_type "regression", or a null problem_type with one label
+  // (HF's inference at loss time), is regression; anything else is sequence classification.
+  XlmrTask task = XlmrTask::kSequenceClassification;
   // Not read from or written to config.json (see AttentionImplementation).
   AttentionImplementation attention = AttentionImplementation::kFused;
   // The file's full content as read (an empty object for a default-constructed config);
@@ -90,10 +106,11 @@ absl::StatusOr<XlmrConfig> LoadXlmrConfig(const std::string& path);
 absl::StatusOr<XlmrConfig> XlmrConfigFromJson(const nlohmann::json& json,
                                               const std::string& source);
 
-// What HF writes for XLMRobertaForSequenceClassification: `config.raw` with every known field
-// overwritten, architectures ["XLMRobertaForSequenceClassification"], model_type "xlm-roberta",
+// What HF writes for the task's class: `config.raw` with every known field overwritten,
+// architectures [XlmrArchitectureName(task)], model_type "xlm-roberta",
 // position_embedding_type "absolute", id2label with string keys "0".."n-1", label2id,
-// problem_type and classifier_dropout (null when unset). num_labels is removed: HF derives it
+// problem_type ("regression" for kRegression, else as read) and classifier_dropout (null when
+// unset). num_labels is removed: HF derives it
 // from id2label, and a stale copy could contradict it.
 nlohmann::json XlmrConfigToJson(const XlmrConfig& config);
 

@@ -23,7 +23,7 @@ void CopyIntoParameter(const Tensor& source, ParameterStore& store, int index) {
 
 // Fills the model's parameters from `file`; head tensors only when `load_head`.
 absl::Status LoadTensors(const io::SafetensorsFile& file, bool load_head,
-                         XlmrForSequenceClassification& model) {
+                         XlmrTaskModel& model) {
   ParameterStore& store = model.parameters();
   std::set<int> loaded;
   for (const std::string& name : file.names()) {
@@ -32,7 +32,8 @@ absl::Status LoadTensors(const io::SafetensorsFile& file, bool load_head,
     const int index = store.Find(canonical);
     if (index < 0) {
       return absl::InvalidArgumentError(absl::StrCat(
-          file.path(), ": tensor '", name, "' is not a parameter of XLMRobertaForSequenceClassification"));
+          file.path(), ": tensor '", name, "' is not a parameter of ",
+          XlmrArchitectureName(model.config().task)));
     }
     const Shape& expected = store.spec(index).shape;
     if (file.Find(name)->shape != expected) {
@@ -52,13 +53,25 @@ absl::Status LoadTensors(const io::SafetensorsFile& file, bool load_head,
   return absl::OkStatus();
 }
 
-// True when the file holds a complete head (dense and out_proj, weight and bias).
-bool HasHead(const io::SafetensorsFile& file) {
-  int found = 0;
+// True when the file holds every tensor of `model`'s head, and no other head tensor.
+bool HasHead(const io::SafetensorsFile& file, const XlmrTaskModel& model) {
+  std::set<std::string> in_file;
   for (const std::string& name : file.names()) {
-    if (IsHeadTensor(CanonicalTensorName(name))) ++found;
+    const std::string canonical = CanonicalTensorName(name);
+    if (IsHeadTensor(canonical)) in_file.insert(canonical);
   }
-  return found == 4;
+  std::set<std::string> wanted;
+  for (int i : model.layout().head_parameters) wanted.insert(model.parameters().spec(i).name);
+  return in_file == wanted;
+}
+
+// Applies --task to a directory's config: another task means another head (and, for
+// regression, a single output).
+void ApplyTask(XlmrConfig& config, XlmrTask task) {
+  if (config.task == task) return;
+  config.task = task;
+  config.problem_type.reset();
+  if (task == XlmrTask::kRegression) config.id2label = {"LABEL_0"};
 }
 
 }  // namespace
@@ -90,17 +103,21 @@ absl::StatusOr<LoadedModel> LoadPretrained(const std::string& model_dir, const L
   if (options.dropout.has_value()) OverrideDropout(config, *options.dropout);
   config.attention = options.attention;
   XLMR_ASSIGN_OR_RETURN(io::SafetensorsFile file, io::ReadSafetensors(model_dir + "/model.safetensors"));
-  const bool labels_match = !options.labels.has_value() || *options.labels == config.id2label;
-  if (options.labels.has_value()) config.id2label = *options.labels;
+  const bool task_matches = !options.task.has_value() || *options.task == config.task;
+  if (options.task.has_value()) ApplyTask(config, *options.task);
+  const bool regression = config.task == XlmrTask::kRegression;
+  const bool labels_match =
+      regression || !options.labels.has_value() || *options.labels == config.id2label;
+  if (options.labels.has_value() && !regression) config.id2label = *options.labels;
   LoadedModel loaded;
-  loaded.fresh_head = !(labels_match && HasHead(file));
-  loaded.model = std::make_unique<XlmrForSequenceClassification>(std::move(config), options.device);
+  loaded.model = std::make_unique<XlmrTaskModel>(std::move(config), options.device);
+  loaded.fresh_head = !(task_matches && labels_match && HasHead(file, *loaded.model));
   XLMR_RETURN_IF_ERROR(LoadTensors(file, !loaded.fresh_head, *loaded.model));
   if (loaded.fresh_head) InitializeHead(*loaded.model, options.seed);
   return loaded;
 }
 
-absl::Status SavePretrained(const XlmrForSequenceClassification& model, const std::string& output_dir) {
+absl::Status SavePretrained(const XlmrTaskModel& model, const std::string& output_dir) {
   std::error_code error;
   std::filesystem::create_directories(output_dir, error);
   if (error) {

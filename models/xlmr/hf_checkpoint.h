@@ -7,12 +7,14 @@
 // widened to the fp32 masters. A backbone tensor that is missing or has the wrong shape is an
 // error naming the file, the tensor and the shapes.
 //
-// The classification head is kept when the directory has one whose labels match the labels
-// asked for (from_pretrained's behaviour); otherwise (a backbone-only checkpoint, or a head
-// trained for other labels) the head is freshly initialised, N(0, initializer_range), bias 0.
+// The head is kept when the directory has one for the task and labels asked for
+// (from_pretrained's behaviour); otherwise (a backbone-only checkpoint, a head of another task,
+// or one trained for other labels) the head is freshly initialised, N(0, initializer_range),
+// bias 0.
 //
-// Out: config.json (XLMRobertaForSequenceClassification) and model.safetensors with HF's
-// names and {"format": "pt"} metadata, loadable by from_pretrained.
+// Out: config.json (the task's class: XLMRobertaForSequenceClassification or
+// XLMRobertaForTokenClassification) and model.safetensors with HF's names and
+// {"format": "pt"} metadata, loadable by from_pretrained / the Auto classes.
 #ifndef XLMR_MODELS_XLMR_HF_CHECKPOINT_H_
 #define XLMR_MODELS_XLMR_HF_CHECKPOINT_H_
 
@@ -28,7 +30,11 @@ namespace xlmr::models {
 
 struct LoadOptions {
   // The class names the run trains for, in id order; nullopt keeps the directory's own.
+  // Ignored for regression, whose single output is named as the directory names it (HF's
+  // "LABEL_0" when the directory was not a regression model).
   std::optional<std::vector<std::string>> labels;
+  // The task the run trains (--task); nullopt keeps the directory's (XlmrConfig::task).
+  std::optional<XlmrTask> task;
   uint64_t seed = 42;  // for a fresh head
   Device device = Device::kCpu;
   // Overrides hidden, attention and classifier dropout (--dropout), as passing
@@ -42,7 +48,7 @@ struct LoadOptions {
 void OverrideDropout(XlmrConfig& config, double dropout);
 
 struct LoadedModel {
-  std::unique_ptr<XlmrForSequenceClassification> model;
+  std::unique_ptr<XlmrTaskModel> model;
   bool fresh_head = false;  // true when the head was initialised rather than loaded
 };
 
@@ -53,7 +59,7 @@ absl::StatusOr<LoadedModel> LoadPretrained(const std::string& model_dir, const L
 std::string CanonicalTensorName(const std::string& name);
 
 // Writes config.json and model.safetensors into `output_dir` (created if needed).
-absl::Status SavePretrained(const XlmrForSequenceClassification& model, const std::string& output_dir);
+absl::Status SavePretrained(const XlmrTaskModel& model, const std::string& output_dir);
 
 }  // namespace xlmr::models
 

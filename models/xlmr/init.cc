@@ -29,7 +29,7 @@ void FillNormal(float* values, int64_t count, float stddev, uint64_t seed, uint3
   }
 }
 
-void InitializeParameter(XlmrForSequenceClassification& model, int index, uint64_t seed) {
+void InitializeParameter(XlmrTaskModel& model, int index, uint64_t seed) {
   const ParameterStore& store = model.parameters();
   const ParameterSpec& spec = store.spec(index);
   Tensor host = Tensor::Zeros(spec.shape, DType::kF32, Device::kCpu, MemoryCategory::kWorkspace);
@@ -54,15 +54,12 @@ void InitializeParameter(XlmrForSequenceClassification& model, int index, uint64
 
 }  // namespace
 
-void InitializeAllWeights(XlmrForSequenceClassification& model, uint64_t seed) {
+void InitializeAllWeights(XlmrTaskModel& model, uint64_t seed) {
   for (int i = 0; i < model.parameters().size(); ++i) InitializeParameter(model, i, seed);
 }
 
-void InitializeHead(XlmrForSequenceClassification& model, uint64_t seed) {
-  const HeadParams& head = model.layout().head;
-  for (int i : {head.dense_weight, head.dense_bias, head.out_proj_weight, head.out_proj_bias}) {
-    InitializeParameter(model, i, seed);
-  }
+void InitializeHead(XlmrTaskModel& model, uint64_t seed) {
+  for (int i : model.layout().head_parameters) InitializeParameter(model, i, seed);
 }
 
 }  // namespace xlmr::models

@@ -15,10 +15,10 @@
 namespace xlmr::models {
 
 // Initialises every parameter.
-void InitializeAllWeights(XlmrForSequenceClassification& model, uint64_t seed);
+void InitializeAllWeights(XlmrTaskModel& model, uint64_t seed);
 
 // Initialises the classification head only (a fresh head on a pretrained backbone).
-void InitializeHead(XlmrForSequenceClassification& model, uint64_t seed);
+void InitializeHead(XlmrTaskModel& model, uint64_t seed);
 
 }  // namespace xlmr::models
 

@@ -1,4 +1,4 @@
-// XlmrForSequenceClassification::MeasurePassMemory: the probe behind the recompute planner's
+// XlmrTaskModel::MeasurePassMemory: the probe behind the recompute planner's
 // memory model (framework/recompute/memory_model.h). It runs the phases of one training
 // micro-step (those of Forward and Backward, plus the cross-entropy that TrainStep runs in
 // between) with a single encoder block, and reads after each phase how many activation bytes
@@ -60,7 +60,7 @@ ProbeBatch MakeProbeBatch(const XlmrConfig& config, int64_t batch, int64_t seq, 
 
 }  // namespace
 
-recompute::PassMemory XlmrForSequenceClassification::MeasurePassMemory(
+recompute::PassMemory XlmrTaskModel::MeasurePassMemory(
     int64_t batch_size, int64_t sequence_length, const PassContext& context) {
   XLMR_CHECK(context.training) << "the probe measures a training pass";
   XLMR_CHECK(batch_size > 0 && sequence_length > 0)

@@ -4,25 +4,25 @@
 
 namespace xlmr::models {
 
-XlmrForSequenceClassification::XlmrForSequenceClassification(XlmrConfig config, Device device)
+XlmrTaskModel::XlmrTaskModel(XlmrConfig config, Device device)
     : config_(std::move(config)),
       layout_(MakeParameterLayout(config_)),
       store_(layout_.specs, device),
       embeddings_(config_, layout_.embeddings),
-      head_(config_, layout_.head, static_cast<uint32_t>(config_.num_hidden_layers + 1)) {
+      head_(MakeTaskHead(config_, layout_, static_cast<uint32_t>(config_.num_hidden_layers + 1))) {
   for (int layer = 0; layer < config_.num_hidden_layers; ++layer) {
     blocks_.emplace_back(config_, layout_.blocks[layer], layer);
   }
   blocks_saved_.resize(config_.num_hidden_layers);
 }
 
-void XlmrForSequenceClassification::SetRecomputePlan(recompute::RecomputePlan plan) {
+void XlmrTaskModel::SetRecomputePlan(recompute::RecomputePlan plan) {
   XLMR_CHECK(plan.blocks.empty() || static_cast<int>(plan.blocks.size()) == num_blocks())
       << "recompute plan '" << plan.ToString() << "' for " << num_blocks() << " blocks";
   plan_ = std::move(plan);
 }
 
-Tensor XlmrForSequenceClassification::Forward(const ModelInputs& inputs,
+Tensor XlmrTaskModel::Forward(const ModelInputs& inputs,
                                               const PassContext& context,
                                               bool keep_activations) {
   ReleaseActivations();
@@ -40,7 +40,7 @@ Tensor XlmrForSequenceClassification::Forward(const ModelInputs& inputs,
   return logits;
 }
 
-void XlmrForSequenceClassification::Backward(const Tensor& d_logits, const PassContext& context,
+void XlmrTaskModel::Backward(const Tensor& d_logits, const PassContext& context,
                                              const train::BucketReadyFn& on_bucket_ready) {
   XLMR_CHECK(encoder_output_.defined()) << "Backward without a Forward that kept activations";
   Tensor d_hidden = BackwardHead(d_logits, context);
@@ -53,40 +53,39 @@ void XlmrForSequenceClassification::Backward(const Tensor& d_logits, const PassC
   on_bucket_ready(EmbeddingBucket(config_));
 }
 
-void XlmrForSequenceClassification::ReleaseActivations() {
+void XlmrTaskModel::ReleaseActivations() {
   key_mask_ = Tensor();
   embeddings_saved_.Clear();
   for (EncoderBlockSaved& saved : blocks_saved_) saved.Clear();
   encoder_output_ = Tensor();
-  head_saved_.Clear();
+  head_->Clear();
 }
 
-Tensor XlmrForSequenceClassification::ForwardEmbeddings(const ModelInputs& inputs,
+Tensor XlmrTaskModel::ForwardEmbeddings(const ModelInputs& inputs,
                                                         const PassContext& context) {
   key_mask_ = inputs.attention_mask;
   return embeddings_.Forward(inputs.input_ids, store_, context, &embeddings_saved_);
 }
 
-Tensor XlmrForSequenceClassification::ForwardBlock(int i, const Tensor& hidden,
+Tensor XlmrTaskModel::ForwardBlock(int i, const Tensor& hidden,
                                                    const PassContext& context) {
   return blocks_[i].Forward(hidden, key_mask_, store_, context, &blocks_saved_[i]);
 }
 
-Tensor XlmrForSequenceClassification::ForwardHead(const Tensor& encoder_output,
+Tensor XlmrTaskModel::ForwardHead(const Tensor& encoder_output,
                                                   const PassContext& context) {
   encoder_output_ = encoder_output;
-  return head_.Forward(encoder_output, store_, context, &head_saved_);
+  return head_->Forward(encoder_output, store_, context);
 }
 
-Tensor XlmrForSequenceClassification::BackwardHead(const Tensor& d_logits,
+Tensor XlmrTaskModel::BackwardHead(const Tensor& d_logits,
                                                    const PassContext& context) {
-  Tensor d_hidden = head_.Backward(d_logits, head_saved_, store_, context);
-  head_saved_.Clear();
+  Tensor d_hidden = head_->Backward(d_logits, store_, context);
   encoder_output_ = Tensor();
   return d_hidden;
 }
 
-Tensor XlmrForSequenceClassification::BackwardBlock(int i, recompute::BlockRecompute mode,
+Tensor XlmrTaskModel::BackwardBlock(int i, recompute::BlockRecompute mode,
                                                     Tensor d_output, const PassContext& context) {
   EncoderBlockSaved& saved = blocks_saved_[i];
   blocks_[i].Recompute(mode, key_mask_, store_, context, &saved);
@@ -94,7 +93,7 @@ Tensor XlmrForSequenceClassification::BackwardBlock(int i, recompute::BlockRecom
   return blocks_[i].Backward(std::move(d_output), key_mask_, &saved, store_, context);
 }
 
-void XlmrForSequenceClassification::BackwardEmbeddings(const Tensor& d_hidden,
+void XlmrTaskModel::BackwardEmbeddings(const Tensor& d_hidden,
                                                        const PassContext& context) {
   embeddings_.Backward(d_hidden, embeddings_saved_, store_, context);
   embeddings_saved_.Clear();

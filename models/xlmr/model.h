@@ -1,5 +1,6 @@
-// XlmrForSequenceClassification: the whole model (embeddings, encoder blocks, classification
-// head) with explicit Forward and Backward, parameters in one ParameterStore.
+// XlmrTaskModel: the whole model (embeddings, encoder blocks, the task's head: HF's
+// XLMRobertaForSequenceClassification or XLMRobertaForTokenClassification, XlmrConfig::task)
+// with explicit Forward and Backward, parameters in one ParameterStore.
 //
 // Forward keeps, per block, what the recompute plan says that block keeps
 // (framework/recompute/recompute_plan.h): everything its backward needs (EncoderBlockSaved),
@@ -19,18 +20,18 @@
 #include "framework/recompute/recompute_plan.h"
 #include "framework/tensor/parameter_store.h"
 #include "framework/tensor/tensor.h"
-#include "models/xlmr/classification_head.h"
 #include "models/xlmr/config.h"
 #include "models/xlmr/embeddings.h"
 #include "models/xlmr/encoder_block.h"
 #include "models/xlmr/parameter_layout.h"
 #include "models/xlmr/pass_context.h"
+#include "models/xlmr/task_head.h"
 
 namespace xlmr::models {
 
-class XlmrForSequenceClassification final : public train::TrainableModel {
+class XlmrTaskModel final : public train::TrainableModel {
  public:
-  XlmrForSequenceClassification(XlmrConfig config, Device device);
+  XlmrTaskModel(XlmrConfig config, Device device);
 
   const XlmrConfig& config() const { return config_; }
   const ParameterLayout& layout() const { return layout_; }
@@ -42,12 +43,13 @@ class XlmrForSequenceClassification final : public train::TrainableModel {
   void SetRecomputePlan(recompute::RecomputePlan plan) override;
   const recompute::RecomputePlan& recompute_plan() const { return plan_; }
 
-  // Returns logits [B, num_labels] (matmul dtype). Keeps the activations for Backward when
+  // Returns logits (matmul dtype): [B, num_labels], or [B, S, num_labels] for token
+  // classification. Keeps the activations for Backward when
   // `keep_activations`; evaluation passes false and keeps nothing.
   Tensor Forward(const ModelInputs& inputs, const PassContext& context,
                  bool keep_activations) override;
 
-  // [in] d_logits [B, num_labels] (any float dtype): the gradient of the (scaled) loss.
+  // [in] d_logits, shaped as the logits (any float dtype): the gradient of the (scaled) loss.
   // Accumulates every parameter gradient (+=) and calls on_bucket_ready(bucket) as each
   // bucket's gradients are final for this pass. Frees the saved activations as it goes.
   void Backward(const Tensor& d_logits, const PassContext& context,
@@ -87,7 +89,7 @@ class XlmrForSequenceClassification final : public train::TrainableModel {
   ParameterStore store_;
   Embeddings embeddings_;
   std::vector<EncoderBlock> blocks_;
-  ClassificationHead head_;
+  std::unique_ptr<TaskHead> head_;
   recompute::RecomputePlan plan_;
 
   // Saved between Forward and Backward.
@@ -95,7 +97,6 @@ class XlmrForSequenceClassification final : public train::TrainableModel {
   EmbeddingsSaved embeddings_saved_;
   std::vector<EncoderBlockSaved> blocks_saved_;
   Tensor encoder_output_;
-  HeadSaved head_saved_;
 };
 
 }  // namespace xlmr::models

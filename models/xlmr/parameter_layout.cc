@@ -44,10 +44,16 @@ ParameterLayout MakeParameterLayout(const XlmrConfig& config) {
   const int64_t h = config.hidden_size;
   const int64_t num_labels = static_cast<int64_t>(config.id2label.size());
 
-  std::tie(layout.head.dense_weight, layout.head.dense_bias) =
-      add.AddLinear("classifier.dense", h, h, HeadBucket());
-  std::tie(layout.head.out_proj_weight, layout.head.out_proj_bias) =
-      add.AddLinear("classifier.out_proj", num_labels, h, HeadBucket());
+  if (config.task == XlmrTask::kTokenClassification) {
+    std::tie(layout.token_head.weight, layout.token_head.bias) =
+        add.AddLinear("classifier", num_labels, h, HeadBucket());
+  } else {
+    std::tie(layout.head.dense_weight, layout.head.dense_bias) =
+        add.AddLinear("classifier.dense", h, h, HeadBucket());
+    std::tie(layout.head.out_proj_weight, layout.head.out_proj_bias) =
+        add.AddLinear("classifier.out_proj", num_labels, h, HeadBucket());
+  }
+  for (int i = 0; i < static_cast<int>(layout.specs.size()); ++i) layout.head_parameters.push_back(i);
 
   layout.blocks.resize(config.num_hidden_layers);
   for (int layer = config.num_hidden_layers - 1; layer >= 0; --layer) {

@@ -1,5 +1,6 @@
-// The parameters of XLMRobertaForSequenceClassification, named as Hugging Face names them,
-// in the order their gradients are produced by backward: classifier head, last encoder block,
+// The parameters of XLMRobertaForSequenceClassification or XLMRobertaForTokenClassification
+// (XlmrConfig::task), named as Hugging Face names them, in the order their gradients are
+// produced by backward: classifier head, last encoder block,
 // ..., first block, embeddings. One gradient bucket per group, numbered in that order.
 #ifndef XLMR_MODELS_XLMR_PARAMETER_LAYOUT_H_
 #define XLMR_MODELS_XLMR_PARAMETER_LAYOUT_H_
@@ -26,15 +27,24 @@ struct EmbeddingParams {
   int word, position, token_type, norm_weight, norm_bias;
 };
 
+// XLMRobertaClassificationHead (sequence classification and regression): classifier.dense,
+// classifier.out_proj.
 struct HeadParams {
-  int dense_weight, dense_bias, out_proj_weight, out_proj_bias;
+  int dense_weight = -1, dense_bias = -1, out_proj_weight = -1, out_proj_bias = -1;
+};
+
+// XLMRobertaForTokenClassification's head: one Linear `classifier` applied to every token.
+struct TokenHeadParams {
+  int weight = -1, bias = -1;
 };
 
 struct ParameterLayout {
   std::vector<ParameterSpec> specs;
   std::vector<EncoderBlockParams> blocks;  // blocks[i] is encoder layer i
   EmbeddingParams embeddings;
-  HeadParams head;
+  HeadParams head;              // set for sequence classification and regression
+  TokenHeadParams token_head;   // set for token classification
+  std::vector<int> head_parameters;  // every parameter of the task's head (bucket HeadBucket())
 };
 
 ParameterLayout MakeParameterLayout(const XlmrConfig& config);

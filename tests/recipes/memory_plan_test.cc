@@ -49,7 +49,7 @@ MemoryPlanRequest Request(const std::string& budget) {
 class MemoryPlanTest : public ::testing::Test {
  protected:
   MemoryPlanTest() : model_(TinyConfig(), Device::kCpu) { models::InitializeAllWeights(model_, 1); }
-  models::XlmrForSequenceClassification model_;
+  models::XlmrTaskModel model_;
 };
 
 TEST_F(MemoryPlanTest, NoFlagKeepsEverythingAndGradientCheckpointingRecomputesEveryBlock) {

@@ -48,7 +48,7 @@ double RelativeError(const std::vector<float>& actual, const std::vector<float>&
   return max_diff / max_ref;
 }
 
-void ExpectPaddingRowsUntouched(const models::XlmrForSequenceClassification& model) {
+void ExpectPaddingRowsUntouched(const models::XlmrTaskModel& model) {
   const ParameterStore& store = model.parameters();
   const int64_t pad = model.config().pad_token_id;
   for (const char* name : {"roberta.embeddings.word_embeddings.weight",
@@ -89,7 +89,7 @@ void ExpectHuggingFaceParity(Device device, Precision precision, models::Attenti
       models::LoadPretrained(std::string(kTinyXlmrGoldenDir) + "/classifier", load);
   ASSERT_TRUE(loaded.ok()) << loaded.status();
   ASSERT_FALSE(loaded->fresh_head);
-  models::XlmrForSequenceClassification& model = *loaded->model;
+  models::XlmrTaskModel& model = *loaded->model;
   if (fp16) model.parameters().EnableHalfCopy();
   // The attention the blocks really run (fused falls back to eager where no kernel exists, e.g.
   // the golden model's head_dim 8 on CUDA) decides which fp16 golden file applies.

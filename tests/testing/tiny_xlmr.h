@@ -68,7 +68,7 @@ class TinyTrainer {
   // `comm` may be null (a world-size-1 LocalCommunicator is used).
   explicit TinyTrainer(const TinyTrainerOptions& options = {}, distributed::Communicator* comm = nullptr);
 
-  models::XlmrForSequenceClassification& model() { return model_; }
+  models::XlmrTaskModel& model() { return model_; }
   optim::AdamW& optimizer() { return optimizer_; }
   const optim::LrSchedule& schedule() const { return schedule_; }
 
@@ -78,7 +78,7 @@ class TinyTrainer {
 
  private:
   std::unique_ptr<distributed::Communicator> owned_comm_;
-  models::XlmrForSequenceClassification model_;
+  models::XlmrTaskModel model_;
   distributed::GradientSynchronizer sync_;
   amp::DynamicLossScaler scaler_;
   optim::AdamW optimizer_;

@@ -186,7 +186,7 @@ TEST(GradientSynchronizerTest, TrainStepReducesEachBucketOnceAfterItsLastContrib
   for (const bool blocks_host : {false, true}) {
     SCOPED_TRACE(blocks_host ? "communication thread" : "inline");
     const data::TokenizedDataset dataset = testing::TinyDataset(12);
-    models::XlmrForSequenceClassification model(testing::TinyXlmrConfig(), Device::kCpu);
+    models::XlmrTaskModel model(testing::TinyXlmrConfig(), Device::kCpu);
     models::InitializeAllWeights(model, 7);
     ParameterStore& store = model.parameters();
     FakeTwoRankCommunicator comm(store, blocks_host);

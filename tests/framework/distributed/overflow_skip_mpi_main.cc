@@ -60,7 +60,7 @@ int Run() {
   const int rank = comm.rank();
 
   const data::TokenizedDataset dataset = testing::TinyDataset(8);
-  models::XlmrForSequenceClassification model(testing::TinyXlmrConfig(), Device::kCpu);
+  models::XlmrTaskModel model(testing::TinyXlmrConfig(), Device::kCpu);
   models::InitializeAllWeights(model, 7);
   ParameterStore& store = model.parameters();
   store.EnableHalfCopy();

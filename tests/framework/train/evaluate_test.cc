@@ -84,14 +84,19 @@ data::TokenizedDataset FixedDataset() {
   return dataset;
 }
 
+const std::vector<std::string> kLabelNames = {"neg", "pos"};
+
 void ExpectHandComputedMetrics(const EvalResult& result) {
   const double loss = (3 * std::log(4.0 / 3.0) + std::log(4.0) + std::log(2.0)) / 5;
   EXPECT_EQ(result.examples, 5);
   EXPECT_NEAR(result.loss, loss, 1e-6 * loss);
-  EXPECT_NEAR(result.accuracy, 0.8, 1e-6);
-  EXPECT_NEAR(result.macro_f1, 0.8, 1e-6);
-  ASSERT_TRUE(result.roc_auc.has_value());
-  EXPECT_NEAR(*result.roc_auc, 0.75, 1e-6);
+  ASSERT_EQ(result.metrics.size(), 3u);  // in report order
+  EXPECT_EQ(result.metrics[0].first, "accuracy");
+  EXPECT_EQ(result.metrics[1].first, "macro_f1");
+  EXPECT_EQ(result.metrics[2].first, "roc_auc");
+  EXPECT_NEAR(result.Metric("accuracy").value(), 0.8, 1e-6);
+  EXPECT_NEAR(result.Metric("macro_f1").value(), 0.8, 1e-6);
+  EXPECT_NEAR(result.Metric("roc_auc").value(), 0.75, 1e-6);
 }
 
 TEST(EvaluateTest, PredictGivesLogitsSoftmaxAndArgmaxPerExample) {
@@ -115,7 +120,7 @@ TEST(EvaluateTest, OneRankComputesTheHandWorkedMetrics) {
   distributed::LocalCommunicator comm;
   EvalSettings settings;
   settings.batch_size = 2;
-  ExpectHandComputedMetrics(Evaluate(model, FixedDataset(), 2, comm, settings));
+  ExpectHandComputedMetrics(Evaluate(model, FixedDataset(), kLabelNames, comm, settings));
 }
 
 // Rank `rank` of 2 whose AllGatherDoubles puts `before` (what lower ranks sent) in front of
@@ -151,11 +156,11 @@ TEST(EvaluateTest, TwoRanksEachTakeTheirSliceAndAgreeOnTheWholeSet) {
   EvalSettings settings;
   settings.batch_size = 2;
   TwoRankComm rank0(0, {});
-  Evaluate(model, dataset, 2, rank0, settings);
+  Evaluate(model, dataset, kLabelNames, rank0, settings);
   // Rank 0 of 2 takes examples [0, 5*1/2) = [0, 2): 4 doubles each.
   EXPECT_EQ(rank0.sent.size(), 8u);
   TwoRankComm rank1(1, rank0.sent);
-  ExpectHandComputedMetrics(Evaluate(model, dataset, 2, rank1, settings));
+  ExpectHandComputedMetrics(Evaluate(model, dataset, kLabelNames, rank1, settings));
   EXPECT_EQ(rank1.sent.size(), 12u);  // examples [2, 5)
 }
 

@@ -57,7 +57,7 @@ class GradientCheckTest : public ::testing::Test {
     return loss.sum / static_cast<double>(loss.count);
   }
 
-  XlmrForSequenceClassification model_;
+  XlmrTaskModel model_;
   ModelInputs inputs_;
   Tensor labels_;
 };

@@ -13,9 +13,9 @@ namespace {
 TEST(InitTest, FollowsHuggingFaceRulesAndIsDeterministic) {
   testing::TinyModelOptions options;
   options.initializer_range = 0.02;
-  XlmrForSequenceClassification a(testing::TinyXlmrConfig(options), Device::kCpu);
-  XlmrForSequenceClassification b(testing::TinyXlmrConfig(options), Device::kCpu);
-  XlmrForSequenceClassification c(testing::TinyXlmrConfig(options), Device::kCpu);
+  XlmrTaskModel a(testing::TinyXlmrConfig(options), Device::kCpu);
+  XlmrTaskModel b(testing::TinyXlmrConfig(options), Device::kCpu);
+  XlmrTaskModel c(testing::TinyXlmrConfig(options), Device::kCpu);
   InitializeAllWeights(a, 42);
   InitializeAllWeights(b, 42);
   InitializeAllWeights(c, 43);
@@ -55,7 +55,7 @@ TEST(InitTest, FollowsHuggingFaceRulesAndIsDeterministic) {
 }
 
 TEST(InitTest, FreshHeadRedrawsTheHeadAndLeavesTheBackboneAlone) {
-  XlmrForSequenceClassification model(testing::TinyXlmrConfig(), Device::kCpu);
+  XlmrTaskModel model(testing::TinyXlmrConfig(), Device::kCpu);
   InitializeAllWeights(model, 1);
   const std::vector<float> before = model.parameters().master().ToFloatVector();
   InitializeHead(model, 2);

@@ -62,7 +62,7 @@ class RecomputeTrainer {
  public:
   RecomputeTrainer(int layers, const RecomputeVariant& variant, uint64_t dropout_seed = 11);
 
-  models::XlmrForSequenceClassification& model() { return trainer_.model(); }
+  models::XlmrTaskModel& model() { return trainer_.model(); }
   // One optimizer step over `batches` with its measured activation peak.
   MeasuredStep Step(int step, const std::vector<data::Batch>& batches);
 

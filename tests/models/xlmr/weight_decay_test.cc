@@ -21,7 +21,7 @@ bool HuggingFaceDecays(const std::string& name) {
 }
 
 TEST(WeightDecayTest, LayoutFlagsFollowHuggingFaceTrainer) {
-  XlmrForSequenceClassification model(testing::TinyXlmrConfig(), Device::kCpu);
+  XlmrTaskModel model(testing::TinyXlmrConfig(), Device::kCpu);
   const ParameterStore& store = model.parameters();
   int decayed = 0;
   for (int p = 0; p < store.size(); ++p) {
@@ -40,7 +40,7 @@ TEST(WeightDecayTest, LayoutFlagsFollowHuggingFaceTrainer) {
 }
 
 TEST(WeightDecayTest, AdamWDecaysExactlyTheFlaggedParameters) {
-  XlmrForSequenceClassification model(testing::TinyXlmrConfig(), Device::kCpu);
+  XlmrTaskModel model(testing::TinyXlmrConfig(), Device::kCpu);
   InitializeAllWeights(model, 5);
   ParameterStore& store = model.parameters();
   // LayerNorm weights start at 1 and biases at 0: give every parameter a non-zero value so

@@ -1,0 +1,47 @@
+#include "framework/train/objective.h"
+
+#include "framework/core/check.h"
+
+namespace xlmr::train {
+namespace {
+
+// The loss ops take rows: per-token logits [B,S,L] and labels [B,S] become B*S rows, and a
+// regression's targets [B] become the column [B,1] its predictions have.
+struct Rows {
+  Tensor logits;
+  Tensor labels;
+};
+
+Rows AsRows(Objective objective, const Tensor& logits, const Tensor& labels) {
+  switch (objective) {
+    case Objective::kSingleLabel:
+      return {logits, labels};
+    case Objective::kPerToken:
+      XLMR_CHECK(logits.rank() == 3 && labels.rank() == 2) << "per-token loss shapes";
+      return {logits.Reshaped({logits.dim(0) * logits.dim(1), logits.dim(2)}),
+              labels.Reshaped({labels.dim(0) * labels.dim(1)})};
+    case Objective::kRegression:
+      XLMR_CHECK(logits.rank() == 2 && logits.dim(1) == 1) << "regression predicts one value";
+      return {logits, labels.Reshaped({labels.dim(0), 1})};
+  }
+  return {};
+}
+
+}  // namespace
+
+ops::LossSum ObjectiveLoss(Objective objective, const Tensor& logits, const Tensor& labels) {
+  const Rows rows = AsRows(objective, logits, labels);
+  return objective == Objective::kRegression ? ops::MseLoss(rows.logits, rows.labels)
+                                             : ops::CrossEntropyLoss(rows.logits, rows.labels);
+}
+
+Tensor ObjectiveBackward(Objective objective, const Tensor& logits, const Tensor& labels,
+                         float scale) {
+  const Rows rows = AsRows(objective, logits, labels);
+  const Tensor d_rows = objective == Objective::kRegression
+                            ? ops::MseBackward(rows.logits, rows.labels, scale)
+                            : ops::CrossEntropyBackward(rows.logits, rows.labels, scale);
+  return d_rows.Reshaped(logits.shape());
+}
+
+}  // namespace xlmr::train

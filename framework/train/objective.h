@@ -1,0 +1,33 @@
+// What a training run minimises, per task, as Hugging Face's heads compute their loss:
+//   kSingleLabel  cross-entropy of logits [B, L] against label ids [B]
+//                 (XLMRobertaForSequenceClassification, single_label_classification);
+//   kPerToken     cross-entropy of logits [B, S, L] against label ids [B, S], -100 ignored
+//                 (XLMRobertaForTokenClassification: only each word's first sub-token counts);
+//   kRegression   mean squared error of predictions [B, 1] against targets [B] f32
+//                 (problem_type "regression").
+//
+// The loss is returned as a sum and its term count (ops::LossSum): TrainStep divides by the
+// term count of the whole global batch (examples, or labelled tokens for kPerToken), so that
+// accumulated, all-reduced gradients are those of the mean over the global batch. For
+// kPerToken that is the mean over every labelled token of the global batch, as HF's Trainer
+// computes it with num_items_in_batch (since transformers 4.46; average_tokens_across_devices).
+#ifndef XLMR_FRAMEWORK_TRAIN_OBJECTIVE_H_
+#define XLMR_FRAMEWORK_TRAIN_OBJECTIVE_H_
+
+#include "framework/ops/loss.h"
+#include "framework/tensor/tensor.h"
+
+namespace xlmr::train {
+
+enum class Objective { kSingleLabel, kPerToken, kRegression };
+
+// The loss sum and term count of a micro-batch (labels as data::Collate builds them).
+ops::LossSum ObjectiveLoss(Objective objective, const Tensor& logits, const Tensor& labels);
+
+// d(loss sum)/d(logits) * scale, f32, shaped as `logits`. scale = loss_scale / global terms.
+Tensor ObjectiveBackward(Objective objective, const Tensor& logits, const Tensor& labels,
+                         float scale);
+
+}  // namespace xlmr::train
+
+#endif  // XLMR_FRAMEWORK_TRAIN_OBJECTIVE_H_
