@@ -5,7 +5,8 @@
 #
 # RUNS inputs per target (default 1000000); targets: safetensors record_reader
 # tagged_sentence_reader config trainer_state tokenizer (default: all of them;
-# sentencepiece_model is left out of the default until its known crash in Debian's libsentencepiece is dealt with, see README "Fuzzing").
+# sentencepiece_model is left out of the default until its known crash in Debian's
+# libsentencepiece is dealt with, see README "Fuzzing").
 # Environment:
 #   FUZZ_SECONDS=S       stop each target after S seconds too (libFuzzer -max_total_time)
 #   FUZZ_SEED=N          libFuzzer's -seed: with a run count and no time limit, the same
