@@ -3,9 +3,10 @@
 #
 #   bash tools/fuzz.sh [RUNS] [TARGET...]
 #
-# RUNS inputs per target (default 1000000); targets: safetensors record_reader config
-# trainer_state tokenizer (default: all of them; sentencepiece_model is left out of the default
-# until its known crash in Debian's libsentencepiece is dealt with, see README "Fuzzing").
+# RUNS inputs per target (default 1000000); targets: safetensors record_reader
+# tagged_sentence_reader config trainer_state tokenizer (default: all of them;
+# sentencepiece_model is left out of the default until its known crash in Debian's
+# libsentencepiece is dealt with, see README "Fuzzing").
 # Environment:
 #   FUZZ_SECONDS=S       stop each target after S seconds too (libFuzzer -max_total_time)
 #   FUZZ_SEED=N          libFuzzer's -seed: with a run count and no time limit, the same
@@ -23,7 +24,7 @@ cd "$(dirname "$0")/.."
 runs=${1:-1000000}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(safetensors record_reader config trainer_state tokenizer)
+[ ${#targets[@]} -gt 0 ] || targets=(safetensors record_reader tagged_sentence_reader config trainer_state tokenizer)
 if ! command -v clang-14 > /dev/null; then
   echo "tools/fuzz.sh: clang-14 not found; run bash tools/fuzz_bootstrap.sh" >&2
   exit 2
