@@ -8,10 +8,13 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "framework/io/safetensors.h"
 #include "framework/ops/loss.h"
+#include "framework/train/objective.h"
 #include "gtest/gtest.h"
 #include "models/xlmr/hf_checkpoint.h"
+#include "models/xlmr/task_head.h"
 
 namespace xlmr::testing {
 namespace {
@@ -80,13 +83,93 @@ constexpr ParityTolerances kFusedFp16Tolerances = {2e-3, 2e-3, 5e-4};
 
 }  // namespace
 
-void ExpectHuggingFaceParity(Device device, Precision precision, models::AttentionImplementation attention) {
-  const bool fp16 = precision == Precision::kFp16Autocast;
+namespace {
+
+// The golden file's labels as the loss reads them: ids (I64) as i32, regression targets as f32.
+Tensor GoldenLabels(const io::SafetensorsFile& file, train::Objective objective) {
+  if (objective != train::Objective::kRegression) return ReadInt64AsInt32(file, "labels");
+  absl::StatusOr<Tensor> targets = io::ToTensor(file, "labels");
+  EXPECT_TRUE(targets.ok()) << targets.status();
+  return targets.ok() ? *targets : Tensor::Zeros({0}, DType::kF32);
+}
+
+struct ParityRun {
+  models::XlmrTaskModel* model;
+  const io::SafetensorsFile* inputs;  // input_ids, attention_mask
+  const io::SafetensorsFile* golden;  // labels (unless `labels_from_inputs`), logits, loss, grads
+  bool labels_from_inputs;
+  train::Objective objective;
+  ParityTolerances tolerance;
+  Device device;
+  bool fp16;
+  std::string description;  // for the summary line
+};
+
+// One forward and backward of `run.model` on the golden inputs, compared with HF's results.
+void CompareWithGolden(const ParityRun& run) {
+  models::XlmrTaskModel& model = *run.model;
+  const io::SafetensorsFile& golden = *run.golden;
+  const models::ModelInputs inputs{ReadInt64AsInt32(*run.inputs, "input_ids").ToDevice(run.device),
+                                   ReadInt64AsInt32(*run.inputs, "attention_mask").ToDevice(run.device)};
+  const Tensor labels =
+      GoldenLabels(run.labels_from_inputs ? *run.inputs : golden, run.objective).ToDevice(run.device);
+  models::PassContext context;  // eval: dropout off
+  context.fp16 = run.fp16;
+  const Tensor logits = model.Forward(inputs, context, /*keep_activations=*/true);
+  const double logits_error = RelativeError(logits.ToFloatVector(), Golden(golden, "logits"));
+  EXPECT_LE(logits_error, run.tolerance.logits) << "logits";
+
+  const ops::LossSum loss = train::ObjectiveLoss(run.objective, logits, labels);
+  const double mean_loss = loss.sum / static_cast<double>(loss.count);
+  const double golden_loss = Golden(golden, "loss")[0];
+  EXPECT_LE(std::fabs(mean_loss - golden_loss) / golden_loss, run.tolerance.logits) << "loss";
+
+  const Tensor d_logits =
+      train::ObjectiveBackward(run.objective, logits, labels, 1.0f / static_cast<float>(loss.count));
+  std::vector<int> buckets;
+  model.Backward(d_logits, context, [&](int bucket) { buckets.push_back(bucket); });
+  const int num_buckets = model.num_blocks() + 2;
+  ASSERT_EQ(static_cast<int>(buckets.size()), num_buckets);
+  for (int i = 0; i < num_buckets; ++i) EXPECT_EQ(buckets[i], i) << "buckets complete in order";
+
+  const ParameterStore& store = model.parameters();
+  double largest_gradient = 0;
+  for (int i = 0; i < store.size(); ++i) {
+    for (float g : Golden(golden, "grad/" + store.spec(i).name)) {
+      largest_gradient = std::max(largest_gradient, std::fabs(double{g}));
+    }
+  }
+  double worst = 0;
+  std::string worst_name;
+  for (int i = 0; i < store.size(); ++i) {
+    const std::string& name = store.spec(i).name;
+    const std::vector<float> ours = store.grad(i).ToFloatVector();
+    if (name.find("attention.self.key.bias") != std::string::npos) {
+      for (float g : ours) EXPECT_LE(std::fabs(g), run.tolerance.zero_gradient * largest_gradient) << name;
+      continue;
+    }
+    const double error = RelativeError(ours, Golden(golden, "grad/" + name));
+    EXPECT_LE(error, run.tolerance.gradients) << name;
+    if (error > worst) worst = error, worst_name = name;
+  }
+  ExpectPaddingRowsUntouched(model);
+  std::printf("parity (%s): logits rel err %.3g, loss %.9g vs %.9g, worst grad rel err %.3g (%s)\n",
+              run.description.c_str(), logits_error, mean_loss, golden_loss, worst, worst_name.c_str());
+}
+
+absl::StatusOr<models::LoadedModel> LoadGoldenModel(const std::string& directory, Device device,
+                                                     models::AttentionImplementation attention) {
   models::LoadOptions load;
   load.device = device;
   load.attention = attention;
-  absl::StatusOr<models::LoadedModel> loaded =
-      models::LoadPretrained(std::string(kTinyXlmrGoldenDir) + "/classifier", load);
+  return models::LoadPretrained(std::string(kTinyXlmrGoldenDir) + "/" + directory, load);
+}
+
+}  // namespace
+
+void ExpectHuggingFaceParity(Device device, Precision precision, models::AttentionImplementation attention) {
+  const bool fp16 = precision == Precision::kFp16Autocast;
+  absl::StatusOr<models::LoadedModel> loaded = LoadGoldenModel("classifier", device, attention);
   ASSERT_TRUE(loaded.ok()) << loaded.status();
   ASSERT_FALSE(loaded->fresh_head);
   models::XlmrTaskModel& model = *loaded->model;
@@ -106,54 +189,29 @@ void ExpectHuggingFaceParity(Device device, Precision precision, models::Attenti
   }
   absl::StatusOr<io::SafetensorsFile>& golden = fp16 ? fp16_file : inputs_file;
   ASSERT_TRUE(golden.ok()) << golden.status();
+  CompareWithGolden({&model, &*inputs_file, &*golden, /*labels_from_inputs=*/true,
+                     train::Objective::kSingleLabel, tolerance, device, fp16,
+                     absl::StrCat(DeviceName(device), ", ", fp16 ? "fp16 autocast" : "fp32", ", ",
+                                  fused ? "fused" : "eager", " attention")});
+}
 
-  const models::ModelInputs inputs{ReadInt64AsInt32(*inputs_file, "input_ids").ToDevice(device),
-                                   ReadInt64AsInt32(*inputs_file, "attention_mask").ToDevice(device)};
-  const Tensor labels = ReadInt64AsInt32(*inputs_file, "labels").ToDevice(device);
-  models::PassContext context;  // eval: dropout off
-  context.fp16 = fp16;
-  const Tensor logits = model.Forward(inputs, context, /*keep_activations=*/true);
-  const double logits_error = RelativeError(logits.ToFloatVector(), Golden(*golden, "logits"));
-  EXPECT_LE(logits_error, tolerance.logits) << "logits";
-
-  const ops::LossSum loss = ops::CrossEntropyLoss(logits, labels);
-  const double mean_loss = loss.sum / static_cast<double>(loss.count);
-  const double golden_loss = Golden(*golden, "loss")[0];
-  EXPECT_LE(std::fabs(mean_loss - golden_loss) / golden_loss, tolerance.logits) << "loss";
-
-  const Tensor d_logits =
-      ops::CrossEntropyBackward(logits, labels, 1.0f / static_cast<float>(loss.count));
-  std::vector<int> buckets;
-  model.Backward(d_logits, context, [&](int bucket) { buckets.push_back(bucket); });
-  const int num_buckets = model.num_blocks() + 2;
-  ASSERT_EQ(static_cast<int>(buckets.size()), num_buckets);
-  for (int i = 0; i < num_buckets; ++i) EXPECT_EQ(buckets[i], i) << "buckets complete in order";
-
-  const ParameterStore& store = model.parameters();
-  double largest_gradient = 0;
-  for (int i = 0; i < store.size(); ++i) {
-    for (float g : Golden(*golden, "grad/" + store.spec(i).name)) {
-      largest_gradient = std::max(largest_gradient, std::fabs(double{g}));
-    }
-  }
-  double worst = 0;
-  std::string worst_name;
-  for (int i = 0; i < store.size(); ++i) {
-    const std::string& name = store.spec(i).name;
-    const std::vector<float> ours = store.grad(i).ToFloatVector();
-    if (name.find("attention.self.key.bias") != std::string::npos) {
-      for (float g : ours) EXPECT_LE(std::fabs(g), tolerance.zero_gradient * largest_gradient) << name;
-      continue;
-    }
-    const double error = RelativeError(ours, Golden(*golden, "grad/" + name));
-    EXPECT_LE(error, tolerance.gradients) << name;
-    if (error > worst) worst = error, worst_name = name;
-  }
-  ExpectPaddingRowsUntouched(model);
-  std::printf("parity (%s, %s, %s attention): logits rel err %.3g, loss %.9g vs %.9g, worst grad rel err %.3g (%s)\n",
-              DeviceName(device), fp16 ? "fp16 autocast" : "fp32",
-              fused ? "fused" : "eager", logits_error, mean_loss, golden_loss, worst,
-              worst_name.c_str());
+void ExpectHeadParity(Device device, models::XlmrTask task) {
+  const bool per_token = task == models::XlmrTask::kTokenClassification;
+  ASSERT_TRUE(per_token || task == models::XlmrTask::kRegression) << "the sequence head: ExpectHuggingFaceParity";
+  absl::StatusOr<models::LoadedModel> loaded = LoadGoldenModel(
+      per_token ? "token_classifier" : "regressor", device, models::AttentionImplementation::kFused);
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  ASSERT_FALSE(loaded->fresh_head);
+  ASSERT_EQ(loaded->model->config().task, task) << "config.json's architectures / problem_type";
+  absl::StatusOr<io::SafetensorsFile> inputs_file =
+      io::ReadSafetensors(std::string(kTinyXlmrGoldenDir) + "/golden.safetensors");
+  ASSERT_TRUE(inputs_file.ok()) << inputs_file.status();
+  absl::StatusOr<io::SafetensorsFile> golden = io::ReadSafetensors(
+      std::string(kTinyXlmrGoldenDir) + (per_token ? "/golden_token.safetensors" : "/golden_regression.safetensors"));
+  ASSERT_TRUE(golden.ok()) << golden.status();
+  CompareWithGolden({loaded->model.get(), &*inputs_file, &*golden, /*labels_from_inputs=*/false,
+                     models::ObjectiveOf(task), kFp32Tolerances, device, /*fp16=*/false,
+                     absl::StrCat(DeviceName(device), ", fp32, ", models::XlmrTaskName(task))});
 }
 
 }  // namespace xlmr::testing

@@ -41,6 +41,13 @@ enum class Precision { kFp32, kFp16Autocast };
 void ExpectHuggingFaceParity(Device device, Precision precision = Precision::kFp32,
                              models::AttentionImplementation attention = models::AttentionImplementation::kFused);
 
+// The same comparison, fp32, for the other heads: XLMRobertaForTokenClassification
+// (token_classifier/, golden_token.safetensors: per-token labels with -100, loss the mean over
+// labelled tokens) or the regression head (regressor/, golden_regression.safetensors: MSE),
+// both made by make_golden_heads.py on the sequence classifier's backbone. The fp32 tolerances
+// above apply: the head adds one GEMM and the loss's reduction to the same sums.
+void ExpectHeadParity(Device device, models::XlmrTask task);
+
 }  // namespace xlmr::testing
 
 #endif  // XLMR_TESTS_TESTING_HF_PARITY_H_

@@ -37,6 +37,59 @@ TEST(HuggingFaceParityTest, FusedAttentionMatchesSdpaUnderFp16Autocast) {
   testing::ExpectHuggingFaceParity(Device::kCpu, testing::Precision::kFp16Autocast, AttentionImplementation::kFused);
 }
 
+TEST(HuggingFaceParityTest, TokenClassificationHeadMatchesFp32) {
+  testing::ExpectHeadParity(Device::kCpu, XlmrTask::kTokenClassification);
+}
+
+TEST(HuggingFaceParityTest, RegressionHeadMatchesFp32) {
+  testing::ExpectHeadParity(Device::kCpu, XlmrTask::kRegression);
+}
+
+// --task on a directory of another task: HF's from_pretrained into another class keeps the
+// backbone and initialises the new head.
+TEST(HfCheckpointTest, AnotherTaskGivesItsOwnFreshHead) {
+  LoadOptions options;
+  options.task = XlmrTask::kTokenClassification;
+  options.labels = std::vector<std::string>{"B-X", "I-X", "O"};
+  auto loaded = LoadPretrained(std::string(kGoldenDir) + "/classifier", options);
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_TRUE(loaded->fresh_head);
+  const ParameterStore& store = loaded->model->parameters();
+  EXPECT_EQ(store.Find("classifier.dense.weight"), -1);
+  EXPECT_EQ(store.spec(store.Find("classifier.weight")).shape, (Shape{3, 24}));
+
+  options.task = XlmrTask::kRegression;
+  loaded = LoadPretrained(std::string(kGoldenDir) + "/classifier", options);
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_TRUE(loaded->fresh_head);
+  EXPECT_EQ(loaded->model->config().id2label, (std::vector<std::string>{"LABEL_0"}));
+  EXPECT_EQ(loaded->model->parameters().spec(loaded->model->parameters().Find("classifier.out_proj.weight")).shape,
+            (Shape{1, 24}));
+}
+
+// What we save for the new heads loads back as the same task with the same weights, and its
+// config.json names HF's class (and problem_type for regression).
+TEST(HfCheckpointTest, TokenAndRegressionHeadsRoundTrip) {
+  for (const char* directory : {"token_classifier", "regressor"}) {
+    auto loaded = LoadPretrained(std::string(kGoldenDir) + "/" + directory, LoadOptions{});
+    ASSERT_TRUE(loaded.ok()) << loaded.status();
+    ASSERT_FALSE(loaded->fresh_head) << directory;
+    const std::string out = ::testing::TempDir() + "/saved_" + directory;
+    ASSERT_TRUE(SavePretrained(*loaded->model, out).ok());
+    std::ifstream config_file(out + "/config.json");
+    const nlohmann::json config = nlohmann::json::parse(config_file);
+    const XlmrTask task = loaded->model->config().task;
+    EXPECT_EQ(config.at("architectures"), nlohmann::json::array({XlmrArchitectureName(task)}));
+    if (task == XlmrTask::kRegression) EXPECT_EQ(config.at("problem_type"), "regression");
+    auto reloaded = LoadPretrained(out, LoadOptions{});
+    ASSERT_TRUE(reloaded.ok()) << reloaded.status();
+    EXPECT_FALSE(reloaded->fresh_head);
+    EXPECT_EQ(reloaded->model->config().task, task);
+    EXPECT_EQ(reloaded->model->parameters().master().ToFloatVector(),
+              loaded->model->parameters().master().ToFloatVector());
+  }
+}
+
 TEST(HfCheckpointTest, HubBackboneGetsAFreshHeadAndIgnoresLmHead) {
   auto classifier = LoadPretrained(std::string(kGoldenDir) + "/classifier", LoadOptions{});
   auto backbone = LoadPretrained(std::string(kGoldenDir) + "/mlm", LoadOptions{});
