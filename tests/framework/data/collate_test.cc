@@ -73,5 +73,57 @@ TEST(CollateTest, NoLabelsWithoutLabelIds) {
   EXPECT_EQ(batch.tokens, 5);
 }
 
+// Token-level data: per-token label ids [B, S], -100 wherever no label counts (specials,
+// later sub-tokens, padding), and loss_terms = the labels that count.
+TEST(CollateTest, PerTokenLabelsArePaddedWithTheIgnoredLabel) {
+  TokenizedColumns columns;
+  columns.offsets = {0, 4, 6};
+  columns.token_ids = {0, 10, 11, 2, 0, 2};
+  columns.lines = {1, 4};
+  columns.label_index = {-1, -1};
+  columns.label_names = {"B-X", "O"};
+  columns.token_label_index = {-1, 1, -1, -1, -1, -1};  // word 0 starts at token 1 (2 pieces)
+  columns.word_index = {-1, 0, -1, -1, -1, -1};
+  TokenizedDataset dataset = TokenizedDataset::FromColumns("train.conll", columns);
+  absl::StatusOr<LabelMap> map = LabelMap::FromId2Label({"B-X", "O"}, "train.conll");
+  ASSERT_TRUE(map.ok());
+  ASSERT_TRUE(dataset.AssignTokenLabelIds(*map).ok());
+
+  const Batch batch = Collate(dataset, {1, 0}, kPad);
+  EXPECT_EQ(batch.labels.shape(), (Shape{2, 4}));
+  EXPECT_THAT(Values(batch.labels), ElementsAre(-100, -100, -100, -100,  //
+                                                -100, 1, -100, -100));
+  EXPECT_EQ(batch.loss_terms, 1);
+  EXPECT_EQ(batch.tokens, 6);
+}
+
+TEST(CollateTest, RegressionTargetsAreFloats) {
+  TokenizedColumns columns;
+  columns.offsets = {0, 2, 4};
+  columns.token_ids = {0, 2, 0, 2};
+  columns.lines = {2, 3};
+  columns.label_index = {1, 0};
+  columns.label_names = {"-0.5", "3.25"};
+  TokenizedDataset dataset = TokenizedDataset::FromColumns("train.tsv", columns);
+  ASSERT_TRUE(dataset.AssignRegressionTargets().ok());
+  const Batch batch = Collate(dataset, {0, 1}, kPad);
+  EXPECT_EQ(batch.labels.dtype(), DType::kF32);
+  EXPECT_EQ(batch.labels.ToFloatVector(), (std::vector<float>{3.25f, -0.5f}));
+  EXPECT_EQ(batch.loss_terms, 2);
+}
+
+TEST(CollateTest, RegressionLabelThatIsNotANumberNamesFileAndLine) {
+  TokenizedColumns columns;
+  columns.offsets = {0, 2};
+  columns.token_ids = {0, 2};
+  columns.lines = {7};
+  columns.label_index = {0};
+  columns.label_names = {"high"};
+  TokenizedDataset dataset = TokenizedDataset::FromColumns("train.tsv", columns);
+  const absl::Status status = dataset.AssignRegressionTargets();
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(status.message()), ::testing::HasSubstr("train.tsv:7: regression label 'high'"));
+}
+
 }  // namespace
 }  // namespace xlmr::data

@@ -164,5 +164,112 @@ TEST(EvaluateTest, TwoRanksEachTakeTheirSliceAndAgreeOnTheWholeSet) {
   EXPECT_EQ(rank1.sent.size(), 12u);  // examples [2, 5)
 }
 
+// Per-token and regression evaluation on models whose outputs are a function of the token:
+//
+// Per token (labels B-X 0, I-X 1, O 2): token t >= 4 gets logits 0 except ln 2 at (t - 4) % 3,
+// so its prediction is (t - 4) % 3 with p = 1/2 (loss ln 2 when right, ln 4 when wrong).
+//   sentence 1: <s> 4 5 9 6 </s>, words at tokens 4, 5 (with a later sub-token 9), 6;
+//               tags B-X I-X O; predicted B-X I-X O (all right)
+//   sentence 2: <s> 7 8 </s>, tags B-X O; predicted B-X I-X (the second word wrong)
+//   entities: true {X[0..1] in 1, X[0] in 2}, predicted {X[0..1] in 1, X[0..1] in 2}: 1 of 2
+//   right -> precision 1/2, recall 1/2, F1 1/2; accuracy 4 of 5 words; loss (4 ln 2 + ln 4) / 5.
+// Regression: the prediction is token 4 + k's value kPredictions[k]; targets kTargets; MSE,
+// Pearson (numpy corrcoef: 0.9902674083052385) and Spearman (monotone: 1).
+// Tolerance 1e-6 relative, as above (fp32 logits).
+class PerTokenModel : public FixedLogitsModel {
+ public:
+  Tensor Forward(const ModelInputs& inputs, const PassContext&, bool) override {
+    const int64_t batch = inputs.input_ids.dim(0), seq = inputs.input_ids.dim(1);
+    std::vector<float> values(batch * seq * 3, 0.0f);
+    for (int64_t i = 0; i < batch * seq; ++i) {
+      const int32_t token = inputs.input_ids.data<int32_t>()[i];
+      if (token >= 4) values[i * 3 + (token - 4) % 3] = std::log(2.0f);
+    }
+    Tensor logits = Tensor::Zeros({batch, seq, 3}, DType::kF32);
+    logits.CopyFromFloats(values);
+    return logits;
+  }
+};
+
+data::TokenizedDataset TaggedDataset() {
+  data::TokenizedColumns columns;
+  columns.offsets = {0, 6, 10};
+  columns.token_ids = {0, 4, 5, 9, 6, 2, 0, 7, 8, 2};
+  columns.word_index = {-1, 0, 1, -1, 2, -1, -1, 0, 1, -1};
+  columns.token_label_index = {-1, 0, 1, -1, 2, -1, -1, 0, 2, -1};
+  columns.label_names = {"B-X", "I-X", "O"};
+  columns.lines = {1, 6};
+  columns.label_index = {-1, -1};
+  data::TokenizedDataset dataset = data::TokenizedDataset::FromColumns("fixed.conll", std::move(columns));
+  absl::StatusOr<data::LabelMap> labels = data::LabelMap::FromId2Label({"B-X", "I-X", "O"}, "fixed.conll");
+  EXPECT_TRUE(labels.ok()) << labels.status();
+  EXPECT_TRUE(dataset.AssignTokenLabelIds(*labels).ok());
+  return dataset;
+}
+
+TEST(EvaluateTest, PerTokenGivesEntityMetricsOverFirstSubTokens) {
+  PerTokenModel model;
+  distributed::LocalCommunicator comm;
+  EvalSettings settings;
+  settings.batch_size = 1;
+  settings.objective = Objective::kPerToken;
+  const data::TokenizedDataset dataset = TaggedDataset();
+  const EvalResult result = Evaluate(model, dataset, {"B-X", "I-X", "O"}, comm, settings);
+  EXPECT_EQ(result.examples, 2);
+  const double loss = 6 * std::log(2.0) / 5;
+  EXPECT_NEAR(result.loss, loss, 1e-6 * loss);
+  ASSERT_EQ(result.metrics.size(), 4u);
+  EXPECT_EQ(result.metrics[0].first, "precision");
+  EXPECT_NEAR(result.Metric("precision").value(), 0.5, 1e-6);
+  EXPECT_NEAR(result.Metric("recall").value(), 0.5, 1e-6);
+  EXPECT_NEAR(result.Metric("f1").value(), 0.5, 1e-6);
+  EXPECT_NEAR(result.Metric("accuracy").value(), 0.8, 1e-6);
+
+  const std::vector<Prediction> predictions = Predict(model, dataset, 0, 2, settings);
+  EXPECT_EQ(predictions[0].word_labels, (std::vector<int32_t>{0, 1, 2}));
+  EXPECT_EQ(predictions[1].word_labels, (std::vector<int32_t>{0, 1}));
+}
+
+const std::vector<float> kPredictions = {1.5f, 2.0f, 3.0f, 4.0f};
+const std::vector<std::string> kTargets = {"1", "2", "3", "5"};
+
+class RegressionModel : public FixedLogitsModel {
+ public:
+  Tensor Forward(const ModelInputs& inputs, const PassContext&, bool) override {
+    const int64_t batch = inputs.input_ids.dim(0);
+    std::vector<float> values;
+    for (int64_t b = 0; b < batch; ++b) {
+      values.push_back(kPredictions.at(inputs.input_ids.data<int32_t>()[b * inputs.input_ids.dim(1) + 1] - 4));
+    }
+    Tensor predictions = Tensor::Zeros({batch, 1}, DType::kF32);
+    predictions.CopyFromFloats(values);
+    return predictions;
+  }
+};
+
+TEST(EvaluateTest, RegressionGivesMsePearsonAndSpearman) {
+  data::TokenizedColumns columns;
+  columns.label_names = {"1", "2", "3", "5"};
+  for (int k = 0; k < 4; ++k) {
+    columns.token_ids.insert(columns.token_ids.end(), {0, 4 + k, 2});
+    columns.offsets.push_back(static_cast<int64_t>(columns.token_ids.size()));
+    columns.lines.push_back(k + 2);
+    columns.label_index.push_back(k);
+  }
+  data::TokenizedDataset dataset = data::TokenizedDataset::FromColumns("fixed.tsv", std::move(columns));
+  ASSERT_TRUE(dataset.AssignRegressionTargets().ok());
+  RegressionModel model;
+  distributed::LocalCommunicator comm;
+  EvalSettings settings;
+  settings.batch_size = 3;
+  settings.objective = Objective::kRegression;
+  const EvalResult result = Evaluate(model, dataset, {"LABEL_0"}, comm, settings);
+  EXPECT_EQ(result.examples, 4);
+  EXPECT_NEAR(result.loss, 0.3125, 1e-6);
+  EXPECT_NEAR(result.Metric("mse").value(), 0.3125, 1e-6);
+  EXPECT_NEAR(result.Metric("pearson").value(), 0.9902674083052385, 1e-6);
+  EXPECT_NEAR(result.Metric("spearmanr").value(), 1.0, 1e-6);
+}
+
 }  // namespace
 }  // namespace xlmr::train
