@@ -5,6 +5,15 @@
 
 namespace xlmr::train {
 
+int64_t GlobalLossTerms(Objective objective, const std::vector<data::Batch>& micro_batches,
+                        int64_t global_examples, distributed::Communicator& comm) {
+  if (objective != Objective::kPerToken) return global_examples;
+  double terms = 0;
+  for (const data::Batch& batch : micro_batches) terms += static_cast<double>(batch.loss_terms);
+  if (comm.world_size() > 1) comm.AllReduceSumDoubles(&terms, 1);
+  return static_cast<int64_t>(terms);
+}
+
 double TrainStep::RunMicroStep(const data::Batch& batch, const PassContext& context,
                                float gradient_scale, bool last) {
   ModelInputs inputs{batch.input_ids.ToDevice(settings_.device),

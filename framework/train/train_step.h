@@ -47,6 +47,12 @@ struct StepOutcome {
   int micro_steps = 0;
 };
 
+// The loss terms a step's mean is over (TrainStep::Run's global_loss_terms): the global
+// batch's examples, or for kPerToken its labelled tokens, which only the ranks together know
+// (the sum of every rank's Batch::loss_terms: one all-reduce when there are several ranks).
+int64_t GlobalLossTerms(Objective objective, const std::vector<data::Batch>& micro_batches,
+                        int64_t global_examples, distributed::Communicator& comm);
+
 class TrainStep {
  public:
   TrainStep(TrainableModel& model, distributed::GradientSynchronizer& sync,

@@ -163,19 +163,12 @@ absl::Status Trainer::Run::TrainOneStep() {
   const data::StepAssignment assignment = planner_->Assign(state_.epoch, state_.step_in_epoch);
   std::vector<data::Batch> micro_batches;
   double local_tokens = 0;
-  double loss_terms = 0;
   for (const std::vector<int64_t>& indices : assignment.micro_batches) {
     micro_batches.push_back(data::Collate(t_.train_data_, indices, options_.pad_id));
     local_tokens += static_cast<double>(micro_batches.back().tokens);
-    loss_terms += static_cast<double>(micro_batches.back().loss_terms);
   }
-  // The mean is over the global batch's loss terms. An example is one term everywhere but per
-  // token, where only the ranks together know how many labelled tokens the batch holds.
-  if (options_.objective == Objective::kPerToken) {
-    if (t_.comm_.world_size() > 1) t_.comm_.AllReduceSumDoubles(&loss_terms, 1);
-  } else {
-    loss_terms = static_cast<double>(assignment.global_examples);
-  }
+  const int64_t loss_terms =
+      GlobalLossTerms(options_.objective, micro_batches, assignment.global_examples, t_.comm_);
   MemoryStatsFor(options_.device).ResetPeaks();
   AllocatorFor(options_.device).ResetPeakReserved();
   const auto begin = std::chrono::steady_clock::now();
@@ -183,7 +176,7 @@ absl::Status Trainer::Run::TrainOneStep() {
                  StepSettings{options_.fp16, options_.max_grad_norm, options_.seed, options_.device,
                               options_.objective});
   XLMR_ASSIGN_OR_RETURN(StepOutcome outcome,
-                        step.Run(state_.global_step, micro_batches, static_cast<int64_t>(loss_terms)));
+                        step.Run(state_.global_step, micro_batches, loss_terms));
   t_.comm_.AllReduceSumDoubles(&local_tokens, 1);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
 

@@ -41,6 +41,7 @@ models::XlmrConfig TinyXlmrConfig(const TinyModelOptions& options) {
   c.initializer_range = options.initializer_range;
   c.id2label = options.labels;
   c.attention = options.attention;
+  c.task = options.task;
   return c;
 }
 
@@ -64,6 +65,31 @@ data::TokenizedDataset TinyDataset(int n, const TinyDataOptions& options) {
   return dataset;
 }
 
+data::TokenizedDataset TinyTaggedDataset(int n, const TinyDataOptions& options) {
+  data::TokenizedColumns columns;
+  columns.label_names = options.labels;
+  const int num_labels = static_cast<int>(options.labels.size());
+  for (int i = 0; i < n; ++i) {
+    const int length = options.uniform ? options.max_length : 3 + (i * 7) % (options.max_length - 2);
+    int word = 0;
+    for (int t = 0; t < length; ++t) {
+      const bool special = t == 0 || t == length - 1;
+      columns.token_ids.push_back(t == 0 ? 0 : special ? 2 : 4 + (i * 13 + t * 5) % 36);
+      const bool starts_word = !special && t % 3 != 0;
+      columns.word_index.push_back(starts_word ? word++ : -1);
+      columns.token_label_index.push_back(starts_word ? (i + t) % num_labels : -1);
+    }
+    columns.offsets.push_back(static_cast<int64_t>(columns.token_ids.size()));
+    columns.lines.push_back(i + 1);
+    columns.label_index.push_back(-1);
+  }
+  data::TokenizedDataset dataset = data::TokenizedDataset::FromColumns("tiny.conll", std::move(columns));
+  absl::StatusOr<data::LabelMap> labels = data::LabelMap::FromId2Label(options.labels, "tiny.conll");
+  EXPECT_TRUE(labels.ok()) << labels.status();
+  EXPECT_TRUE(dataset.AssignTokenLabelIds(*labels).ok());
+  return dataset;
+}
+
 data::Batch TinyBatch(const data::TokenizedDataset& dataset, int64_t first, int64_t count) {
   std::vector<int64_t> indices(count);
   std::iota(indices.begin(), indices.end(), first);
@@ -71,25 +97,28 @@ data::Batch TinyBatch(const data::TokenizedDataset& dataset, int64_t first, int6
 }
 
 TinyTrainer::TinyTrainer(const TinyTrainerOptions& options, distributed::Communicator* comm)
-    : model_(TinyXlmrConfig(options.model), options.device),
+    : objective_(models::ObjectiveOf(options.model.task)),
+      model_(TinyXlmrConfig(options.model), options.device),
       sync_(CommOrLocal(comm, owned_comm_), model_.parameters()),
       scaler_(ScalerOptions(options), options.fp16),
       optimizer_(model_.parameters(), options.adam),
       schedule_(*optim::MakeLrSchedule(options.lr_schedule, options.learning_rate, options.total_steps,
                                        options.warmup_steps, 0.0)),
       step_(model_, sync_, scaler_, optimizer_, schedule_,
-            train::StepSettings{options.fp16, options.max_grad_norm, options.dropout_seed, options.device}) {
+            train::StepSettings{options.fp16, options.max_grad_norm, options.dropout_seed, options.device,
+                                objective_}) {
   models::InitializeAllWeights(model_, options.init_seed);
   if (options.fp16) model_.parameters().EnableHalfCopy();
 }
 
 train::StepOutcome TinyTrainer::Step(int step, const std::vector<data::Batch>& batches,
-                                     int64_t global_examples) {
-  if (global_examples < 0) {
-    global_examples = 0;
-    for (const data::Batch& batch : batches) global_examples += batch.labels.numel();
+                                     int64_t global_loss_terms) {
+  if (global_loss_terms < 0) {
+    int64_t examples = 0;
+    for (const data::Batch& batch : batches) examples += batch.input_ids.dim(0);
+    global_loss_terms = train::GlobalLossTerms(objective_, batches, examples, sync_.communicator());
   }
-  absl::StatusOr<train::StepOutcome> outcome = step_.Run(step, batches, global_examples);
+  absl::StatusOr<train::StepOutcome> outcome = step_.Run(step, batches, global_loss_terms);
   EXPECT_TRUE(outcome.ok()) << outcome.status();
   return outcome.ok() ? *outcome : train::StepOutcome{};
 }

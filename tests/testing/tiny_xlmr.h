@@ -31,6 +31,7 @@ struct TinyModelOptions {
   double initializer_range = 0.2;
   std::vector<std::string> labels = {"a", "b", "c"};
   models::AttentionImplementation attention = models::AttentionImplementation::kFused;
+  models::XlmrTask task = models::XlmrTask::kSequenceClassification;
 };
 models::XlmrConfig TinyXlmrConfig(const TinyModelOptions& options = {});
 
@@ -42,6 +43,11 @@ struct TinyDataOptions {
   bool uniform = false;
 };
 data::TokenizedDataset TinyDataset(int n, const TinyDataOptions& options = {});
+
+// `n` token-classification examples (XlmrTask::kTokenClassification), ids as TinyDataset's:
+// every token between <s> and </s> starts a word with tag (i + t) % |labels|, except every
+// third one, a later sub-token of the word before (label -100).
+data::TokenizedDataset TinyTaggedDataset(int n, const TinyDataOptions& options = {});
 
 // Examples [first, first + count) as one padded batch (pad id 1).
 data::Batch TinyBatch(const data::TokenizedDataset& dataset, int64_t first, int64_t count);
@@ -72,12 +78,14 @@ class TinyTrainer {
   optim::AdamW& optimizer() { return optimizer_; }
   const optim::LrSchedule& schedule() const { return schedule_; }
 
-  // One optimizer step over this rank's micro-batches; `global_examples` < 0 means the sum of
-  // the batches' sizes (one rank). Fails the test when the step fails.
-  train::StepOutcome Step(int step, const std::vector<data::Batch>& batches, int64_t global_examples = -1);
+  // One optimizer step over this rank's micro-batches; `global_loss_terms` < 0 means what the
+  // trainer computes (train::GlobalLossTerms over these batches: their examples, or their
+  // labelled tokens for token classification). Fails the test when the step fails.
+  train::StepOutcome Step(int step, const std::vector<data::Batch>& batches, int64_t global_loss_terms = -1);
 
  private:
   std::unique_ptr<distributed::Communicator> owned_comm_;
+  train::Objective objective_;
   models::XlmrTaskModel model_;
   distributed::GradientSynchronizer sync_;
   amp::DynamicLossScaler scaler_;

@@ -109,5 +109,34 @@ TEST(AccumulationTest, PartialBatchIsTheMeanOverItsOwnExamples) {
   ExpectClose(run.grads_per_step[1], expected, 2e-6 * MaxAbs(expected), "partial-batch gradient");
 }
 
+// Token classification: the loss is the mean over the global batch's labelled tokens (HF's
+// Trainer with num_items_in_batch), so splitting the batch into micro-steps of different
+// token counts gives the gradient of one batch normalised by its labelled tokens, counted
+// here by hand. Normalising by the examples instead would scale the gradient by tokens /
+// examples (here 14 / 6); normalising each micro-batch by its own tokens would weight the
+// micro-batches unequally. Tolerance as above (2e-6 of the largest element).
+TEST(AccumulationTest, PerTokenLossIsTheMeanOverTheGlobalBatchsLabelledTokens) {
+  testing::TinyTrainerOptions options;
+  options.model.task = models::XlmrTask::kTokenClassification;
+  options.adam.eps = 1e-4;
+  options.max_grad_norm = 0;
+  const data::TokenizedDataset dataset = testing::TinyTaggedDataset(6);
+  int64_t labelled = 0;
+  for (int64_t i = 0; i < dataset.size(); ++i) {
+    for (int32_t label : dataset.token_labels(i)) labelled += label != data::TokenizedDataset::kIgnored;
+  }
+  testing::TinyTrainer reference(options);
+  EXPECT_FALSE(reference.Step(0, {data::Collate(dataset, {0, 1, 2, 3, 4, 5}, 1)}, labelled).skipped);
+  const std::vector<float> expected = reference.model().parameters().grads().ToFloatVector();
+
+  testing::TinyTrainer split(options);
+  EXPECT_FALSE(split.Step(0, {data::Collate(dataset, {0, 1}, 1), data::Collate(dataset, {2, 3, 4, 5}, 1)}).skipped);
+  const std::vector<float> actual = split.model().parameters().grads().ToFloatVector();
+  const double ratio = MaxAbs(actual) / MaxAbs(expected);
+  EXPECT_NEAR(ratio, 1.0, 1e-5) << "the per-token gradient is scaled by " << ratio << " (" << labelled
+                                << " labelled tokens, 6 examples)";
+  ExpectClose(actual, expected, 2e-6 * MaxAbs(expected), "per-token gradient");
+}
+
 }  // namespace
 }  // namespace xlmr::train
