@@ -161,7 +161,7 @@ void ExpectAdamWMatchesCpu(double weight_decay) {
   const std::vector<float> initial = RandomFloats(n, 1, 0.05f);
   cpu_store.master().CopyFromFloats(initial);
   gpu_store.master().CopyFromFloats(initial);
-  gpu_store.EnableHalfCopy();  // the registered CUDA refresh
+  gpu_store.EnableHalfCopy(DType::kF16);  // the registered CUDA refresh
   ExpectHalfOf("fp16 copy after EnableHalfCopy", gpu_store.half_copy(), initial);
 
   optim::AdamWOptions options;

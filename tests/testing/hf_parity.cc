@@ -77,11 +77,27 @@ constexpr ParityTolerances kFp32Tolerances = {1e-5, 1e-4, 1e-6};
 // HF's own sdpa file holds 3.4e-4 of the largest gradient there, ours 2.2e-4; bound 5e-4.
 constexpr ParityTolerances kFp16Tolerances = {2e-3, 2e-3, 1e-4};
 constexpr ParityTolerances kFusedFp16Tolerances = {2e-3, 2e-3, 5e-4};
+// bf16 keeps 8 significant bits, not 11: one ulp is 2^-8 = 3.9e-3 relative (8x fp16's), so the
+// fp16 bounds scale by 8 where a rounding of ours can differ from HF's (BF16_TOLERANCES_NOTE).
+constexpr ParityTolerances kBf16Tolerances = {1.6e-2, 1.6e-2, 8e-4};
+constexpr ParityTolerances kFusedBf16Tolerances = {1.6e-2, 1.6e-2, 4e-3};
+
+ParityTolerances TolerancesFor(DType autocast, bool fused) {
+  switch (autocast) {
+    case DType::kF16: return fused ? kFusedFp16Tolerances : kFp16Tolerances;
+    case DType::kBF16: return fused ? kFusedBf16Tolerances : kBf16Tolerances;
+    default: return kFp32Tolerances;
+  }
+}
 
 }  // namespace
 
 void ExpectHuggingFaceParity(Device device, Precision precision, models::AttentionImplementation attention) {
-  const bool fp16 = precision == Precision::kFp16Autocast;
+  const DType autocast = precision == Precision::kFp16Autocast   ? DType::kF16
+                         : precision == Precision::kBf16Autocast ? DType::kBF16
+                                                                 : DType::kF32;
+  const bool half = autocast != DType::kF32;
+  const std::string short_name = autocast == DType::kBF16 ? "bf16" : "fp16";
   models::LoadOptions load;
   load.device = device;
   load.attention = attention;
@@ -90,29 +106,30 @@ void ExpectHuggingFaceParity(Device device, Precision precision, models::Attenti
   ASSERT_TRUE(loaded.ok()) << loaded.status();
   ASSERT_FALSE(loaded->fresh_head);
   models::XlmrForSequenceClassification& model = *loaded->model;
-  if (fp16) model.parameters().EnableHalfCopy();
+  if (half) model.parameters().EnableHalfCopy(autocast);
   // The attention the blocks really run (fused falls back to eager where no kernel exists, e.g.
-  // the golden model's head_dim 8 on CUDA) decides which fp16 golden file applies.
-  const bool fused = models::FusedAttentionApplies(model.config(), device, fp16 ? DType::kF16 : DType::kF32);
-  const ParityTolerances tolerance = !fp16 ? kFp32Tolerances : fused ? kFusedFp16Tolerances : kFp16Tolerances;
-  // The inputs live in golden.safetensors; the fp16 results in a file of their own.
+  // the golden model's head_dim 8 on CUDA) decides which fp16/bf16 golden file applies.
+  const bool fused = models::FusedAttentionApplies(model.config(), device, autocast);
+  const ParityTolerances tolerance = TolerancesFor(autocast, fused);
+  // The inputs live in golden.safetensors; the fp16/bf16 results in a file of their own.
   absl::StatusOr<io::SafetensorsFile> inputs_file =
       io::ReadSafetensors(std::string(kTinyXlmrGoldenDir) + "/golden.safetensors");
   ASSERT_TRUE(inputs_file.ok()) << inputs_file.status();
-  absl::StatusOr<io::SafetensorsFile> fp16_file;
-  if (fp16) {
-    fp16_file = io::ReadSafetensors(std::string(kTinyXlmrGoldenDir) +
-                                    (fused ? "/golden_fp16_sdpa.safetensors" : "/golden_fp16.safetensors"));
+  absl::StatusOr<io::SafetensorsFile> half_file;
+  if (half) {
+    half_file = io::ReadSafetensors(std::string(kTinyXlmrGoldenDir) + "/golden_" + short_name +
+                                    (fused ? "_sdpa.safetensors" : ".safetensors"));
   }
-  absl::StatusOr<io::SafetensorsFile>& golden = fp16 ? fp16_file : inputs_file;
+  absl::StatusOr<io::SafetensorsFile>& golden = half ? half_file : inputs_file;
   ASSERT_TRUE(golden.ok()) << golden.status();
 
   const models::ModelInputs inputs{ReadInt64AsInt32(*inputs_file, "input_ids").ToDevice(device),
                                    ReadInt64AsInt32(*inputs_file, "attention_mask").ToDevice(device)};
   const Tensor labels = ReadInt64AsInt32(*inputs_file, "labels").ToDevice(device);
   models::PassContext context;  // eval: dropout off
-  context.fp16 = fp16;
+  context.autocast = autocast;
   const Tensor logits = model.Forward(inputs, context, /*keep_activations=*/true);
+  EXPECT_EQ(logits.dtype(), autocast) << "logits come out of the head's matrix product";
   const double logits_error = RelativeError(logits.ToFloatVector(), Golden(*golden, "logits"));
   EXPECT_LE(logits_error, tolerance.logits) << "logits";
 
@@ -151,7 +168,7 @@ void ExpectHuggingFaceParity(Device device, Precision precision, models::Attenti
   }
   ExpectPaddingRowsUntouched(model);
   std::printf("parity (%s, %s, %s attention): logits rel err %.3g, loss %.9g vs %.9g, worst grad rel err %.3g (%s)\n",
-              DeviceName(device), fp16 ? "fp16 autocast" : "fp32",
+              DeviceName(device), half ? (short_name + " autocast").c_str() : "fp32",
               fused ? "fused" : "eager", logits_error, mean_loss, golden_loss, worst,
               worst_name.c_str());
 }
