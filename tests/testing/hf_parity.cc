@@ -77,10 +77,16 @@ constexpr ParityTolerances kFp32Tolerances = {1e-5, 1e-4, 1e-6};
 // HF's own sdpa file holds 3.4e-4 of the largest gradient there, ours 2.2e-4; bound 5e-4.
 constexpr ParityTolerances kFp16Tolerances = {2e-3, 2e-3, 1e-4};
 constexpr ParityTolerances kFusedFp16Tolerances = {2e-3, 2e-3, 5e-4};
-// bf16 keeps 8 significant bits, not 11: one ulp is 2^-8 = 3.9e-3 relative (8x fp16's), so the
-// fp16 bounds scale by 8 where a rounding of ours can differ from HF's (BF16_TOLERANCES_NOTE).
-constexpr ParityTolerances kBf16Tolerances = {1.6e-2, 1.6e-2, 8e-4};
-constexpr ParityTolerances kFusedBf16Tolerances = {1.6e-2, 1.6e-2, 4e-3};
+// bf16 (golden_bf16{,_sdpa}: HF under torch.autocast("cpu", bfloat16)) keeps 8 significant
+// bits, not 11: one ulp is 2^-8 = 3.9e-3 relative, 8x fp16's, and every bound is fp16's times 8.
+// Measured on the CPU (eager / fused vs sdpa): logits bit-equal to HF's, loss within 3e-8 of
+// it, worst gradient 3.4e-3 / 3.6e-3 (HF rounds each weight gradient and sums the Q/K/V input
+// gradients in bf16, we keep fp32: the same cause as fp16's 4.1e-4 / 4.5e-4, 8x larger), so
+// 1.6e-2 is 4 bf16 ulps with room for a GPU's summation order. The key bias's zero gradient is
+// bf16 rounding noise of dS: HF's own files hold 6.1e-4 / 2.5e-3 of the largest gradient, ours
+// 6.1e-4 / 2.5e-3; bounds 2e-3 / 5e-3 (about 3x and 2x).
+constexpr ParityTolerances kBf16Tolerances = {1.6e-2, 1.6e-2, 2e-3};
+constexpr ParityTolerances kFusedBf16Tolerances = {1.6e-2, 1.6e-2, 5e-3};
 
 ParityTolerances TolerancesFor(DType autocast, bool fused) {
   switch (autocast) {
@@ -132,6 +138,9 @@ void ExpectHuggingFaceParity(Device device, Precision precision, models::Attenti
   EXPECT_EQ(logits.dtype(), autocast) << "logits come out of the head's matrix product";
   const double logits_error = RelativeError(logits.ToFloatVector(), Golden(*golden, "logits"));
   EXPECT_LE(logits_error, tolerance.logits) << "logits";
+  // On the CPU every autocast rounding happens where HF's does, exactly as HF rounds it: the
+  // logits are HF's bit for bit (fp16 and bf16, eager and fused/sdpa alike).
+  if (device == Device::kCpu && half) EXPECT_EQ(logits_error, 0.0) << "logits not bit-equal to HF's";
 
   const ops::LossSum loss = ops::CrossEntropyLoss(logits, labels);
   const double mean_loss = loss.sum / static_cast<double>(loss.count);
@@ -153,13 +162,14 @@ void ExpectHuggingFaceParity(Device device, Precision precision, models::Attenti
       largest_gradient = std::max(largest_gradient, std::fabs(double{g}));
     }
   }
-  double worst = 0;
+  double worst = 0, key_bias = 0;
   std::string worst_name;
   for (int i = 0; i < store.size(); ++i) {
     const std::string& name = store.spec(i).name;
     const std::vector<float> ours = store.grad(i).ToFloatVector();
     if (name.find("attention.self.key.bias") != std::string::npos) {
       for (float g : ours) EXPECT_LE(std::fabs(g), tolerance.zero_gradient * largest_gradient) << name;
+      for (float g : ours) key_bias = std::max(key_bias, std::fabs(double{g}) / largest_gradient);
       continue;
     }
     const double error = RelativeError(ours, Golden(*golden, "grad/" + name));
@@ -167,10 +177,10 @@ void ExpectHuggingFaceParity(Device device, Precision precision, models::Attenti
     if (error > worst) worst = error, worst_name = name;
   }
   ExpectPaddingRowsUntouched(model);
-  std::printf("parity (%s, %s, %s attention): logits rel err %.3g, loss %.9g vs %.9g, worst grad rel err %.3g (%s)\n",
+  std::printf("parity (%s, %s, %s attention): logits rel err %.3g, loss %.9g vs %.9g, worst grad rel err %.3g (%s), key-bias grad %.3g\n",
               DeviceName(device), half ? (short_name + " autocast").c_str() : "fp32",
               fused ? "fused" : "eager", logits_error, mean_loss, golden_loss, worst,
-              worst_name.c_str());
+              worst_name.c_str(), key_bias);
 }
 
 }  // namespace xlmr::testing
