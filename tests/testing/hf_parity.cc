@@ -140,7 +140,9 @@ void ExpectHuggingFaceParity(Device device, Precision precision, models::Attenti
   EXPECT_LE(logits_error, tolerance.logits) << "logits";
   // On the CPU every autocast rounding happens where HF's does, exactly as HF rounds it: the
   // logits are HF's bit for bit (fp16 and bf16, eager and fused/sdpa alike).
-  if (device == Device::kCpu && half) EXPECT_EQ(logits_error, 0.0) << "logits not bit-equal to HF's";
+  if (device == Device::kCpu && half) {
+    EXPECT_EQ(logits_error, 0.0) << "logits not bit-equal to HF's";
+  }
 
   const ops::LossSum loss = ops::CrossEntropyLoss(logits, labels);
   const double mean_loss = loss.sum / static_cast<double>(loss.count);
