@@ -101,7 +101,7 @@ class Harness {
         optimizer_(model.parameters(), optim::AdamWOptions{}),
         schedule_(*optim::MakeLrSchedule("constant", 2e-5, 1000, 0, 0.0)),
         step_(model, sync_, scaler_, optimizer_, schedule_,
-              train::StepSettings{absl::GetFlag(FLAGS_fp16), 1.0, 42, Device::kCpu}) {}
+              train::StepSettings{train::AutocastDType(absl::GetFlag(FLAGS_fp16), false), 1.0, 42, Device::kCpu}) {}
 
   // One step under r.plan: records its activation peak (less what the process holds besides
   // the batch, as the trainer's window sees it) and returns its seconds.
@@ -187,12 +187,12 @@ int Main() {
   const int layers = static_cast<int>(config.num_hidden_layers);
   models::XlmrTaskModel model(config, Device::kCpu);
   models::InitializeAllWeights(model, 42);
-  if (absl::GetFlag(FLAGS_fp16)) model.parameters().EnableHalfCopy();
+  if (absl::GetFlag(FLAGS_fp16)) model.parameters().EnableHalfCopy(DType::kF16);
   const data::Batch batch = SyntheticBatch(config, batch_size, seq);
 
   train::PassContext context;
   context.training = true;
-  context.fp16 = absl::GetFlag(FLAGS_fp16);
+  context.autocast = train::AutocastDType(absl::GetFlag(FLAGS_fp16), false);
   PassMemory memory = model.MeasurePassMemory(batch_size, seq, context);
   memory.external_bytes = static_cast<int64_t>(batch.input_ids.bytes() + batch.attention_mask.bytes() +
                                                batch.labels.bytes());
@@ -204,7 +204,7 @@ int Main() {
   std::printf("model: hidden %d, %d layers, %d heads, intermediate %d; batch [%lld, %lld], %s\n\n",
               static_cast<int>(config.hidden_size), layers, static_cast<int>(config.num_attention_heads),
               static_cast<int>(config.intermediate_size), static_cast<long long>(batch_size),
-              static_cast<long long>(seq), context.fp16 ? "fp16" : "fp32");
+              static_cast<long long>(seq), DTypeName(context.autocast));
   for (PlanResult& r : results) r.predicted_peak = recompute::EvaluatePlan(memory, r.plan).peak_bytes;
   MeasureAll(model, batch, results);
   std::printf("| plan | blocks | predicted peak | measured peak | step time (median of %d) |\n",

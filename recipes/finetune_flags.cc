@@ -49,6 +49,7 @@ ABSL_FLAG(double, num_train_epochs, 3.0, "epochs (fractional allowed)");
 ABSL_FLAG(int64_t, max_steps, -1, "optimizer steps; overrides num_train_epochs when > 0");
 // Precision.
 ABSL_FLAG(bool, fp16, false, "fp16 autocast with fp32 master weights and dynamic loss scaling");
+ABSL_FLAG(bool, bf16, false, "bf16 autocast with fp32 master weights, no loss scaling (not with --fp16)");
 ABSL_FLAG(double, loss_scale_init, 65536.0, "initial loss scale");
 ABSL_FLAG(int64_t, loss_scale_growth_interval, 2000, "finite steps before the scale grows");
 ABSL_FLAG(double, loss_scale_growth_factor, 2.0, "scale growth factor");
@@ -205,6 +206,10 @@ absl::Status ReadOptimizerFlags(train::TrainerOptions& t) {
 absl::Status ReadRunFlags(FinetuneConfig& c) {
   train::TrainerOptions& t = c.trainer;
   t.fp16 = absl::GetFlag(FLAGS_fp16);
+  t.bf16 = absl::GetFlag(FLAGS_bf16);
+  if (t.fp16 && t.bf16) {
+    return absl::InvalidArgumentError("--fp16 and --bf16: expected at most one autocast dtype, got both");
+  }
   t.loss_scaler.init_scale = absl::GetFlag(FLAGS_loss_scale_init);
   t.loss_scaler.growth_interval = absl::GetFlag(FLAGS_loss_scale_growth_interval);
   t.loss_scaler.growth_factor = absl::GetFlag(FLAGS_loss_scale_growth_factor);

@@ -85,7 +85,7 @@ MemoryPlanRequest MemoryPlanRequestFrom(const FinetuneConfig& config) {
   request.batch_size = config.trainer.per_device_train_batch_size;
   request.max_seq_length = config.max_seq_length;
   request.gradient_accumulation_steps = config.trainer.gradient_accumulation_steps;
-  request.fp16 = config.trainer.fp16;
+  request.autocast = train::AutocastDType(config.trainer.fp16, config.trainer.bf16);
   request.seed = config.trainer.seed;
   request.device = config.trainer.device;
   return request;
@@ -102,7 +102,7 @@ recompute::PassMemory MeasureForRequest(const MemoryPlanRequest& request,
                                         train::TrainableModel& model) {
   train::PassContext context;
   context.training = true;
-  context.fp16 = request.fp16;
+  context.autocast = request.autocast;
   context.seed = request.seed;
   PassMemory memory = model.MeasurePassMemory(request.batch_size, request.max_seq_length, context);
   memory.external_bytes = HostBatchBytes(request);
@@ -135,7 +135,7 @@ std::string FormatParetoFront(const std::vector<PlannedRecompute>& front, const 
                               const std::optional<RecomputePlan>& chosen) {
   std::string text = absl::StrFormat(
       "memory/recompute trade-off (Pareto front) at batch %s, %s, %s attention, %d blocks (%s):\n",
-      BatchShape(request), request.fp16 ? "fp16" : "fp32", AttentionName(memory), memory.num_blocks(),
+      BatchShape(request), request.autocast == DType::kF16 ? "fp16" : request.autocast == DType::kBF16 ? "bf16" : "fp32", AttentionName(memory), memory.num_blocks(),
       kLegend);
   if (!SelectiveOffered(memory)) {
     text += "  S not offered: fused attention keeps no [batch, heads, seq, seq] probabilities, so "
@@ -162,7 +162,7 @@ absl::Status ConfigureRecompute(const MemoryPlanRequest& request, train::Trainab
     }
     return absl::OkStatus();
   }
-  if (request.fp16) model.parameters().EnableHalfCopy();
+  if (request.autocast != DType::kF32) model.parameters().EnableHalfCopy(request.autocast);
   const PassMemory memory = MeasureForRequest(request, model);
   if (request.print_memory_plan) {
     if (is_main) PrintFront(request, memory);

@@ -84,12 +84,12 @@ absl::Status BuildModel(PreparedRun& run, const std::string& weights_dir, Device
 }
 
 // One line when --attention=fused cannot be had for this model on this device.
-void PrintAttentionFallback(const models::XlmrConfig& config, Device device, bool fp16) {
+void PrintAttentionFallback(const models::XlmrConfig& config, Device device, DType activations) {
   if (config.attention != models::AttentionImplementation::kFused) return;
-  const DType activations = fp16 ? DType::kF16 : DType::kF32;
   if (models::FusedAttentionApplies(config, device, activations)) return;
-  std::fprintf(stderr, "xlmr_finetune: --attention=fused: no fused kernel for head_dim %lld on %s; "
-               "using eager attention\n", static_cast<long long>(config.head_dim()), DeviceName(device));
+  std::fprintf(stderr, "xlmr_finetune: --attention=fused: no fused kernel for head_dim %lld in %s on %s; "
+               "using eager attention\n", static_cast<long long>(config.head_dim()), DTypeName(activations),
+               DeviceName(device));
 }
 
 // Every flag of this program with its value as given (Abseil's own flags, e.g. --flagfile,
@@ -142,7 +142,8 @@ absl::Status Prepare(const std::set<std::string>& given, PreparedRun& run) {
   XLMR_ASSIGN_OR_RETURN(FinetuneData data, LoadFinetuneData(c, tokenizer, run.tokenizer_path));
   run.data.emplace(std::move(data));
   XLMR_RETURN_IF_ERROR(BuildModel(run, weights_dir, device));
-  if (run.comm->rank() == 0) PrintAttentionFallback(run.model->config(), device, c.trainer.fp16);
+  if (run.comm->rank() == 0) PrintAttentionFallback(run.model->config(), device,
+                                                         train::AutocastDType(c.trainer.fp16, c.trainer.bf16));
   XLMR_RETURN_IF_ERROR(ConfigureRecompute(MemoryPlanRequestFrom(c), *run.model, run.comm->rank() == 0));
   c.trainer.label_names = run.data->labels.id2label();
   c.trainer.objective = models::ObjectiveOf(c.task);

@@ -50,6 +50,7 @@ ABSL_FLAG(std::string, text_pair_column, "", "column holding the second text of 
 ABSL_FLAG(int, max_seq_length, 128, "tokens per example, special tokens included (use the training value)");
 ABSL_FLAG(int64_t, per_device_eval_batch_size, 32, "examples per forward pass");
 ABSL_FLAG(bool, fp16, false, "fp16 matrix products with fp32 accumulation, as in fp16 evaluation");
+ABSL_FLAG(bool, bf16, false, "bf16 matrix products with fp32 accumulation, as in bf16 evaluation (not with --fp16)");
 ABSL_FLAG(std::string, device, "auto", "auto | cpu | cuda (cuda once every op has a CUDA kernel)");
 
 namespace xlmr::recipes {
@@ -91,7 +92,10 @@ absl::StatusOr<PredictConfig> ReadPredictFlags() {
   c.eval.batch_size = absl::GetFlag(FLAGS_per_device_eval_batch_size);
   XLMR_RETURN_IF_ERROR(Expect(c.eval.batch_size > 0, "per_device_eval_batch_size", "a positive number",
                               absl::StrCat(c.eval.batch_size)));
-  c.eval.fp16 = absl::GetFlag(FLAGS_fp16);
+  if (absl::GetFlag(FLAGS_fp16) && absl::GetFlag(FLAGS_bf16)) {
+    return absl::InvalidArgumentError("--fp16 and --bf16: expected at most one autocast dtype, got both");
+  }
+  c.eval.autocast = train::AutocastDType(absl::GetFlag(FLAGS_fp16), absl::GetFlag(FLAGS_bf16));
   XLMR_ASSIGN_OR_RETURN(const DeviceChoice device, ParseDeviceChoice(absl::GetFlag(FLAGS_device)));
   XLMR_ASSIGN_OR_RETURN(c.eval.device, ChooseDevice(device, /*gpu_ordinal=*/0, /*warn=*/true, "xlmr_predict"));
   return c;
@@ -149,8 +153,8 @@ absl::StatusOr<PreparedPrediction> Prepare() {
   PreparedPrediction run;
   XLMR_ASSIGN_OR_RETURN(run.config, ReadPredictFlags());
   XLMR_ASSIGN_OR_RETURN(run.model, LoadClassifier(run.config));
-  // fp16 matrix products read the weights' fp16 working copy, as during training.
-  if (run.config.eval.fp16) run.model->parameters().EnableHalfCopy();
+  // fp16/bf16 matrix products read the weights' half working copy, as during training.
+  if (run.config.eval.autocast != DType::kF32) run.model->parameters().EnableHalfCopy(run.config.eval.autocast);
   const models::XlmrConfig& model_config = run.model->config();
   run.config.eval.pad_id = static_cast<int32_t>(model_config.pad_token_id);
   run.config.eval.objective = models::ObjectiveOf(model_config.task);

@@ -9,11 +9,11 @@
 
 namespace xlmr::ops {
 
-// An activation (or activation gradient): defined, f32 or f16.
+// An activation (or activation gradient): defined, f32, f16 or bf16 (the autocast dtypes).
 inline void CheckActivation(const char* op, const char* name, const Tensor& t) {
   XLMR_CHECK(t.defined()) << op << ": " << name << " is undefined";
-  XLMR_CHECK(t.dtype() == DType::kF32 || t.dtype() == DType::kF16)
-      << op << ": " << name << " must be f32 or f16, is " << DTypeName(t.dtype());
+  XLMR_CHECK(IsFloating(t.dtype()))
+      << op << ": " << name << " must be f32, f16 or bf16, is " << DTypeName(t.dtype());
 }
 
 // A defined tensor of exactly `dtype` and `shape`.
@@ -34,10 +34,10 @@ inline void CheckSameShape(const char* op, const char* name_a, const Tensor& a, 
       << ShapeString(b.shape()) << " must have the same shape";
 }
 
-// An output dtype an op may produce: f32 or f16.
+// An output dtype an op may produce: f32, f16 or bf16.
 inline void CheckOutputDType(const char* op, DType dtype) {
-  XLMR_CHECK(dtype == DType::kF32 || dtype == DType::kF16)
-      << op << ": output dtype must be f32 or f16, is " << DTypeName(dtype);
+  XLMR_CHECK(IsFloating(dtype))
+      << op << ": output dtype must be f32, f16 or bf16, is " << DTypeName(dtype);
 }
 
 }  // namespace xlmr::ops

@@ -17,19 +17,22 @@ void CheckFusedAttentionOperands(const char* op, const Tensor& q, const Tensor& 
                                  float dropout_p) {
   CheckAttentionOperands(op, q, k, v, key_mask, num_heads, dropout_p);
   XLMR_CHECK(FusedAttentionSupported(q.device(), q.dtype(), q.dim(2) / num_heads))
-      << op << ": no fused kernel for head_dim " << q.dim(2) / num_heads << " on this device";
+      << op << ": no fused kernel for head_dim " << q.dim(2) / num_heads << " in "
+      << DTypeName(q.dtype()) << " on this device";
 }
 
 }  // namespace
 
 bool FusedAttentionSupported(Device device, DType dtype, int64_t head_dim) {
-  const bool float_activation = dtype == DType::kF32 || dtype == DType::kF16;
+  const bool float_activation = IsFloating(dtype);
   switch (device) {
     case Device::kCpu:
       return float_activation && head_dim > 0;
     case Device::kCuda:
 #ifdef XLMR_WITH_CUDA
-      return float_activation && head_dim == kernels::cuda::kFusedAttentionHeadDim;
+      // f32 and f16 kernels only: bf16 falls back to eager attention (DECISIONS.md, "bf16").
+      return (dtype == DType::kF32 || dtype == DType::kF16) &&
+             head_dim == kernels::cuda::kFusedAttentionHeadDim;
 #else
       return false;
 #endif

@@ -31,7 +31,7 @@ Tensor Linear(const Tensor& x, const Tensor& weight, const Tensor& bias, DType o
   const Device device = CommonDevice(kOp, {x, weight, bias});
   const int64_t out = CheckLinearOperands(kOp, x, weight);
   if (bias.defined()) {
-    CheckTensor(kOp, "bias", bias, bias.dtype() == DType::kF16 ? DType::kF16 : DType::kF32, {out});
+    CheckTensor(kOp, "bias", bias, IsFloating(bias.dtype()) ? bias.dtype() : DType::kF32, {out});
   }
   CheckOutputDType(kOp, out_dtype);
   return DispatchByDevice(

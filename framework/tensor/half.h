@@ -90,9 +90,15 @@ inline float HalfToFloat(Half value) {
   return BitsToFloat(sign | ((exponent + 127 - 15) << 23) | (mantissa << 13));
 }
 
+// As CUDA's __float2bfloat16_rn: the top 16 bits of the float, plus one when the 16 bits dropped
+// are above half, or exactly half with an odd result (ties to even; carries move into the
+// exponent, so the largest floats round to inf and float subnormals stay bf16 subnormals); every
+// NaN becomes CUDA's canonical NaN 0x7fff (cuda_bf16.hpp; PyTorch's CPU gives 0x7fc0: both are
+// NaN, nothing reads the payload). tests/framework/tensor/half_test.cc checks the rules,
+// tests/gpu/bf16_rounding_test.cc every float against cuda_bf16.h's own host conversion.
 inline BFloat16 FloatToBFloat16(float value) {
   uint32_t f = FloatBits(value);
-  if ((f & 0x7fffffffu) > 0x7f800000u) return BFloat16{static_cast<uint16_t>((f >> 16) | 0x40u)};
+  if ((f & 0x7fffffffu) > 0x7f800000u) return BFloat16{0x7fffu};
   const uint32_t rounding_bias = 0x7fffu + ((f >> 16) & 1u);
   return BFloat16{static_cast<uint16_t>((f + rounding_bias) >> 16)};
 }

@@ -70,7 +70,7 @@ void ParameterStore::ScatterPacked(const Tensor& packed, Tensor& flat) const {
 }
 
 Tensor ParameterStore::half_param(int i) const {
-  XLMR_CHECK(half_.defined()) << "fp16 working copy requested before EnableHalfCopy()";
+  XLMR_CHECK(half_.defined()) << "half working copy requested before EnableHalfCopy()";
   return half_.View(ranges_[i].offset, specs_[i].shape);
 }
 
@@ -78,10 +78,14 @@ void ParameterStore::ZeroGrads() {
   AllocatorFor(grads_.device()).Zero(grads_.raw_data(), grads_.bytes());
 }
 
-void ParameterStore::EnableHalfCopy() {
+void ParameterStore::EnableHalfCopy(DType dtype) {
+  XLMR_CHECK(dtype == DType::kF16 || dtype == DType::kBF16)
+      << "EnableHalfCopy: the working copy is f16 or bf16, not " << DTypeName(dtype);
   if (!half_.defined()) {
-    half_ = Tensor::Zeros({total_elements()}, DType::kF16, master_.device(), MemoryCategory::kWeights);
+    half_ = Tensor::Zeros({total_elements()}, dtype, master_.device(), MemoryCategory::kWeights);
   }
+  XLMR_CHECK(half_.dtype() == dtype) << "EnableHalfCopy(" << DTypeName(dtype) << ") after "
+                                     << DTypeName(half_.dtype());
   RefreshHalfCopy();
 }
 
@@ -89,12 +93,17 @@ void ParameterStore::RefreshHalfCopy() {
   XLMR_CHECK(half_.defined()) << "RefreshHalfCopy() before EnableHalfCopy()";
   if (master_.device() != Device::kCpu) {
     XLMR_CHECK(RegisteredHalfCopyRefresh() != nullptr)
-        << "no fp16 working-copy refresh registered for " << DeviceName(master_.device())
+        << "no half working-copy refresh registered for " << DeviceName(master_.device())
         << " (link //kernels/cuda:optim)";
     RegisteredHalfCopyRefresh()(master_, half_);
     return;
   }
   const float* src = master_.data<float>();
+  if (half_.dtype() == DType::kBF16) {
+    BFloat16* dst = half_.data<BFloat16>();
+    for (int64_t i = 0; i < master_.numel(); ++i) dst[i] = FloatToBFloat16(src[i]);
+    return;
+  }
   Half* dst = half_.data<Half>();
   for (int64_t i = 0; i < master_.numel(); ++i) dst[i] = FloatToHalf(src[i]);
 }

@@ -19,9 +19,10 @@
 // checkpoints written before the padding existed: the trainer writes the ranges (range(i), in
 // spec order) back to back, ScatterPacked reads them back.
 //
-// With fp16 enabled, a third flat buffer holds the fp16 working copy of the weights that the
-// matrix products read; RefreshHalfCopy() rewrites it from the fp32 masters after each
-// optimizer step (on CUDA the fused AdamW pass writes it already).
+// Under autocast (fp16 or bf16), a third flat buffer holds the half working copy of the weights
+// (f16 or bf16, the autocast dtype) that the matrix products read; RefreshHalfCopy() rewrites it
+// from the fp32 masters after each optimizer step (on CUDA the fused AdamW pass writes it
+// already).
 #ifndef XLMR_FRAMEWORK_TENSOR_PARAMETER_STORE_H_
 #define XLMR_FRAMEWORK_TENSOR_PARAMETER_STORE_H_
 
@@ -47,7 +48,8 @@ struct FlatRange {
 };
 
 // How RefreshHalfCopy converts on a device other than the CPU: [in] master [n] f32, [out] half
-// [n] f16, both on that device, half[i] = fp16(master[i]) rounded to nearest-even. framework/tensor
+// [n] f16 or bf16, both on that device, half[i] = master[i] rounded to nearest-even in half's
+// dtype. framework/tensor
 // cannot depend on the CUDA backend (which depends on it), so the backend registers its cast
 // here: linking //kernels/cuda:optim does it before main (see kernels/cuda/optim.h). The last
 // registration wins; nullptr unregisters.
@@ -84,7 +86,7 @@ class ParameterStore {
 
   Tensor param(int i) const { return master_.View(ranges_[i].offset, specs_[i].shape); }
   Tensor grad(int i) const { return grads_.View(ranges_[i].offset, specs_[i].shape); }
-  // The fp16 working copy of parameter i; EnableHalfCopy() must have been called.
+  // The half working copy of parameter i (half_dtype()); EnableHalfCopy() must have been called.
   Tensor half_param(int i) const;
 
   // Buckets in flat order; bucket b covers every parameter whose spec.bucket == b, and the
@@ -92,13 +94,16 @@ class ParameterStore {
   const std::vector<FlatRange>& buckets() const { return buckets_; }
 
   void ZeroGrads();
-  // Allocates the fp16 working copy (category weights) and fills it from the masters.
-  void EnableHalfCopy();
+  // Allocates the half working copy of `dtype` (kF16 or kBF16: the autocast dtype; category
+  // weights) and fills it from the masters. Calling it again with another dtype aborts.
+  void EnableHalfCopy(DType dtype);
   bool has_half_copy() const { return half_.defined(); }
-  // The whole fp16 working copy, [total] f16 (an empty handle before EnableHalfCopy()); for
+  // kF16 or kBF16; kF32 before EnableHalfCopy().
+  DType half_dtype() const { return half_.defined() ? half_.dtype() : DType::kF32; }
+  // The whole half working copy, [total] f16|bf16 (an empty handle before EnableHalfCopy()); for
   // passes that write it along with the masters, like the CUDA AdamW step.
   const Tensor& half_copy() const { return half_; }
-  // Rewrites the fp16 working copy from the masters. CUDA stores use the registered device
+  // Rewrites the half working copy from the masters (round to nearest even). CUDA stores use the registered device
   // refresh (aborts, naming the target to link, when none is registered).
   void RefreshHalfCopy();
 

@@ -189,7 +189,7 @@ std::vector<Prediction> Predict(TrainableModel& model, const data::TokenizedData
                                 int64_t begin, int64_t end, const EvalSettings& settings) {
   std::vector<Prediction> predictions;
   PassContext context;
-  context.fp16 = settings.fp16;
+  context.autocast = settings.autocast;
   for (int64_t first = begin; first < end; first += settings.batch_size) {
     std::vector<int64_t> indices(std::min(settings.batch_size, end - first));
     std::iota(indices.begin(), indices.end(), first);

@@ -27,7 +27,7 @@ namespace xlmr::train {
 
 struct EvalSettings {
   int64_t batch_size = 32;
-  bool fp16 = false;
+  DType autocast = DType::kF32;  // PassContext::autocast, the training run's
   int32_t pad_id = 1;
   Device device = Device::kCpu;
   Objective objective = Objective::kSingleLabel;

@@ -21,19 +21,27 @@ namespace xlmr::train {
 // One forward/backward pass: precision policy and the coordinates that key dropout masks.
 struct PassContext {
   bool training = false;  // dropout on
-  bool fp16 = false;      // autocast: matrix products in fp16 with fp32 accumulation
+  // Autocast dtype: kF32 = off; kF16 (--fp16) or kBF16 (--bf16): matrix products in that
+  // dtype with fp32 accumulation (the "half dtype"; loss scaling is the trainer's, fp16 only).
+  DType autocast = DType::kF32;
   uint64_t seed = 0;
   uint32_t step = 0;        // optimizer step (0-based)
   uint32_t micro_step = 0;  // within the accumulation window
 
   // The dtype matrix products consume and produce under this pass's precision policy
-  // (PyTorch autocast: linear/matmul in fp16; layer norm, softmax and losses in fp32).
-  DType matmul_dtype() const { return fp16 ? DType::kF16 : DType::kF32; }
+  // (PyTorch autocast: linear/matmul in fp16|bf16; layer norm, softmax and losses in fp32).
+  DType matmul_dtype() const { return autocast; }
 
   DropoutKey KeyFor(uint32_t layer, uint32_t op) const {
     return DropoutKey{seed, step, micro_step, layer, op};
   }
 };
+
+// The autocast dtype of a run's precision flags (HF TrainingArguments' fp16 / bf16; at most one
+// is set, the flags check it): kF16, kBF16, or kF32 (autocast off).
+inline DType AutocastDType(bool fp16, bool bf16) {
+  return fp16 ? DType::kF16 : bf16 ? DType::kBF16 : DType::kF32;
+}
 
 // A padded batch on the model's device.
 struct ModelInputs {

@@ -42,7 +42,7 @@ absl::StatusOr<StepOutcome> TrainStep::Run(int64_t step, const std::vector<data:
     if (micro_batches[m].labels.numel() == 0) continue;  // a rank's share of a partial batch
     PassContext context;
     context.training = true;
-    context.fp16 = settings_.fp16;
+    context.autocast = settings_.autocast;
     context.seed = settings_.seed;
     context.step = static_cast<uint32_t>(step);
     context.micro_step = static_cast<uint32_t>(m);
@@ -70,7 +70,7 @@ void TrainStep::ApplyUpdate(StepOutcome& outcome) {
   const double norm = optim::GlobalL2Norm(grads);
   outcome.grad_norm = norm;
   if (settings_.max_grad_norm > 0) optim::ClipGradNorm(grads, norm, settings_.max_grad_norm);
-  optimizer_.Step(outcome.learning_rate);  // also refreshes the fp16 working copy
+  optimizer_.Step(outcome.learning_rate);  // also refreshes the fp16/bf16 working copy
 }
 
 }  // namespace xlmr::train

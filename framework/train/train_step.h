@@ -31,7 +31,7 @@
 namespace xlmr::train {
 
 struct StepSettings {
-  bool fp16 = false;
+  DType autocast = DType::kF32;  // PassContext::autocast (loss scaling is the scaler's business)
   double max_grad_norm = 1.0;  // <= 0 disables clipping
   uint64_t seed = 42;
   Device device = Device::kCpu;

@@ -130,7 +130,8 @@ absl::Status Trainer::Run::Prepare() {
     scaler.growth_tracker = loaded.state.loss_scale_growth_tracker;
     XLMR_RETURN_IF_ERROR(scaler_.RestoreState(scaler));
   }
-  if (options_.fp16) t_.model_.parameters().EnableHalfCopy();
+  const DType autocast = AutocastDType(options_.fp16, options_.bf16);
+  if (autocast != DType::kF32) t_.model_.parameters().EnableHalfCopy(autocast);
   std::error_code error;
   if (is_main_ && write_dir_ != options_.output_dir) std::filesystem::remove_all(write_dir_, error);  // a dead run's
   if (is_main_) std::filesystem::create_directories(write_dir_, error);
@@ -173,8 +174,8 @@ absl::Status Trainer::Run::TrainOneStep() {
   AllocatorFor(options_.device).ResetPeakReserved();
   const auto begin = std::chrono::steady_clock::now();
   TrainStep step(t_.model_, sync_, scaler_, optimizer_, *schedule_,
-                 StepSettings{options_.fp16, options_.max_grad_norm, options_.seed, options_.device,
-                              options_.objective});
+                 StepSettings{AutocastDType(options_.fp16, options_.bf16), options_.max_grad_norm, options_.seed,
+                              options_.device, options_.objective});
   XLMR_ASSIGN_OR_RETURN(StepOutcome outcome,
                         step.Run(state_.global_step, micro_batches, loss_terms));
   t_.comm_.AllReduceSumDoubles(&local_tokens, 1);
@@ -349,14 +350,15 @@ Trainer::Trainer(TrainableModel& model, const data::TokenizedDataset& train_data
                  TrainerOptions options, distributed::Communicator& comm, SaveModelFn save_model)
     : model_(model), train_data_(train_data), eval_data_(eval_data), test_data_(test_data),
       options_(std::move(options)), comm_(comm), save_model_(std::move(save_model)) {
+  XLMR_CHECK(!(options_.fp16 && options_.bf16)) << "fp16 and bf16 autocast are exclusive";
   batch_plan_ = data::BatchPlanOptions{train_data_.size(), options_.per_device_train_batch_size,
                                        options_.gradient_accumulation_steps, comm_.world_size(),
                                        comm_.rank(), options_.seed, /*shuffle=*/true, {}};
   if (options_.group_by_length) {
     for (int64_t i = 0; i < train_data_.size(); ++i) batch_plan_.lengths.push_back(train_data_.num_tokens(i));
   }
-  eval_settings_ = EvalSettings{options_.per_device_eval_batch_size, options_.fp16, options_.pad_id,
-                                options_.device, options_.objective};
+  eval_settings_ = EvalSettings{options_.per_device_eval_batch_size, AutocastDType(options_.fp16, options_.bf16),
+                                options_.pad_id, options_.device, options_.objective};
 }
 
 int64_t Trainer::steps_per_epoch() const { return batch_plan_.steps_per_epoch(); }

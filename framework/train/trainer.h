@@ -39,7 +39,8 @@ struct TrainerOptions {
   int64_t warmup_steps = 0;
   double num_train_epochs = 3.0;
   int64_t max_steps = -1;
-  bool fp16 = false;                   // also switches the loss scaler on
+  bool fp16 = false;                   // fp16 autocast; also switches the loss scaler on
+  bool bf16 = false;                   // bf16 autocast, no loss scaling (not with fp16)
   amp::LossScalerOptions loss_scaler;  // its settings (used only with fp16)
   uint64_t seed = 42;
   Device device = Device::kCpu;

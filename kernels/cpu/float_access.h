@@ -32,10 +32,14 @@ void ForEachChunk(int64_t n, Fn&& fn) {
 // elements [begin, begin + count) of src (flat, row-major index).
 void LoadFloats(const Tensor& src, int64_t begin, int64_t count, float* out);
 
-// `value` after a round trip through storage of `dtype` (the roundings torch does on fp16
-// intermediates under autocast); identity for f32.
+// `value` after a round trip through storage of `dtype` (the roundings torch does on fp16 or
+// bf16 intermediates under autocast); identity for f32.
 inline float StoredAs(DType dtype, float value) {
-  return dtype == DType::kF16 ? HalfToFloat(FloatToHalf(value)) : value;
+  switch (dtype) {
+    case DType::kF16: return HalfToFloat(FloatToHalf(value));
+    case DType::kBF16: return BFloat16ToFloat(FloatToBFloat16(value));
+    default: return value;
+  }
 }
 
 // A new zeroed f32 CPU buffer for a result that becomes an op's output of `final_dtype`:

@@ -17,12 +17,12 @@ Shape WithLastDim(const Shape& x, int64_t last) {
   return shape;
 }
 
-// bias: f32, or f16 widened exactly to f32 first.
+// bias: f32, or f16|bf16 widened exactly to f32 first.
 void BroadcastBiasRows(const Tensor& bias, int64_t rows, float* y) {
   const int64_t width = bias.numel();
-  const std::vector<float> widened =
-      bias.dtype() == DType::kF16 ? bias.ToFloatVector() : std::vector<float>();
-  const float* b = bias.dtype() == DType::kF16 ? widened.data() : bias.data<float>();
+  const bool widen = bias.dtype() != DType::kF32;
+  const std::vector<float> widened = widen ? bias.ToFloatVector() : std::vector<float>();
+  const float* b = widen ? widened.data() : bias.data<float>();
   ParallelFor(rows, RowGrain(width), [&](int64_t begin, int64_t end) {
     for (int64_t r = begin; r < end; ++r) std::copy(b, b + width, y + r * width);
   });

@@ -1,5 +1,6 @@
 #include "kernels/cuda/attention.h"
 
+#include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
@@ -85,6 +86,7 @@ __device__ __forceinline__ void ForEachKeyOfRow(const AttentionDropout& dropout,
 
 __device__ __forceinline__ float ToFloat(float value) { return value; }
 __device__ __forceinline__ float ToFloat(__half value) { return __half2float(value); }
+__device__ __forceinline__ float ToFloat(__nv_bfloat16 value) { return __bfloat162float(value); }
 template <typename T>
 __device__ T FromFloat(float value);
 template <>
@@ -94,6 +96,10 @@ __device__ __forceinline__ float FromFloat<float>(float value) {
 template <>
 __device__ __forceinline__ __half FromFloat<__half>(float value) {
   return __float2half_rn(value);
+}
+template <>
+__device__ __forceinline__ __nv_bfloat16 FromFloat<__nv_bfloat16>(float value) {
+  return __float2bfloat16_rn(value);
 }
 // `value` after a round trip through storage of T (torch's fp16 intermediates).
 template <typename T>
@@ -347,6 +353,9 @@ Tensor DroppedProbs(const Tensor& probs, DType dtype, const AttentionDropout& dr
   if (dtype == DType::kF16) {
     DropoutCastKernel<__half><<<grid, kThreadsPerBlock, 0, ComputeStream()>>>(
         probs.data<float>(), static_cast<__half*>(dropped.raw_data()), count, dropout);
+  } else if (dtype == DType::kBF16) {
+    DropoutCastKernel<__nv_bfloat16><<<grid, kThreadsPerBlock, 0, ComputeStream()>>>(
+        probs.data<float>(), static_cast<__nv_bfloat16*>(dropped.raw_data()), count, dropout);
   } else {
     DropoutCastKernel<float><<<grid, kThreadsPerBlock, 0, ComputeStream()>>>(
         probs.data<float>(), dropped.data<float>(), count, dropout);
@@ -384,6 +393,8 @@ void AttentionForward(const Tensor& q, const Tensor& k, const Tensor& v, const T
   Tensor dropped = DroppedIsProbs(dtype, dropout) ? *probs : NewScores(g, dtype);
   if (dtype == DType::kF16) {
     LaunchMaskedSoftmax<__half>(g, key_mask, dropout, probs, &dropped);
+  } else if (dtype == DType::kBF16) {
+    LaunchMaskedSoftmax<__nv_bfloat16>(g, key_mask, dropout, probs, &dropped);
   } else {
     LaunchMaskedSoftmax<float>(g, key_mask, dropout, probs, &dropped);
   }
@@ -414,6 +425,8 @@ void AttentionBackward(const Tensor& d_context, const Tensor& q, const Tensor& k
   }
   if (dtype == DType::kF16) {
     LaunchSoftmaxBackward<__half>(g, probs, dropout, &d_scores);
+  } else if (dtype == DType::kBF16) {
+    LaunchSoftmaxBackward<__nv_bfloat16>(g, probs, dropout, &d_scores);
   } else {
     LaunchSoftmaxBackward<float>(g, probs, dropout, &d_scores);
   }

@@ -1,6 +1,7 @@
-// Reading and writing f32|f16 tensors as float in CUDA kernels, and sizing their grids: the
+// Reading and writing f32|f16|bf16 tensors as float in CUDA kernels, and sizing their grids: the
 // device half of the numerics contract of kernels/cpu/float_access.h (read every element exactly
-// into fp32, compute in fp32, round once to the output dtype on write with __float2half_rn).
+// into fp32, compute in fp32, round once to the output dtype on write with __float2half_rn /
+// __float2bfloat16_rn).
 //
 // The dtype is a run-time field rather than a template parameter: every thread of a launch takes
 // the same branch, so it costs nothing measurable in these memory-bound kernels, and each op
@@ -10,6 +11,7 @@
 #ifndef XLMR_KERNELS_CUDA_FLOAT_ACCESS_CUH_
 #define XLMR_KERNELS_CUDA_FLOAT_ACCESS_CUH_
 
+#include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
@@ -22,44 +24,53 @@
 
 namespace xlmr::kernels::cuda {
 
-// A read-only f32 or f16 element buffer.
+// How a FloatsIn/FloatsOut buffer stores its elements.
+enum class FloatStorage : uint8_t { kF32, kF16, kBF16 };
+
+// A read-only f32, f16 or bf16 element buffer.
 struct FloatsIn {
   const void* data;
-  bool is_half;
+  FloatStorage storage;
 
   __device__ __forceinline__ float operator[](int64_t i) const {
-    return is_half ? __half2float(static_cast<const __half*>(data)[i])
-                   : static_cast<const float*>(data)[i];
-  }
-};
-
-// A writable f32 or f16 element buffer.
-struct FloatsOut {
-  void* data;
-  bool is_half;
-
-  // Rounds `value` once (to nearest even; fp16 overflow gives +-inf) and stores it at `i`.
-  __device__ __forceinline__ void Store(int64_t i, float value) const {
-    if (is_half) {
-      static_cast<__half*>(data)[i] = __float2half_rn(value);
-    } else {
-      static_cast<float*>(data)[i] = value;
+    switch (storage) {
+      case FloatStorage::kF16: return __half2float(static_cast<const __half*>(data)[i]);
+      case FloatStorage::kBF16: return __bfloat162float(static_cast<const __nv_bfloat16*>(data)[i]);
+      default: return static_cast<const float*>(data)[i];
     }
   }
 };
 
-// The element buffer of a CUDA tensor of dtype f32 or f16 (XLMR_CHECK otherwise).
-inline bool IsHalfActivation(const Tensor& t, const char* what) {
+// A writable f32, f16 or bf16 element buffer.
+struct FloatsOut {
+  void* data;
+  FloatStorage storage;
+
+  // Rounds `value` once (to nearest even; fp16 overflow gives +-inf) and stores it at `i`.
+  __device__ __forceinline__ void Store(int64_t i, float value) const {
+    switch (storage) {
+      case FloatStorage::kF16: static_cast<__half*>(data)[i] = __float2half_rn(value); break;
+      case FloatStorage::kBF16:
+        static_cast<__nv_bfloat16*>(data)[i] = __float2bfloat16_rn(value);
+        break;
+      default: static_cast<float*>(data)[i] = value;
+    }
+  }
+};
+
+// The storage of a CUDA tensor of dtype f32, f16 or bf16 (XLMR_CHECK otherwise).
+inline FloatStorage StorageOf(const Tensor& t, const char* what) {
   XLMR_CHECK(t.device() == Device::kCuda) << what << " must be a CUDA tensor";
-  XLMR_CHECK(t.dtype() == DType::kF32 || t.dtype() == DType::kF16)
-      << what << " must be f32 or f16, is " << DTypeName(t.dtype());
-  return t.dtype() == DType::kF16;
+  XLMR_CHECK(IsFloating(t.dtype())) << what << " must be f32, f16 or bf16, is " << DTypeName(t.dtype());
+  return t.dtype() == DType::kF16    ? FloatStorage::kF16
+         : t.dtype() == DType::kBF16 ? FloatStorage::kBF16
+                                     : FloatStorage::kF32;
 }
 inline FloatsIn ReadFloats(const Tensor& t, const char* what) {
-  return {t.raw_data(), IsHalfActivation(t, what)};
+  return {t.raw_data(), StorageOf(t, what)};
 }
 inline FloatsOut WriteFloats(const Tensor& t, const char* what) {
-  return {t.raw_data(), IsHalfActivation(t, what)};
+  return {t.raw_data(), StorageOf(t, what)};
 }
 
 // Threads per block of the grid-stride kernels.

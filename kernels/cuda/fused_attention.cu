@@ -198,6 +198,8 @@ Tensor NewActivation(const Shape& shape, DType dtype) {
 void FusedAttentionForward(const Tensor& q, const Tensor& k, const Tensor& v,
                            const Tensor& key_mask, int num_heads, float dropout_p,
                            const DropoutKey& dropout_key, Tensor* context, Tensor* logsumexp) {
+  XLMR_CHECK(q.dtype() == DType::kF32 || q.dtype() == DType::kF16)
+      << "fused attention: CUDA kernels for f32 and f16 only, got " << DTypeName(q.dtype());
   const AttentionGeometry g = AttentionGeometryOf(q, num_heads);
   // Empty: the kernel writes every context element and every logsumexp of a row < S.
   *context = NewActivation(q.shape(), q.dtype());
@@ -212,6 +214,8 @@ void FusedAttentionBackward(const Tensor& d_context, const Tensor& q, const Tens
                             const Tensor& v, const Tensor& context, const Tensor& logsumexp,
                             const Tensor& key_mask, int num_heads, float dropout_p,
                             const DropoutKey& dropout_key, Tensor* dq, Tensor* dk, Tensor* dv) {
+  XLMR_CHECK(q.dtype() == DType::kF32 || q.dtype() == DType::kF16)
+      << "fused attention: CUDA kernels for f32 and f16 only, got " << DTypeName(q.dtype());
   const AttentionGeometry g = AttentionGeometryOf(q, num_heads);
   // Empty: the dK/dV kernel writes every row of dk and dv, the dQ kernel every row of dq.
   *dq = NewActivation(q.shape(), q.dtype());

@@ -1,7 +1,8 @@
 // CUDA kernels of fused (FlashAttention-2-style) masked multi-head self-attention: the numerics
 // stated in framework/ops/fused_attention.h, the GPU twin of kernels/cpu/fused_attention.h
 // (tested against it in tests/gpu/fused_attention_test.cc). head_dim 64 only (XLM-R base and
-// large); f16 (tensor-core MMA, fp32 accumulation) and f32.
+// large); f16 (tensor-core MMA, fp32 accumulation) and f32. No bf16 kernel: under --bf16
+// ops::FusedAttentionSupported is false on CUDA and the model runs eager attention.
 //
 // Called through ops::FusedAttention / ops::FusedAttentionBackward, which check the shapes and
 // dtypes; these kernels assume them. All work is queued on

@@ -45,7 +45,7 @@ struct Problem {
   cudaDataType_t operand_type = CUDA_R_32F;
   cudaDataType_t output_type = CUDA_R_32F;
   bool has_bias = false;
-  cudaDataType_t bias_type = CUDA_R_32F;  // f16 only beside an f16 output (see RunGemm)
+  cudaDataType_t bias_type = CUDA_R_32F;  // f16|bf16 only beside an output of that type (RunGemm)
   // Pointer alignments in bytes (up to 256): algorithms needing more are excluded.
   int align_a = 0, align_b = 0, align_c = 0, align_bias = 0;
 };
@@ -90,10 +90,18 @@ cudaDataType_t CudaTypeOf(DType dtype) {
   switch (dtype) {
     case DType::kF32: return CUDA_R_32F;
     case DType::kF16: return CUDA_R_16F;
+    case DType::kBF16: return CUDA_R_16BF;
     default: break;
   }
-  XLMR_CHECK(false) << "Gemm: dtype " << DTypeName(dtype) << " is not f32 or f16";
+  XLMR_CHECK(false) << "Gemm: dtype " << DTypeName(dtype) << " is not f32, f16 or bf16";
   return CUDA_R_32F;
+}
+
+// f16 or bf16: a 16-bit type that cuBLASLt reads and writes (with fp32 accumulation).
+bool IsHalfType(cudaDataType_t type) { return type == CUDA_R_16F || type == CUDA_R_16BF; }
+
+const char* TypeName(cudaDataType_t type) {
+  return type == CUDA_R_16F ? "f16" : type == CUDA_R_16BF ? "bf16" : "f32";
 }
 
 // ---- cuBLASLt descriptors, destroyed on scope exit ----
@@ -271,7 +279,7 @@ void CheckRan(cublasStatus_t status, const Problem& p) {
   XLMR_CHECK(status == CUBLAS_STATUS_SUCCESS)
       << "Gemm: cuBLASLt has no algorithm for m=" << p.lt_c.rows << " n=" << p.lt_c.cols
       << " k=" << k << " batch=" << p.batch_count << " output "
-      << (p.output_type == CUDA_R_16F ? "f16" : "f32") << ": " << cublasLtGetStatusName(status);
+      << TypeName(p.output_type) << ": " << cublasLtGetStatusName(status);
 }
 
 // f16 C from a problem cuBLASLt cannot write as f16 directly (f32 operands, or an fp32 bias
@@ -297,7 +305,7 @@ void RunStagedInF32(const Problem& p, const Pointers& ptr, const Tensor& bias, f
   Pointers staged_ptr = ptr;
   staged_ptr.c = c_f32.raw_data();
   Tensor bias_f32;
-  if (p.has_bias && p.bias_type == CUDA_R_16F) {
+  if (p.has_bias && IsHalfType(p.bias_type)) {
     bias_f32 = Tensor::Empty(bias.shape(), DType::kF32, Device::kCuda, MemoryCategory::kWorkspace);
     CastTensor(bias, &bias_f32);
     staged.bias_type = CUDA_R_32F;
@@ -310,8 +318,8 @@ void RunStagedInF32(const Problem& p, const Pointers& ptr, const Tensor& bias, f
 
 void Matmul(const Problem& p, const Pointers& ptr, const Tensor& bias, float alpha, float beta,
             Tensor* c) {
-  // cuBLASLt offers no f32 x f32 -> f16 matmul: that one is always staged.
-  const bool f16_from_f32 = p.operand_type == CUDA_R_32F && p.output_type == CUDA_R_16F;
+  // cuBLASLt offers no f32 x f32 -> f16|bf16 matmul: that one is always staged.
+  const bool f16_from_f32 = p.operand_type == CUDA_R_32F && IsHalfType(p.output_type);
   if (!f16_from_f32) {
     const cublasStatus_t status = TryMatmul(p, ptr, alpha, beta);
     if (status == CUBLAS_STATUS_SUCCESS) return;
@@ -333,8 +341,8 @@ void CheckOperand(const char* name, const Tensor& t, const MatrixLayout& layout,
                   int64_t batch_count) {
   XLMR_CHECK(t.defined() && t.device() == Device::kCuda)
       << "Gemm: " << name << " must be a CUDA tensor";
-  XLMR_CHECK(t.dtype() == DType::kF32 || t.dtype() == DType::kF16)
-      << "Gemm: " << name << " must be f32 or f16, is " << DTypeName(t.dtype());
+  XLMR_CHECK(IsFloating(t.dtype()))
+      << "Gemm: " << name << " must be f32, f16 or bf16, is " << DTypeName(t.dtype());
   XLMR_CHECK(layout.rows >= 0 && layout.cols >= 0 &&
              layout.ld >= std::max<int64_t>(layout.cols, 1) && layout.batch_stride >= 0)
       << "Gemm: " << name << " layout rows " << layout.rows << " cols " << layout.cols << " ld "
@@ -396,17 +404,16 @@ void RunGemm(const GemmArguments& g) {
       << "Gemm: c overlaps an input";
   if (g.bias.defined()) {
     XLMR_CHECK(g.bias.device() == Device::kCuda &&
-               (g.bias.dtype() == DType::kF32 || g.bias.dtype() == DType::kF16) &&
-               g.bias.numel() == n)
-        << "Gemm: bias must be f32 or f16 CUDA [" << n << "], is " << DTypeName(g.bias.dtype())
+               IsFloating(g.bias.dtype()) && g.bias.numel() == n)
+        << "Gemm: bias must be f32, f16 or bf16 CUDA [" << n << "], is " << DTypeName(g.bias.dtype())
         << " " << ShapeString(g.bias.shape());
   }
   if (m == 0 || n == 0) return;
   XLMR_CHECK(k > 0) << "Gemm: K must be >= 1";
-  // An f16 bias goes to cuBLASLt as is only beside an f16 output (the type it documents for the
-  // bias); for an f32 output it is widened first, which is exact.
+  // An f16|bf16 bias goes to cuBLASLt as is only beside an output of its type (the type it
+  // documents for the bias); for an f32 output it is widened first, which is exact.
   Tensor bias = g.bias;
-  if (bias.defined() && bias.dtype() == DType::kF16 && g.c->dtype() == DType::kF32) {
+  if (bias.defined() && bias.dtype() != DType::kF32 && g.c->dtype() == DType::kF32) {
     bias = Tensor::Empty(g.bias.shape(), DType::kF32, Device::kCuda, MemoryCategory::kWorkspace);
     CastTensor(g.bias, &bias);
   }

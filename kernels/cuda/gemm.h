@@ -2,9 +2,9 @@
 //
 //   C[M,N] = alpha * op(A)[M,K] * op(B)[K,N] + beta * C[M,N]  (+ bias[N] on every row)
 //
-// op(X) is X or X^T. A and B are both f32 or both f16; C is f32 or f16. Products are accumulated
-// in fp32 (CUBLAS_COMPUTE_32F: true fp32 for f32 operands, never TF32; fp16 x fp16 -> fp32 on
-// tensor cores), alpha, beta and the bias (f32, or f16 as autocast rounds it) are applied in
+// op(X) is X or X^T. A and B are both f32, both f16 or both bf16; C is f32, f16 or bf16 (CUDA_R_16BF
+// for bf16). Products are accumulated in fp32 (CUBLAS_COMPUTE_32F: true fp32 for f32 operands, never TF32; fp16 x fp16 -> fp32 on
+// tensor cores), alpha, beta and the bias (f32, or f16/bf16 as autocast rounds it) are applied in
 // fp32, and the result is rounded once to C's dtype. Plain C++ header (the cuBLASLt calls are in gemm.cc).
 //
 // Row-major vs cuBLASLt's column-major. A row-major matrix X[r,c] with leading dimension ld has
@@ -32,10 +32,10 @@ enum class Transpose { kNo, kYes };
 
 // C = alpha * op(a) * op(b) + beta * c + bias, for matrices held in whole tensors.
 //   [in] a, b: rank >= 2, contiguous, on Device::kCuda; all dimensions but the last are
-//        flattened into rows (a [..., k] is a matrix of numel/k rows). Both f32 or both f16.
-//   [in] bias: [N] f32 or f16 added (in fp32) to every row of C, or an undefined Tensor for none.
-//        An f16 bias with an f16 C is cuBLASLt's fused epilogue; with an f32 C it is widened.
-//   [in,out] c: rank >= 2, [M, N] after flattening, f32 or f16. Read only when beta != 0
+//        flattened into rows (a [..., k] is a matrix of numel/k rows). Both f32, both f16 or both bf16.
+//   [in] bias: [N] f32, f16 or bf16 added (in fp32) to every row of C, or an undefined Tensor for none.
+//        A 16-bit bias with a C of its type is cuBLASLt's fused epilogue; with an f32 C it is widened.
+//   [in,out] c: rank >= 2, [M, N] after flattening, f32, f16 or bf16. Read only when beta != 0
 //        (beta = 1 accumulates, e.g. weight gradients summed over micro-steps); it must not
 //        overlap a, b or bias.
 // Aborts (XLMR_CHECK) on mismatched shapes or dtypes. An empty C is a no-op; K must be >= 1.
@@ -55,12 +55,12 @@ struct MatrixLayout {
 // For i in [0, batch_count): C_i = alpha * op(A_i) * op(B_i) + beta * C_i, in one cuBLASLt call.
 //   [in] batch_count >= 1.
 //   [in] a, b: tensors on Device::kCuda holding every A_i / B_i as `a_layout` / `b_layout`
-//        describe (both f32 or both f16); every addressed element must lie inside the tensor.
-//   [in,out] c: f32 or f16 on Device::kCuda, holding every C_i as `c_layout` describes; the
+//        describe (both f32, both f16 or both bf16); every addressed element must lie inside the tensor.
+//   [in,out] c: f32, f16 or bf16 on Device::kCuda, holding every C_i as `c_layout` describes; the
 //        C_i must not overlap each other (c_layout.batch_stride >= rows * ld) nor a or b.
 // Shapes: op(A_i) is [M,K], op(B_i) is [K,N], C_i is [M,N] (M, N from c_layout).
 // Numerics as for Gemm. C must be contiguous (ld == cols and batch_stride == rows * cols)
-// when f32 operands give an f16 C, which is computed in f32 then rounded.
+// when f32 operands give an f16 or bf16 C, which is computed in f32 then rounded.
 //
 // Example, attention scores per (sequence, head), with q and k contiguous [B*H, S, D] and
 // scores [B*H, S, S]:

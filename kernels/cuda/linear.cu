@@ -1,3 +1,4 @@
+#include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
@@ -25,7 +26,7 @@ Tensor WidenedToF32(const Tensor& t) {
 }
 
 // The two operands of one GEMM as they are when their dtypes match, otherwise both in f32 (the
-// f16 one widened exactly, which is what the CPU reference computes with).
+// f16|bf16 one widened exactly, which is what the CPU reference computes with).
 std::pair<Tensor, Tensor> InCommonDType(const Tensor& a, const Tensor& b) {
   if (a.dtype() == b.dtype()) return {a, b};
   return {WidenedToF32(a), WidenedToF32(b)};
@@ -35,6 +36,7 @@ std::pair<Tensor, Tensor> InCommonDType(const Tensor& a, const Tensor& b) {
 
 __device__ __forceinline__ float ToFloat(float value) { return value; }
 __device__ __forceinline__ float ToFloat(__half value) { return __half2float(value); }
+__device__ __forceinline__ float ToFloat(__nv_bfloat16 value) { return __bfloat162float(value); }
 
 constexpr int kThreadsPerBlock = 256;
 
@@ -110,6 +112,7 @@ void LaunchColumnSums(const Tensor& dy, int64_t rows, int64_t width, Tensor* dbi
 void AccumulateColumnSums(const Tensor& dy, int64_t rows, int64_t width, Tensor* dbias) {
   if (rows == 0 || width == 0) return;
   if (dy.dtype() == DType::kF16) return LaunchColumnSums<__half>(dy, rows, width, dbias);
+  if (dy.dtype() == DType::kBF16) return LaunchColumnSums<__nv_bfloat16>(dy, rows, width, dbias);
   LaunchColumnSums<float>(dy, rows, width, dbias);
 }
 

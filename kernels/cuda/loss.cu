@@ -1,5 +1,6 @@
 #include "kernels/cuda/loss.h"
 
+#include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
@@ -28,6 +29,7 @@ constexpr int kElementBlocksPerMultiprocessor = 8;
 
 __device__ __forceinline__ float ToFloat(float value) { return value; }
 __device__ __forceinline__ float ToFloat(__half value) { return __half2float(value); }
+__device__ __forceinline__ float ToFloat(__nv_bfloat16 value) { return __bfloat162float(value); }
 
 // ---- Row softmax statistics (cross-entropy) ----
 
@@ -255,7 +257,13 @@ int RowGrid(const Tensor& logits) {
   return static_cast<int>(logits.dim(0));
 }
 
-bool IsHalf(const Tensor& t) { return t.dtype() == DType::kF16; }
+// fn(T{}) for T the element type of t: __half (f16), __nv_bfloat16 (bf16) or float.
+template <typename Fn>
+decltype(auto) WithElementType(const Tensor& t, Fn&& fn) {
+  if (t.dtype() == DType::kF16) return fn(__half{});
+  if (t.dtype() == DType::kBF16) return fn(__nv_bfloat16{});
+  return fn(float{});
+}
 
 template <typename T>
 LossTotals CrossEntropySumAs(const Tensor& logits, const Tensor& labels) {
@@ -284,8 +292,7 @@ void CrossEntropyBackwardAs(const Tensor& logits, const Tensor& labels, float sc
 
 LossTotals CrossEntropyLossSum(const Tensor& logits, const Tensor& labels) {
   if (logits.dim(0) == 0) return {};
-  return IsHalf(logits) ? CrossEntropySumAs<__half>(logits, labels)
-                        : CrossEntropySumAs<float>(logits, labels);
+  return WithElementType(logits, [&](auto tag) { return CrossEntropySumAs<decltype(tag)>(logits, labels); });
 }
 
 Tensor CrossEntropyBackward(const Tensor& logits, const Tensor& labels, float scale) {
@@ -293,42 +300,38 @@ Tensor CrossEntropyBackward(const Tensor& logits, const Tensor& labels, float sc
   Tensor d =
       Tensor::Zeros(logits.shape(), DType::kF32, Device::kCuda, MemoryCategory::kActivations);
   if (logits.dim(0) == 0) return d;
-  if (IsHalf(logits)) {
-    CrossEntropyBackwardAs<__half>(logits, labels, scale, &d);
-  } else {
-    CrossEntropyBackwardAs<float>(logits, labels, scale, &d);
-  }
+  WithElementType(logits, [&](auto tag) { CrossEntropyBackwardAs<decltype(tag)>(logits, labels, scale, &d); });
   return d;
 }
 
 LossTotals MseLossSum(const Tensor& predictions, const Tensor& targets) {
   const float* t = targets.data<float>();
   const int64_t n = predictions.numel();
-  if (IsHalf(predictions)) {
-    return SumTerms(MseTerm<__half>{static_cast<const __half*>(predictions.raw_data()), t}, n);
-  }
-  return SumTerms(MseTerm<float>{predictions.data<float>(), t}, n);
+  return WithElementType(predictions, [&](auto tag) {
+    using T = decltype(tag);
+    return SumTerms(MseTerm<T>{static_cast<const T*>(predictions.raw_data()), t}, n);
+  });
 }
 
 Tensor MseBackward(const Tensor& predictions, const Tensor& targets, float scale) {
   const MseGrad grad{2.0f * scale};
-  return IsHalf(predictions) ? LaunchElementGrad<__half>(predictions, targets, grad)
-                             : LaunchElementGrad<float>(predictions, targets, grad);
+  return WithElementType(predictions, [&](auto tag) {
+    return LaunchElementGrad<decltype(tag)>(predictions, targets, grad);
+  });
 }
 
 LossTotals BceWithLogitsLossSum(const Tensor& logits, const Tensor& targets) {
   const float* t = targets.data<float>();
   const int64_t n = logits.numel();
-  if (IsHalf(logits)) {
-    return SumTerms(BceTerm<__half>{static_cast<const __half*>(logits.raw_data()), t}, n);
-  }
-  return SumTerms(BceTerm<float>{logits.data<float>(), t}, n);
+  return WithElementType(logits, [&](auto tag) {
+    using T = decltype(tag);
+    return SumTerms(BceTerm<T>{static_cast<const T*>(logits.raw_data()), t}, n);
+  });
 }
 
 Tensor BceWithLogitsBackward(const Tensor& logits, const Tensor& targets, float scale) {
   const BceGrad grad{scale};
-  return IsHalf(logits) ? LaunchElementGrad<__half>(logits, targets, grad)
-                        : LaunchElementGrad<float>(logits, targets, grad);
+  return WithElementType(logits, [&](auto tag) { return LaunchElementGrad<decltype(tag)>(logits, targets, grad); });
 }
 
 }  // namespace xlmr::kernels::cuda

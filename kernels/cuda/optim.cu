@@ -1,11 +1,13 @@
 #include "kernels/cuda/optim.h"
 
+#include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <cstdint>
 #include <memory>
+#include <type_traits>
 
 #include "framework/core/check.h"
 #include "framework/tensor/parameter_store.h"
@@ -97,12 +99,19 @@ __device__ __forceinline__ float TorchLerp(float self, float end, float weight) 
                               : __fmaf_rn(__fsub_rn(weight, 1.0f), diff, end);
 }
 
-template <bool kWriteHalf>
+__device__ __forceinline__ void StoreRounded(__half* out, float value) { *out = __float2half_rn(value); }
+__device__ __forceinline__ void StoreRounded(__nv_bfloat16* out, float value) {
+  *out = __float2bfloat16_rn(value);
+}
+
+// H: __half or __nv_bfloat16 also writes the working copy half_param in that dtype; float
+// writes none (half_param is null).
+template <typename H>
 __global__ void __launch_bounds__(kThreadsPerBlock)
     AdamWKernel(const AdamWScalars s, const __grid_constant__ RunGroup group,
                 float* __restrict__ param, const float* __restrict__ grad,
                 float* __restrict__ exp_avg, float* __restrict__ exp_avg_sq,
-                __half* __restrict__ half_param) {
+                H* __restrict__ half_param) {
   const int64_t end = group.ends[group.count - 1];
   const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
   // i only grows, so each thread's run cursor only moves forward: over the whole launch a
@@ -123,7 +132,7 @@ __global__ void __launch_bounds__(kThreadsPerBlock)
     param[i] = updated;
     exp_avg[i] = m;
     exp_avg_sq[i] = v;
-    if constexpr (kWriteHalf) half_param[i] = __float2half_rn(updated);
+    if constexpr (!std::is_same_v<H, float>) StoreRounded(half_param + i, updated);
   }
 }
 
@@ -274,23 +283,27 @@ void AdamWStep(const AdamWScalars& scalars, const std::vector<AdamWDecayRun>& ru
   XLMR_CHECK(grad.numel() == total && exp_avg.numel() == total && exp_avg_sq.numel() == total)
       << kFn << ": param, grad, exp_avg, exp_avg_sq must have the same element count; got "
       << total << ", " << grad.numel() << ", " << exp_avg.numel() << ", " << exp_avg_sq.numel();
-  __half* half = nullptr;
+  void* half = nullptr;
   if (half_param != nullptr) {
-    XLMR_CHECK(half_param->device() == Device::kCuda && half_param->dtype() == DType::kF16 &&
+    XLMR_CHECK(half_param->device() == Device::kCuda &&
+               (half_param->dtype() == DType::kF16 || half_param->dtype() == DType::kBF16) &&
                half_param->numel() == total)
-        << kFn << ": half_param must be f16 on cuda with " << total << " elements";
-    half = static_cast<__half*>(half_param->raw_data());
+        << kFn << ": half_param must be f16 or bf16 on cuda with " << total << " elements";
+    half = half_param->raw_data();
   }
   for (const RunGroup& group : GroupRuns(runs, total)) {
     const int blocks = GridFor(group.ends[group.count - 1] - group.begin);
     float* p = param.data<float>();
     float* m = exp_avg.data<float>();
     float* v = exp_avg_sq.data<float>();
-    if (half != nullptr) {
-      AdamWKernel<true><<<blocks, kThreadsPerBlock, 0, ComputeStream()>>>(
-          scalars, group, p, grad.data<float>(), m, v, half);
+    if (half != nullptr && half_param->dtype() == DType::kF16) {
+      AdamWKernel<__half><<<blocks, kThreadsPerBlock, 0, ComputeStream()>>>(
+          scalars, group, p, grad.data<float>(), m, v, static_cast<__half*>(half));
+    } else if (half != nullptr) {
+      AdamWKernel<__nv_bfloat16><<<blocks, kThreadsPerBlock, 0, ComputeStream()>>>(
+          scalars, group, p, grad.data<float>(), m, v, static_cast<__nv_bfloat16*>(half));
     } else {
-      AdamWKernel<false><<<blocks, kThreadsPerBlock, 0, ComputeStream()>>>(
+      AdamWKernel<float><<<blocks, kThreadsPerBlock, 0, ComputeStream()>>>(
           scalars, group, p, grad.data<float>(), m, v, nullptr);
     }
     KERNEL_LAUNCH_CHECK();
@@ -335,9 +348,10 @@ void ScaleInPlace(Tensor& values, float factor) {
 
 void RefreshHalfCopy(const Tensor& master, Tensor& half) {
   CheckDeviceF32("RefreshHalfCopy", "master", master);
-  XLMR_CHECK(half.defined() && half.dtype() == DType::kF16 && half.numel() == master.numel())
-      << "RefreshHalfCopy: half must be f16 with " << master.numel() << " elements";
-  CastTensor(master, &half);  // checks the device and shapes, rounds with __float2half_rn
+  XLMR_CHECK(half.defined() && (half.dtype() == DType::kF16 || half.dtype() == DType::kBF16) &&
+             half.numel() == master.numel())
+      << "RefreshHalfCopy: half must be f16 or bf16 with " << master.numel() << " elements";
+  CastTensor(master, &half);  // checks the device and shapes, rounds with __float2half_rn / __float2bfloat16_rn
 }
 
 }  // namespace xlmr::kernels::cuda

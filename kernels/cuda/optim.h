@@ -45,8 +45,9 @@ struct AdamWDecayRun {
 //            empty runs are allowed. Gaps between runs are left untouched.
 //   [in,out] param, exp_avg, exp_avg_sq: [total] F32, Device::kCuda.
 //   [in]     grad: [total] F32, Device::kCuda.
-//   [out]    half_param: nullptr, or [total] F16 on Device::kCuda: every updated element also
-//            gets __float2half_rn(new param), in the same pass (the fp16 working copy).
+//   [out]    half_param: nullptr, or [total] F16|BF16 on Device::kCuda: every updated element
+//            also gets __float2half_rn / __float2bfloat16_rn(new param), in the same pass (the
+//            half working copy).
 // Asynchronous. The runs travel as kernel arguments (up to kRunsPerLaunch per launch), so no
 // table is uploaded and nothing synchronises: XLM-R large with weight decay (about 300 runs)
 // takes two launches.
@@ -78,8 +79,9 @@ double SumOfSquares(const Tensor& values);
 // [in,out] values: [n] F32, Device::kCuda. Asynchronous.
 void ScaleInPlace(Tensor& values, float factor);
 
-// half[i] = __float2half_rn(master[i]): the fp16 working copy after weights change outside the
-// optimizer (load, restore). [in] master: [n] F32; [out] half: [n] F16; both Device::kCuda.
+// half[i] = __float2half_rn / __float2bfloat16_rn(master[i]): the half working copy after weights
+// change outside the optimizer (load, restore). [in] master: [n] F32; [out] half: [n] F16|BF16;
+// both Device::kCuda.
 // Asynchronous. Linking this target also registers it as ParameterStore's device refresh
 // (framework/tensor/parameter_store.h, RegisterDeviceHalfCopyRefresh).
 void RefreshHalfCopy(const Tensor& master, Tensor& half);

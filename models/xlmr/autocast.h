@@ -1,5 +1,6 @@
 // Which copy of a Linear layer's parameters a pass reads, under the pass's precision policy
-// (PassContext::fp16, as torch.autocast(float16) for a Trainer with fp16=True).
+// (PassContext::autocast, as torch.autocast(float16 | bfloat16) for a Trainer with fp16=True or
+// bf16=True). Everything below holds for either half dtype (bf16: golden_bf16.safetensors).
 //
 // Autocast casts EVERY floating argument of F.linear to fp16, the bias included, so under fp16
 // the bias is rounded to fp16 before the GEMM adds it (in fp32, then one rounding of the
@@ -16,13 +17,13 @@
 
 namespace xlmr::models {
 
-// The weight parameter `index` as the matrix product reads it: the fp16 working copy under
-// fp16, else the fp32 master (a view, no copy).
+// The weight parameter `index` as the matrix product reads it: the half working copy (f16 or
+// bf16, the autocast dtype) under autocast, else the fp32 master (a view, no copy).
 Tensor LinearWeight(const ParameterStore& store, int index, const PassContext& context);
 
-// The bias parameter `index` as ops::Linear takes it: the fp32 master, or under fp16 the fp16
-// working copy (a view, no copy; ops::Linear adds its exact f32 value, and on CUDA the f16 bias
-// is the type cuBLASLt's epilogue takes beside an f16 output).
+// The bias parameter `index` as ops::Linear takes it: the fp32 master, or under autocast the half
+// working copy (a view, no copy; ops::Linear adds its exact f32 value, and on CUDA the f16|bf16
+// bias is the type cuBLASLt's epilogue takes beside an output of that dtype).
 Tensor LinearBias(const ParameterStore& store, int index, const PassContext& context);
 
 }  // namespace xlmr::models

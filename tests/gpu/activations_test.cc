@@ -46,7 +46,7 @@ std::string Name(const char* op, DType dtype, const Shape& shape) {
 TEST_F(CudaActivationsTest, GeluAndItsBackwardMatchCpu) {
   uint32_t seed = 1;
   for (const Shape& shape : Shapes()) {
-    for (DType dtype : {DType::kF32, DType::kF16}) {
+    for (DType dtype : {DType::kF32, DType::kF16, DType::kBF16}) {
       const Tensor x = RandomTensor(shape, dtype, seed++, 3.0f);
       const Tensor dy = RandomTensor(shape, dtype, seed++);
       ExpectClose(Name("Gelu", dtype, shape), ops::Gelu(OnGpu(x)), ops::Gelu(x), kTolerance);
@@ -59,7 +59,7 @@ TEST_F(CudaActivationsTest, GeluAndItsBackwardMatchCpu) {
 TEST_F(CudaActivationsTest, TanhAndItsBackwardMatchCpu) {
   uint32_t seed = 100;
   for (const Shape& shape : Shapes()) {
-    for (DType dtype : {DType::kF32, DType::kF16}) {
+    for (DType dtype : {DType::kF32, DType::kF16, DType::kBF16}) {
       const Tensor x = RandomTensor(shape, dtype, seed++, 3.0f);
       const Tensor dy = RandomTensor(shape, dtype, seed++);
       const Tensor y = ops::Tanh(x);

@@ -49,7 +49,7 @@ TEST_F(CudaDropoutTest, ForwardAndBackwardMatchCpuBitForBit) {
   uint32_t seed = 1;
   const std::vector<DropoutKey> keys = Keys();
   for (const Shape& shape : Shapes()) {
-    for (DType dtype : {DType::kF32, DType::kF16}) {
+    for (DType dtype : {DType::kF32, DType::kF16, DType::kBF16}) {
       const Tensor x = RandomTensor(shape, dtype, seed++);
       for (float p : {0.1f, 0.5f, 0.9f}) {
         for (size_t k = 0; k < keys.size(); ++k) {

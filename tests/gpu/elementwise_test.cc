@@ -38,12 +38,12 @@ std::string Name(const char* op, DType a, DType b, DType out, const Shape& shape
 TEST_F(CudaElementwiseTest, AddMatchesCpuBitForBitForEveryDTypeMix) {
   uint32_t seed = 1;
   for (const Shape& shape : Shapes()) {
-    for (DType a_dtype : {DType::kF32, DType::kF16}) {
-      for (DType b_dtype : {DType::kF32, DType::kF16}) {
+    for (DType a_dtype : {DType::kF32, DType::kF16, DType::kBF16}) {
+      for (DType b_dtype : {DType::kF32, DType::kF16, DType::kBF16}) {
         // Scales 1 and 3e4: the f16 sums then also overflow to inf, which must match too.
         const Tensor a = RandomTensor(shape, a_dtype, seed++, 3e4f);
         const Tensor b = RandomTensor(shape, b_dtype, seed++);
-        for (DType out : {DType::kF32, DType::kF16}) {
+        for (DType out : {DType::kF32, DType::kF16, DType::kBF16}) {
           ExpectBitEqual(Name("Add", a_dtype, b_dtype, out, shape),
                          ops::Add(OnGpu(a), OnGpu(b), out), ops::Add(a, b, out));
         }
@@ -55,9 +55,9 @@ TEST_F(CudaElementwiseTest, AddMatchesCpuBitForBitForEveryDTypeMix) {
 TEST_F(CudaElementwiseTest, CastMatchesCpuBitForBit) {
   uint32_t seed = 100;
   for (const Shape& shape : Shapes()) {
-    for (DType from : {DType::kF32, DType::kF16}) {
+    for (DType from : {DType::kF32, DType::kF16, DType::kBF16}) {
       const Tensor x = RandomTensor(shape, from, seed++, 2e4f);
-      for (DType to : {DType::kF32, DType::kF16}) {
+      for (DType to : {DType::kF32, DType::kF16, DType::kBF16}) {
         const Tensor gpu = ops::Cast(OnGpu(x), to);
         EXPECT_EQ(gpu.device(), Device::kCuda);
         ExpectBitEqual(Name("Cast", from, from, to, shape), gpu, ops::Cast(x, to));

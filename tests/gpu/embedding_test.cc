@@ -63,7 +63,7 @@ TEST_F(CudaEmbeddingTest, ForwardMatchesCpuBitForBit) {
   for (const TableCase& c : Cases()) {
     const Tensor table = RandomTensor({c.vocab_size, c.width}, DType::kF32, seed++);
     const Tensor ids = RandomIds(c.ids_shape, static_cast<int32_t>(c.vocab_size), seed++);
-    for (DType out : {DType::kF32, DType::kF16}) {
+    for (DType out : {DType::kF32, DType::kF16, DType::kBF16}) {
       ExpectBitEqual(Name("Embedding", c, out), ops::Embedding(OnGpu(table), OnGpu(ids), out),
                      ops::Embedding(table, ids, out));
     }
@@ -76,7 +76,7 @@ TEST_F(CudaEmbeddingTest, BackwardWithDistinctIdsMatchesCpuBitForBit) {
     if (NumElements(c.ids_shape) > c.vocab_size) continue;  // ids cannot all be distinct
     Shape dy_shape = c.ids_shape;
     dy_shape.push_back(c.width);
-    for (DType dtype : {DType::kF32, DType::kF16}) {
+    for (DType dtype : {DType::kF32, DType::kF16, DType::kBF16}) {
       const Tensor ids = DistinctIds(c.ids_shape, seed++);
       const Tensor dy = RandomTensor(dy_shape, dtype, seed++);
       Tensor dtable_cpu = RandomTensor({c.vocab_size, c.width}, DType::kF32, seed++);
@@ -93,7 +93,7 @@ TEST_F(CudaEmbeddingTest, BackwardWithRepeatedIdsAndPaddingMatchesCpu) {
   const int64_t vocab_size = 10, width = 1000, padding_idx = 1;
   const Shape ids_shape = {4, 128};
   uint32_t seed = 200;
-  for (DType dtype : {DType::kF32, DType::kF16}) {
+  for (DType dtype : {DType::kF32, DType::kF16, DType::kBF16}) {
     const Tensor ids = RandomIds(ids_shape, static_cast<int32_t>(vocab_size), seed++);
     const Tensor dy = RandomTensor({4, 128, width}, dtype, seed++);
     const uint32_t start_seed = seed++;  // the same starting gradient, in two buffers

@@ -29,10 +29,17 @@ namespace xlmr::kernels::cuda {
 namespace {
 
 constexpr double kSumRelative = 1e-5;  // fp32 vs double accumulation, times scale
-constexpr int kF16OutputUlps = 1;      // the output's own rounding to f16
+constexpr int kF16OutputUlps = 1;      // the output's own rounding to f16 or bf16
 
-double HalfUlp(double v) {
+// One ulp of `v` in f16 (11 significant bits) or bf16 (8; float's exponent range).
+double HalfUlp(double v, DType dtype = DType::kF16) {
   v = std::fabs(v);
+  if (dtype == DType::kBF16) {
+    if (v < std::ldexp(1.0, -126)) return std::ldexp(1.0, -133);
+    int exponent = 0;
+    std::frexp(v, &exponent);
+    return std::ldexp(1.0, exponent - 8);
+  }
   if (v < std::ldexp(1.0, -14)) return std::ldexp(1.0, -24);
   int exponent = 0;
   std::frexp(v, &exponent);
@@ -95,12 +102,12 @@ Reference ReferenceProduct(int64_t batch, const std::vector<float>& a, const Mat
 void ExpectMatches(const Tensor& c_gpu, const Reference& ref) {
   const std::vector<float> got = c_gpu.ToDevice(Device::kCpu).ToFloatVector();
   ASSERT_EQ(got.size(), ref.value.size());
-  const int ulps = c_gpu.dtype() == DType::kF16 ? kF16OutputUlps : 0;
+  const int ulps = c_gpu.dtype() != DType::kF32 ? kF16OutputUlps : 0;
   int64_t violations = 0;
   std::ostringstream first;
   for (size_t i = 0; i < got.size(); ++i) {
     const double bound =
-        kSumRelative * ref.scale[i] + ulps * HalfUlp(ref.value[i]) * (ref.scale[i] > 0);
+        kSumRelative * ref.scale[i] + ulps * HalfUlp(ref.value[i], c_gpu.dtype()) * (ref.scale[i] > 0);
     if (std::fabs(got[i] - ref.value[i]) <= bound) continue;
     if (violations++ == 0) {
       first << "element " << i << ": gpu " << got[i] << ", expected " << ref.value[i] << " (bound "
@@ -116,8 +123,8 @@ TEST_F(CudaGemmTest, EveryTransposeDTypeBiasAndBetaMatchesDoubleReference) {
   const int64_t m = 13, n = 11, k = 19;
   for (Transpose ta : {Transpose::kNo, Transpose::kYes}) {
     for (Transpose tb : {Transpose::kNo, Transpose::kYes}) {
-      for (DType operands : {DType::kF32, DType::kF16}) {
-        for (DType output : {DType::kF32, DType::kF16}) {
+      for (DType operands : {DType::kF32, DType::kF16, DType::kBF16}) {
+        for (DType output : {DType::kF32, DType::kF16, DType::kBF16}) {
           for (bool with_bias : {false, true}) {
             for (float beta : {0.0f, 1.0f}) {
               std::ostringstream trace;
@@ -163,6 +170,9 @@ TEST_F(CudaGemmTest, StridedBatchedMatchesDoubleReferenceAndKeepsPadding) {
       {DType::kF16, DType::kF32, Transpose::kNo, true, true},
       {DType::kF32, DType::kF32, Transpose::kYes, true, true},
       {DType::kF32, DType::kF16, Transpose::kNo, false, false},
+      {DType::kBF16, DType::kBF16, Transpose::kYes, false, true},  // bf16 autocast's attention
+      {DType::kBF16, DType::kF32, Transpose::kNo, true, true},
+      {DType::kF32, DType::kBF16, Transpose::kNo, false, false},
   };
   for (const Variant& v : variants) {
     SCOPED_TRACE(std::string(DTypeName(v.operands)) + "->" + DTypeName(v.output) + " b" +

@@ -25,6 +25,14 @@ double HalfUlpAt(float value) {
   return static_cast<double>(next) - HalfToFloat(half);
 }
 
+// The same for bf16.
+double BFloat16UlpAt(float value) {
+  const BFloat16 rounded = FloatToBFloat16(std::fabs(value));
+  if ((rounded.bits & 0x7f80u) == 0x7f80u) return INFINITY;
+  const float next = BFloat16ToFloat(BFloat16{static_cast<uint16_t>(rounded.bits + 1)});
+  return static_cast<double>(next) - BFloat16ToFloat(rounded);
+}
+
 bool SameKind(float a, float b) {
   return std::isnan(a) == std::isnan(b) && std::isinf(a) == std::isinf(b) &&
          (!std::isinf(a) || a == b);
@@ -128,14 +136,17 @@ void ExpectBitEqual(const std::string& what, const Tensor& gpu, const Tensor& cp
 
 void ExpectClose(const std::string& what, const Tensor& gpu, const Tensor& cpu,
                  double f32_tolerance) {
-  const bool half = cpu.dtype() == DType::kF16;
+  const DType dtype = cpu.dtype();
   std::ostringstream rule;
-  rule << f32_tolerance << " * max(|cpu|, 1)" << (half ? " + 1 f16 ulp" : "");
+  rule << f32_tolerance << " * max(|cpu|, 1)"
+       << (dtype == DType::kF16 ? " + 1 f16 ulp" : dtype == DType::kBF16 ? " + 1 bf16 ulp" : "");
   CompareValues(
       what, gpu, cpu,
       [&](float want) {
         return f32_tolerance * std::max(1.0, std::fabs(double{want})) +
-               (half ? HalfUlpAt(want) : 0.0);
+               (dtype == DType::kF16    ? HalfUlpAt(want)
+                : dtype == DType::kBF16 ? BFloat16UlpAt(want)
+                                        : 0.0);
       },
       rule.str());
 }

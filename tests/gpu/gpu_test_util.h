@@ -64,7 +64,7 @@ Tensor OnGpu(const Tensor& cpu);
 void ExpectBitEqual(const std::string& what, const Tensor& gpu, const Tensor& cpu);
 
 // Every element of `gpu` is within the tolerance of `cpu`'s; same shape and dtype:
-//   |gpu - cpu| <= f32_tolerance * max(|cpu|, 1) + (f16 tensors: 1 ulp of f16 at |cpu|).
+//   |gpu - cpu| <= f32_tolerance * max(|cpu|, 1) + (f16|bf16 tensors: 1 ulp of it at |cpu|).
 // That is, a relative error for values of magnitude >= 1 and an absolute one below (inputs are
 // O(1), so an error of f32_tolerance on a value near zero is cancellation, not a wrong result);
 // for f16 outputs, the fp32 intermediate may differ by that much and its one rounding to f16

@@ -1,7 +1,7 @@
 // Parity with Hugging Face Transformers on the CUDA backend: the same golden model, inputs,
 // checks and tolerances as the CPU backend's parity test (tests/testing/hf_parity.h). The GPU
 // computes in fp32 with fp32 accumulation (no TF32), so it answers to the fp32 tolerances; under
-// fp16 it answers to Hugging Face's autocast results with the fp16 tolerances.
+// fp16 or bf16 it answers to Hugging Face's autocast results with those tolerances.
 #include "framework/core/device.h"
 #include "gtest/gtest.h"
 #include "tests/gpu/gpu_test_util.h"
@@ -18,6 +18,11 @@ TEST_F(HuggingFaceParityGpuTest, LogitsLossAndEveryGradientMatchFp32) {
 
 TEST_F(HuggingFaceParityGpuTest, LogitsLossAndEveryGradientMatchFp16Autocast) {
   ExpectHuggingFaceParity(Device::kCuda, Precision::kFp16Autocast);
+}
+
+// bf16 on CUDA runs eager attention (no bf16 fused kernel), so it answers to golden_bf16.
+TEST_F(HuggingFaceParityGpuTest, LogitsLossAndEveryGradientMatchBf16Autocast) {
+  ExpectHuggingFaceParity(Device::kCuda, Precision::kBf16Autocast);
 }
 
 }  // namespace

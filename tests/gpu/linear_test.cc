@@ -33,20 +33,28 @@ namespace {
 
 struct Tolerance {
   double sum_relative;  // times scale: fp32 accumulation in a different order
-  int output_ulps;      // fp16 ulps of the final rounding (0 for f32)
+  int output_ulps;      // f16/bf16 ulps of the final rounding (0 for f32)
 };
 
 Tolerance ToleranceFor(DType output) {
   static constexpr Tolerance kTolerances[] = {
       /* f32 */ {1e-5, 0},
       /* f16 */ {1e-5, 1},
+      /* bf16 */ {1e-5, 1},
   };
-  return kTolerances[output == DType::kF16 ? 1 : 0];
+  return kTolerances[output == DType::kF16 ? 1 : output == DType::kBF16 ? 2 : 0];
 }
 
-// The spacing of fp16 values around |v| (2^-24 among the subnormals).
-double HalfUlp(double v) {
+// The spacing of fp16 values around |v| (2^-24 among the subnormals); of bf16 values (8
+// significant bits, float's exponent range) when dtype is bf16.
+double HalfUlp(double v, DType dtype = DType::kF16) {
   v = std::fabs(v);
+  if (dtype == DType::kBF16) {
+    if (v < std::ldexp(1.0, -126)) return std::ldexp(1.0, -133);
+    int exponent = 0;
+    std::frexp(v, &exponent);
+    return std::ldexp(1.0, exponent - 8);
+  }
   if (v < std::ldexp(1.0, -14)) return std::ldexp(1.0, -24);
   int exponent = 0;
   std::frexp(v, &exponent);  // v = m * 2^exponent, m in [0.5, 1)
@@ -66,7 +74,7 @@ void ExpectClose(const std::string& what, const Tensor& gpu, const Tensor& cpu,
   for (size_t i = 0; i < c.size(); ++i) {
     const double bound =
         tolerance.sum_relative * s[i] +
-        tolerance.output_ulps * HalfUlp(std::max(std::fabs(g[i]), std::fabs(c[i])));
+        tolerance.output_ulps * HalfUlp(std::max(std::fabs(g[i]), std::fabs(c[i])), cpu.dtype());
     const double error = std::fabs(static_cast<double>(g[i]) - c[i]);
     const double ratio = std::isfinite(g[i]) ? error / std::max(bound, 1e-30) : INFINITY;
     if (ratio > 1.0) ++violations;
@@ -141,6 +149,9 @@ std::vector<Case> AllCases() {
       {DType::kF16, DType::kF16, DType::kF32},  // fp16 operands, f32 result
       {DType::kF32, DType::kF32, DType::kF16},  // f32 operands, f16 result (computed in f32)
       {DType::kF32, DType::kF16, DType::kF16},  // mixed operands (f16 widened to f32)
+      {DType::kBF16, DType::kBF16, DType::kBF16},  // bf16 autocast, what the model runs
+      {DType::kBF16, DType::kBF16, DType::kF32},   // bf16 operands, f32 result
+      {DType::kF32, DType::kF32, DType::kBF16},    // f32 operands, bf16 result (computed in f32)
   };
   std::vector<Case> cases;
   for (const auto& [x_shape, out] : shapes) {
@@ -183,10 +194,12 @@ TEST_P(CudaLinearTest, ForwardMatchesCpu) {
 // (cuBLASLt's fused epilogue for an f16 output, a widened copy for an f32 one). Same tolerance
 // as ForwardMatchesCpu: the f16 bias's values are exact in fp32 on both sides. Every case gets
 // one (drawn here), so that no case skips: tools/gpu_verify.sh counts a skip as "no GPU".
+// Under bf16 (bf16 operands) the bias is bf16, as autocast rounds it then.
 TEST_P(CudaLinearTest, ForwardWithF16BiasMatchesCpu) {
   const DType out_dtype = GetParam().out_dtype;
   std::mt19937 rng(20240613);
-  const Tensor half_bias = RandomCpu({GetParam().out}, DType::kF16, &rng);  // rounds once to f16
+  const DType bias_dtype = GetParam().weight_dtype == DType::kBF16 ? DType::kBF16 : DType::kF16;
+  const Tensor half_bias = RandomCpu({GetParam().out}, bias_dtype, &rng);  // rounds once
   const Tensor cpu = ops::Linear(x_, weight_, half_bias, out_dtype);
   const Tensor gpu = Cpu(ops::Linear(Cuda(x_), Cuda(weight_), Cuda(half_bias), out_dtype));
   const Tensor scale = ops::Linear(AbsF32(x_), AbsF32(weight_), AbsF32(half_bias), DType::kF32);

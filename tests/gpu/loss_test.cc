@@ -86,7 +86,7 @@ void ExpectSumClose(const std::string& what, const ops::LossSum& gpu, const ops:
 TEST_F(CudaLossTest, CrossEntropyMatchesCpuWithIgnoredRows) {
   const float scale = 0.25f;
   for (const Size& size : kSizes) {
-    for (DType dtype : {DType::kF32, DType::kF16}) {
+    for (DType dtype : {DType::kF32, DType::kF16, DType::kBF16}) {
       const std::string what = Name(size, dtype);
       const Tensor logits = RandomCpu({size.rows, size.cols}, dtype, -8.0f, 8.0f, 1);
       const Tensor labels = LabelsCpu(size);
@@ -122,7 +122,7 @@ TEST_F(CudaLossTest, CrossEntropyOfOnlyIgnoredRowsIsEmpty) {
 TEST_F(CudaLossTest, MseMatchesCpu) {
   const float scale = 1.0f / 3.0f;
   for (const Size& size : kSizes) {
-    for (DType dtype : {DType::kF32, DType::kF16}) {
+    for (DType dtype : {DType::kF32, DType::kF16, DType::kBF16}) {
       const std::string what = Name(size, dtype);
       const Tensor predictions = RandomCpu({size.rows, size.cols}, dtype, -3.0f, 3.0f, 3);
       const Tensor targets = RandomCpu({size.rows, size.cols}, DType::kF32, -3.0f, 3.0f, 4);
@@ -137,7 +137,7 @@ TEST_F(CudaLossTest, MseMatchesCpu) {
 TEST_F(CudaLossTest, BceWithLogitsMatchesCpu) {
   const float scale = 0.125f;
   for (const Size& size : kSizes) {
-    for (DType dtype : {DType::kF32, DType::kF16}) {
+    for (DType dtype : {DType::kF32, DType::kF16, DType::kBF16}) {
       const std::string what = Name(size, dtype);
       // Large |x| exercises the stable form (no overflow of exp for either sign).
       const Tensor logits = RandomCpu({size.rows, size.cols}, dtype, -30.0f, 30.0f, 5);

@@ -130,11 +130,16 @@ void ExpectWithinUlps(const std::string& what, const std::vector<float>& gpu,
                            << examples.str();
 }
 
-// The fp16 copy must be exactly the rounding of the given fp32 values.
+// The fp16 (or bf16) copy must be exactly the rounding of the given fp32 values.
 void ExpectHalfOf(const std::string& what, const Tensor& half, const std::vector<float>& values) {
-  Tensor expected = Tensor::Zeros({static_cast<int64_t>(values.size())}, DType::kF16);
-  Half* out = expected.data<Half>();
-  for (size_t i = 0; i < values.size(); ++i) out[i] = FloatToHalf(values[i]);
+  Tensor expected = Tensor::Zeros({static_cast<int64_t>(values.size())}, half.dtype());
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (half.dtype() == DType::kBF16) {
+      expected.data<BFloat16>()[i] = FloatToBFloat16(values[i]);
+    } else {
+      expected.data<Half>()[i] = FloatToHalf(values[i]);
+    }
+  }
   ::xlmr::testing::ExpectBitEqual(what, half, expected);
 }
 
@@ -153,7 +158,7 @@ std::vector<ParameterSpec> AlternatingDecaySpecs() {
   return specs;
 }
 
-void ExpectAdamWMatchesCpu(double weight_decay) {
+void ExpectAdamWMatchesCpu(double weight_decay, DType half_dtype = DType::kF16) {
   const std::vector<ParameterSpec> specs = AlternatingDecaySpecs();
   ParameterStore cpu_store(specs, Device::kCpu);
   ParameterStore gpu_store(specs, Device::kCuda);
@@ -161,7 +166,7 @@ void ExpectAdamWMatchesCpu(double weight_decay) {
   const std::vector<float> initial = RandomFloats(n, 1, 0.05f);
   cpu_store.master().CopyFromFloats(initial);
   gpu_store.master().CopyFromFloats(initial);
-  gpu_store.EnableHalfCopy();  // the registered CUDA refresh
+  gpu_store.EnableHalfCopy(half_dtype);  // the registered CUDA refresh
   ExpectHalfOf("fp16 copy after EnableHalfCopy", gpu_store.half_copy(), initial);
 
   optim::AdamWOptions options;
@@ -210,6 +215,9 @@ class CudaOptimTest : public GpuTest {};
 TEST_F(CudaOptimTest, AdamWWithWeightDecayMatchesCpu) { ExpectAdamWMatchesCpu(0.01); }
 
 TEST_F(CudaOptimTest, AdamWWithoutWeightDecayMatchesCpu) { ExpectAdamWMatchesCpu(0.0); }
+
+// --bf16: the fused step writes the bf16 working copy (__float2bfloat16_rn of each new param).
+TEST_F(CudaOptimTest, AdamWWritesTheBf16WorkingCopy) { ExpectAdamWMatchesCpu(0.01, DType::kBF16); }
 
 TEST_F(CudaOptimTest, AdamWStepUpdatesOnlyItsRunsAndSkipsEmptyOnes) {
   // [0, 5) decays, [5, 5) is empty, [9, 109) does not decay; [5, 9) and [109, 120) are gaps.

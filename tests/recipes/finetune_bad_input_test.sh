@@ -36,6 +36,7 @@ if ! nvidia-smi -L > /dev/null 2>&1; then
 fi
 expect_usage_error "--dropout" --dropout=1.5
 expect_usage_error "--loss_scale_init" --fp16 --loss_scale_init=0
+expect_usage_error "--fp16 and --bf16: expected at most one" --fp16 --bf16
 expect_usage_error "missing.tsv" --train_file=missing.tsv
 expect_usage_error "expected .tsv, .csv or .jsonl" --train_file=train.txt
 expect_usage_error "--text_column" --train_file=wrong_column.tsv

@@ -25,7 +25,7 @@ namespace xlmr::testing {
 // The golden directory, relative to the test's runfiles root (data dep //tests/golden:tiny_xlmr).
 inline constexpr char kTinyXlmrGoldenDir[] = "tests/golden/tiny_xlmr";
 
-enum class Precision { kFp32, kFp16Autocast };
+enum class Precision { kFp32, kFp16Autocast, kBf16Autocast };
 
 // Runs the comparison above on `device` (kCuda needs CudaContext::Init first); failures are
 // gtest failures naming the tensor. Prints one summary line with the measured errors.
@@ -34,6 +34,8 @@ enum class Precision { kFp32, kFp16Autocast };
 // logits bit-equal to HF's, loss within 5e-8, worst gradient 4.1e-4 of its largest element (HF
 // rounds weight gradients to fp16, ours stay fp32); tolerances 2e-3 (logits, loss, gradients,
 // room for a GPU's summation order to move a few fp16 roundings) and 1e-4 (the zero gradient).
+// kBf16Autocast: the same under torch.autocast bfloat16 (golden_bf16{,_sdpa}.safetensors) and
+// --bf16's policy; bounds and measurements in hf_parity.cc (kBf16Tolerances).
 // `attention`: kEager compares with HF's eager attention; kFused, our fused attention, with the
 // same fp32 golden (eager and sdpa agree to fp32 rounding) and under fp16 with
 // golden_fp16_sdpa.safetensors (HF's sdpa under autocast, which also keeps the scores in fp32)

@@ -105,10 +105,12 @@ TinyTrainer::TinyTrainer(const TinyTrainerOptions& options, distributed::Communi
       schedule_(*optim::MakeLrSchedule(options.lr_schedule, options.learning_rate, options.total_steps,
                                        options.warmup_steps, 0.0)),
       step_(model_, sync_, scaler_, optimizer_, schedule_,
-            train::StepSettings{options.fp16, options.max_grad_norm, options.dropout_seed, options.device,
-                                objective_}) {
+            train::StepSettings{train::AutocastDType(options.fp16, options.bf16), options.max_grad_norm,
+                                options.dropout_seed, options.device, objective_}) {
   models::InitializeAllWeights(model_, options.init_seed);
-  if (options.fp16) model_.parameters().EnableHalfCopy();
+  if (options.fp16 || options.bf16) {
+    model_.parameters().EnableHalfCopy(train::AutocastDType(options.fp16, options.bf16));
+  }
 }
 
 train::StepOutcome TinyTrainer::Step(int step, const std::vector<data::Batch>& batches,

@@ -57,6 +57,7 @@ struct TinyTrainerOptions {
   uint64_t init_seed = 7;
   uint64_t dropout_seed = 11;
   bool fp16 = false;
+  bool bf16 = false;  // bf16 autocast: no loss scaling (not with fp16)
   double loss_scale = 1024.0;  // initial scale under fp16
   std::string lr_schedule = "constant";
   double learning_rate = 1e-3;

@@ -196,7 +196,7 @@ TEST(GradientSynchronizerTest, TrainStepReducesEachBucketOnceAfterItsLastContrib
     auto schedule = optim::MakeLrSchedule("constant", 1e-3, 2, 0, 0.0);
     ASSERT_TRUE(schedule.ok());
     train::TrainStep step(model, sync, scaler, optimizer, *schedule,
-                          train::StepSettings{false, /*max_grad_norm=*/0.0, 7, Device::kCpu});
+                          train::StepSettings{DType::kF32, /*max_grad_norm=*/0.0, 7, Device::kCpu});
     const int buckets = static_cast<int>(store.buckets().size());
     ASSERT_EQ(buckets, 4);
     for (int s = 0; s < 2; ++s) {

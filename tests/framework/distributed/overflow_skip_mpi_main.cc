@@ -63,7 +63,7 @@ int Run() {
   models::XlmrTaskModel model(testing::TinyXlmrConfig(), Device::kCpu);
   models::InitializeAllWeights(model, 7);
   ParameterStore& store = model.parameters();
-  store.EnableHalfCopy();
+  store.EnableHalfCopy(DType::kF16);
   GradientSynchronizer sync(comm, store);
   amp::LossScalerOptions scaler_options;
   scaler_options.init_scale = 1024;
@@ -71,7 +71,7 @@ int Run() {
   optim::AdamW optimizer(store, optim::AdamWOptions{0.9, 0.999, 1e-8, 0.0});
   auto schedule = optim::MakeLrSchedule("constant", 1e-3, 3, 0, 0.0);
   train::TrainStep step(model, sync, scaler, optimizer, *schedule,
-                        train::StepSettings{/*fp16=*/true, 1.0, 7, Device::kCpu});
+                        train::StepSettings{DType::kF16, 1.0, 7, Device::kCpu});
   const std::vector<data::Batch> my_half = {testing::TinyBatch(dataset, 4 * rank, 4)};
 
   absl::StatusOr<train::StepOutcome> normal = step.Run(0, my_half, 8);

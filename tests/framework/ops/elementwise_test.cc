@@ -53,6 +53,24 @@ TEST(CastTest, RoundsOnceAndWidensExactly) {
   EXPECT_EQ(back.ToFloatVector(), x16.ToFloatVector());
 }
 
+// bf16 (--bf16's autocast dtype): rounded once to nearest even, 70000 stays finite (fp32's
+// exponent range), widened back exactly; bf16 + f32 adds in fp32 and rounds once to bf16.
+TEST(CastTest, Bf16RoundsOnceAndWidensExactly) {
+  const std::vector<float> values = {1.0f / 3.0f, 70000.0f, -1e-8f, 1.0f + 1.0f / 256, 3e38f};
+  const Tensor x = ops::Cast(TensorFrom({5}, DType::kF32, values), DType::kBF16);
+  ASSERT_EQ(x.dtype(), DType::kBF16);
+  for (size_t i = 0; i < values.size(); ++i) {
+    EXPECT_EQ(x.data<BFloat16>()[i].bits, FloatToBFloat16(values[i]).bits) << i;
+  }
+  EXPECT_EQ(x.ToFloatVector()[3], 1.0f);  // the tie goes to the even neighbour
+  EXPECT_EQ(x.ToFloatVector()[1], 70144.0f);
+  const Tensor back = ops::Cast(x, DType::kF32);
+  EXPECT_EQ(back.ToFloatVector(), x.ToFloatVector());
+  const Tensor sum = ops::Add(x, TensorFrom({5}, DType::kF32, {0, 0, 0, 1.0f / 256, 0}), DType::kBF16);
+  ASSERT_EQ(sum.dtype(), DType::kBF16);
+  EXPECT_EQ(sum.ToFloatVector()[3], 1.0f);  // 1 + 2^-8: the tie rounds to even again
+}
+
 TEST(CastTest, SameDTypeSharesTheInput) {
   const Tensor x = TensorFrom({2}, DType::kF32, {1.0f, 2.0f});
   const Tensor y = ops::Cast(x, DType::kF32);
@@ -75,7 +93,7 @@ TEST(ElementwiseDeathTest, RejectsMismatchedShapes) {
   EXPECT_DEATH(
       ops::Add(Tensor::Zeros({2, 3}, DType::kF32), Tensor::Zeros({3, 2}, DType::kF32), DType::kF32),
       "same shape");
-  EXPECT_DEATH(ops::Cast(Tensor::Zeros({2}, DType::kI32), DType::kF32), "f32 or f16");
+  EXPECT_DEATH(ops::Cast(Tensor::Zeros({2}, DType::kI32), DType::kF32), "f32, f16 or bf16");
 }
 
 }  // namespace

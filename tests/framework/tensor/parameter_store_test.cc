@@ -44,7 +44,7 @@ std::vector<bool> PaddingMask(const ParameterStore& store) {
 
 TEST(ParameterStoreTest, EveryRangeAndBucketOfTheXlmrLayoutStartsAt64Elements) {
   ParameterStore store(models::MakeParameterLayout(OddConfig()).specs, Device::kCpu);
-  store.EnableHalfCopy();
+  store.EnableHalfCopy(DType::kF16);
   int64_t packed = 0;
   for (int i = 0; i < store.size(); ++i) {
     SCOPED_TRACE(store.spec(i).name);
@@ -78,7 +78,7 @@ TEST(ParameterStoreTest, EveryRangeAndBucketOfTheXlmrLayoutStartsAt64Elements) {
 // 0 / 0 = NaN, so this fails if padding were ever part of a segment.
 TEST(ParameterStoreTest, PaddingStaysZeroThroughAdamWSteps) {
   ParameterStore store(models::MakeParameterLayout(OddConfig()).specs, Device::kCpu);
-  store.EnableHalfCopy();
+  store.EnableHalfCopy(DType::kF16);
   const std::vector<bool> padding = PaddingMask(store);
   std::vector<float> values(store.total_elements());
   for (int64_t k = 0; k < store.total_elements(); ++k) {
@@ -111,6 +111,39 @@ TEST(ParameterStoreTest, PaddingStaysZeroThroughAdamWSteps) {
     }
   }
   EXPECT_EQ(updated, store.packed_elements());  // every parameter value moved
+}
+
+// Under --bf16 the working copy is bf16: each element the masters' value rounded to nearest
+// even (FloatToBFloat16), after EnableHalfCopy and again after every AdamW step; a second
+// EnableHalfCopy of the other dtype is a programming error.
+TEST(ParameterStoreTest, Bf16WorkingCopyFollowsTheMastersRoundedToNearestEven) {
+  ParameterStore store(models::MakeParameterLayout(OddConfig()).specs, Device::kCpu);
+  std::vector<float> values(store.total_elements(), 0.0f);
+  for (int i = 0; i < store.size(); ++i) {
+    for (int64_t k = 0; k < store.range(i).size; ++k) {
+      values[store.range(i).offset + k] = 1.0f + 0.001f * static_cast<float>((k * 7 + i) % 501);
+    }
+  }
+  store.master().CopyFromFloats(values);
+  store.grads().CopyFromFloats(values);
+  store.EnableHalfCopy(DType::kBF16);
+  ASSERT_EQ(store.half_dtype(), DType::kBF16);
+  ASSERT_EQ(store.half_copy().dtype(), DType::kBF16);
+  auto expect_rounded_masters = [&store](const char* when) {
+    const std::vector<float> master = store.master().ToFloatVector();
+    const BFloat16* half = store.half_copy().data<BFloat16>();
+    int64_t inexact = 0;
+    for (int64_t k = 0; k < store.total_elements(); ++k) {
+      ASSERT_EQ(half[k].bits, FloatToBFloat16(master[k]).bits) << when << ", element " << k;
+      inexact += BFloat16ToFloat(half[k]) != master[k];
+    }
+    EXPECT_GT(inexact, 0) << when << ": the masters must not all be bf16 values already";
+  };
+  expect_rounded_masters("after EnableHalfCopy");
+  optim::AdamW adamw(store, optim::AdamWOptions{});
+  adamw.Step(1e-3);
+  expect_rounded_masters("after an AdamW step");
+  EXPECT_DEATH(store.EnableHalfCopy(DType::kF16), "after bf16");
 }
 
 // Checkpoints store moments packed (the ranges in spec order, padding dropped); ScatterPacked

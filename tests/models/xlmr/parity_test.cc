@@ -37,6 +37,14 @@ TEST(HuggingFaceParityTest, FusedAttentionMatchesSdpaUnderFp16Autocast) {
   testing::ExpectHuggingFaceParity(Device::kCpu, testing::Precision::kFp16Autocast, AttentionImplementation::kFused);
 }
 
+TEST(HuggingFaceParityTest, LogitsLossAndEveryGradientMatchBf16Autocast) {
+  testing::ExpectHuggingFaceParity(Device::kCpu, testing::Precision::kBf16Autocast, AttentionImplementation::kEager);
+}
+
+TEST(HuggingFaceParityTest, FusedAttentionMatchesSdpaUnderBf16Autocast) {
+  testing::ExpectHuggingFaceParity(Device::kCpu, testing::Precision::kBf16Autocast, AttentionImplementation::kFused);
+}
+
 TEST(HuggingFaceParityTest, TokenClassificationHeadMatchesFp32) {
   testing::ExpectHeadParity(Device::kCpu, XlmrTask::kTokenClassification);
 }

@@ -47,7 +47,7 @@ constexpr StepShape kShape{4, 2};
 PassMemory Probe(RecomputeTrainer& trainer, bool fp16, const std::vector<data::Batch>& batches) {
   train::PassContext context;
   context.training = true;
-  context.fp16 = fp16;
+  context.autocast = fp16 ? DType::kF16 : DType::kF32;
   PassMemory memory = trainer.model().MeasurePassMemory(kShape.per_device_batch, kSeq, context);
   memory.external_bytes = HostBytes(batches);
   return memory;
