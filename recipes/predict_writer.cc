@@ -21,11 +21,11 @@ namespace {
 double ShortestFloat(double value) {
   const float f = static_cast<float>(value);
   if (!std::isfinite(f)) return value;  // JSON has no inf/NaN: nlohmann writes null
-  for (int digits = 1; digits < std::numeric_limits<float>::max_digits10; ++digits) {
+  for (int digits = 1; digits <= std::numeric_limits<float>::max_digits10; ++digits) {
     const std::string text = absl::StrFormat("%.*g", digits, f);
     if (std::strtof(text.c_str(), nullptr) == f) return std::strtod(text.c_str(), nullptr);
   }
-  return f;  // max_digits10 digits always read back
+  return f;  // not reached: max_digits10 digits always read back
 }
 
 absl::Status OutputError(const std::string& path, const std::string& what) {

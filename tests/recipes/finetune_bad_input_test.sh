@@ -47,6 +47,17 @@ expect_usage_error "overflow.jsonl:2" --train_file=overflow.jsonl
 expect_usage_error "neutral" --train_file=train.tsv --eval_file=unseen_label.tsv
 expect_usage_error "--model_dir" --model_dir=no_such_model
 expect_usage_error "--resume_from_checkpoint" --resume_from_checkpoint=latest
+# --task and the data of token classification and regression.
+printf 'hello\tB-x\nworld\tI-x\n\n' > tagged.conll
+printf 'hello\tB-x\nworld\n\n' > untagged_line.conll
+expect_usage_error "--task: expected sequence_classification, regression or token_classification, got bogus" --task=bogus
+expect_usage_error "train.tsv: unknown format for tagged sentences" --task=token_classification --train_file=train.tsv
+expect_usage_error "train.tsv: unknown format for tagged sentences" --task=token_classification --train_file=tagged.conll \
+  --eval_file=train.tsv
+expect_usage_error "--text_pair_column" --task=token_classification --train_file=tagged.conll --text_pair_column=pair
+expect_usage_error "untagged_line.conll:2:" --task=token_classification --train_file=untagged_line.conll
+expect_usage_error "train.tsv:2: regression label 'pos' is not a finite number" --task=regression --train_file=train.tsv
+expect_usage_error "--task" --task=regression   # no embedded regression data set
 # What absl::ParseCommandLine rejects itself (with status 1 and several lines) is checked first.
 expect_usage_error "--no_such_flag: unknown flag" --no_such_flag=3
 expect_usage_error "--lerning_rate: unknown flag" --lerning_rate 1e-3
