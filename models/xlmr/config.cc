@@ -410,9 +410,12 @@ json XlmrConfigToJson(const XlmrConfig& config) {
   }
   out["id2label"] = std::move(id2label);
   out["label2id"] = std::move(label2id);
-  out["problem_type"] = config.task == XlmrTask::kRegression ? json("regression")
-                        : config.problem_type.has_value() ? json(*config.problem_type)
-                                                          : json(nullptr);
+  // A token classifier has no problem_type (HF's class never sets it); one read from a
+  // sequence classifier's config would only mislead.
+  out["problem_type"] = config.task == XlmrTask::kRegression            ? json("regression")
+                        : config.task == XlmrTask::kTokenClassification ? json(nullptr)
+                        : config.problem_type.has_value()               ? json(*config.problem_type)
+                                                                        : json(nullptr);
   return out;
 }
 

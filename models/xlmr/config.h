@@ -109,8 +109,8 @@ absl::StatusOr<XlmrConfig> XlmrConfigFromJson(const nlohmann::json& json,
 // What HF writes for the task's class: `config.raw` with every known field overwritten,
 // architectures [XlmrArchitectureName(task)], model_type "xlm-roberta",
 // position_embedding_type "absolute", id2label with string keys "0".."n-1", label2id,
-// problem_type ("regression" for kRegression, else as read) and classifier_dropout (null when
-// unset). num_labels is removed: HF derives it
+// problem_type ("regression" for kRegression, null for kTokenClassification, else as read)
+// and classifier_dropout (null when unset). num_labels is removed: HF derives it
 // from id2label, and a stale copy could contradict it.
 nlohmann::json XlmrConfigToJson(const XlmrConfig& config);
 

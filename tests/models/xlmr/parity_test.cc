@@ -88,7 +88,8 @@ TEST(HfCheckpointTest, TokenAndRegressionHeadsRoundTrip) {
     const nlohmann::json config = nlohmann::json::parse(config_file);
     const XlmrTask task = loaded->model->config().task;
     EXPECT_EQ(config.at("architectures"), nlohmann::json::array({XlmrArchitectureName(task)}));
-    if (task == XlmrTask::kRegression) EXPECT_EQ(config.at("problem_type"), "regression");
+    EXPECT_EQ(config.at("problem_type"),
+              task == XlmrTask::kRegression ? nlohmann::json("regression") : nlohmann::json(nullptr));
     auto reloaded = LoadPretrained(out, LoadOptions{});
     ASSERT_TRUE(reloaded.ok()) << reloaded.status();
     EXPECT_FALSE(reloaded->fresh_head);
