@@ -99,10 +99,11 @@ absl::Status PredictionWriter::Write(const std::vector<train::Prediction>& predi
   XLMR_CHECK(file_ != nullptr);
   const bool per_token = objective_ == train::Objective::kPerToken;
   XLMR_CHECK(!per_token || sentences.size() == predictions.size()) << "one sentence per prediction";
+  static const std::vector<std::string> kNoWords;
   for (size_t i = 0; i < predictions.size(); ++i) {
     const std::string line =
         PredictionJsonLine(next_index_++, predictions[i], id2label_, objective_,
-                           per_token ? sentences[i].words : std::vector<std::string>()) + "\n";
+                           per_token ? sentences[i].words : kNoWords) + "\n";
     if (std::fwrite(line.data(), 1, line.size(), file_) != line.size()) {
       return OutputError(path_, absl::StrCat("cannot write ", TemporaryPath()));
     }

@@ -128,20 +128,26 @@ int32_t TokenizedDataset::label(int64_t i) const {
 }
 
 absl::Status TokenizedDataset::AssignRegressionTargets() {
+  // Parse each distinct label once; report the first example that uses a bad one.
+  std::vector<std::optional<float>> value_of_name;
+  for (const std::string& name : views_.label_names) {
+    double value = 0;
+    const bool finite = absl::SimpleAtod(name, &value) && std::isfinite(static_cast<float>(value));
+    value_of_name.push_back(finite ? std::optional<float>(static_cast<float>(value)) : std::nullopt);
+  }
   std::vector<float> targets(views_.lines.size());
   for (size_t i = 0; i < targets.size(); ++i) {
-    const std::optional<std::string> name = label_name(static_cast<int64_t>(i));
-    if (!name.has_value()) {
+    const int32_t index = views_.label_index[i];
+    if (index < 0) {
       return absl::InvalidArgumentError(
           absl::StrCat(file_, ":", views_.lines[i], ": missing label (--label_column)"));
     }
-    double value = 0;
-    if (!absl::SimpleAtod(*name, &value) || !std::isfinite(static_cast<float>(value))) {
+    if (!value_of_name[index]) {
       return absl::InvalidArgumentError(absl::StrCat(
-          file_, ":", views_.lines[i], ": regression label '", *name,
+          file_, ":", views_.lines[i], ": regression label '", views_.label_names[index],
           "' is not a finite number (--task=regression reads --label_column as numbers)"));
     }
-    targets[i] = static_cast<float>(value);
+    targets[i] = *value_of_name[index];
   }
   targets_ = std::move(targets);
   has_targets_ = true;

@@ -47,7 +47,7 @@ Prediction FromTokenLogits(const float* logits, int num_labels,
   for (size_t s = 0; s < labels.size(); ++s) {
     if (labels[s] == data::TokenizedDataset::kIgnored) continue;
     const float* row = logits + s * num_labels;
-    p.token_losses.push_back(LogSumExp(row, num_labels) - row[labels[s]]);
+    p.token_loss_sum += LogSumExp(row, num_labels) - row[labels[s]];
   }
   return p;
 }
@@ -143,7 +143,7 @@ std::vector<double> PackPerToken(const std::vector<Prediction>& local,
     packed.push_back(static_cast<double>(truth.size()));
     packed.insert(packed.end(), truth.begin(), truth.end());
     packed.insert(packed.end(), predicted.begin(), predicted.end());
-    packed.push_back(std::accumulate(local[k].token_losses.begin(), local[k].token_losses.end(), 0.0));
+    packed.push_back(local[k].token_loss_sum);
   }
   return packed;
 }

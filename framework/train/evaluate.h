@@ -48,10 +48,10 @@ struct Prediction {
   int32_t label = 0;                  // kSingleLabel: the argmax (a tie goes to the first)
   std::vector<double> probabilities;  // kSingleLabel: softmax of the logits
   // kPerToken: the argmax label id of each word whose first sub-token the example kept, in
-  // word order (data::TokenizedDataset::word_index), and the log-softmax loss terms of the
-  // example's labelled tokens (empty when the data has no labels).
+  // word order (data::TokenizedDataset::word_index), and the sum of the cross-entropy terms of
+  // the example's labelled tokens (0 when the data has no labels).
   std::vector<int32_t> word_labels;
-  std::vector<double> token_losses;
+  double token_loss_sum = 0;
 };
 
 // Forward over examples [begin, end) of `dataset` in batches; no metrics, no communication.

@@ -1,5 +1,7 @@
 #include "models/xlmr/autocast.h"
 
+#include "framework/ops/elementwise.h"
+
 namespace xlmr::models {
 
 Tensor LinearWeight(const ParameterStore& store, int index, const PassContext& context) {
@@ -9,5 +11,7 @@ Tensor LinearWeight(const ParameterStore& store, int index, const PassContext& c
 Tensor LinearBias(const ParameterStore& store, int index, const PassContext& context) {
   return context.autocast != DType::kF32 ? store.half_param(index) : store.param(index);
 }
+
+Tensor InDType(const Tensor& t, DType dtype) { return t.dtype() == dtype ? t : ops::Cast(t, dtype); }
 
 }  // namespace xlmr::models

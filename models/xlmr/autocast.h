@@ -26,6 +26,10 @@ Tensor LinearWeight(const ParameterStore& store, int index, const PassContext& c
 // bias is the type cuBLASLt's epilogue takes beside an output of that dtype).
 Tensor LinearBias(const ParameterStore& store, int index, const PassContext& context);
 
+// Autocast's cast of an op's input to the dtype the op computes in (e.g. a Linear's input to
+// the matmul dtype, a gradient back to fp32): `t` itself when it already has that dtype.
+Tensor InDType(const Tensor& t, DType dtype);
+
 }  // namespace xlmr::models
 
 #endif  // XLMR_MODELS_XLMR_AUTOCAST_H_

@@ -17,9 +17,6 @@ namespace {
 // [B,S,X] -> [B*S,X] and back: Linear works on rows.
 Tensor Rows(const Tensor& t) { return t.Reshaped({t.numel() / t.dim(-1), t.dim(-1)}); }
 
-// Autocast's cast of a linear's input: a no-op when the dtype already matches.
-Tensor ToDType(const Tensor& t, DType dtype) { return t.dtype() == dtype ? t : ops::Cast(t, dtype); }
-
 // Moves a saved tensor out (its slot becomes empty), so that it is freed with the last handle.
 Tensor Take(Tensor& slot) { return std::exchange(slot, Tensor()); }
 
@@ -84,7 +81,7 @@ Tensor EncoderBlock::ForwardAttention(const Tensor& key_mask, const ParameterSto
   const Shape shape = s.input.shape();  // [B,S,H]
   auto weight = [&](int index) { return LinearWeight(store, index, context); };
   auto bias = [&](int index) { return LinearBias(store, index, context); };
-  s.input_mm = ToDType(s.input, mm);
+  s.input_mm = InDType(s.input, mm);
   const Tensor x = Rows(s.input_mm);
   s.query = ops::Linear(x, weight(params_.query_weight), bias(params_.query_bias), mm).Reshaped(shape);
   s.key = ops::Linear(x, weight(params_.key_weight), bias(params_.key_bias), mm).Reshaped(shape);
@@ -124,7 +121,7 @@ void EncoderBlock::ForwardAttentionCore(const Tensor& key_mask, const PassContex
 Tensor EncoderBlock::ForwardFeedForward(const Tensor& attention_output, const ParameterStore& store,
                                         const PassContext& context, EncoderBlockSaved& s) const {
   const DType mm = context.matmul_dtype();
-  s.attention_output_mm = ToDType(attention_output, mm);
+  s.attention_output_mm = InDType(attention_output, mm);
   s.intermediate =
       ops::Linear(Rows(s.attention_output_mm), LinearWeight(store, params_.intermediate_weight, context),
                   LinearBias(store, params_.intermediate_bias, context), mm);
@@ -173,7 +170,7 @@ Tensor EncoderBlock::BackwardFeedForward(Tensor d_output, EncoderBlockSaved& s, 
   const Tensor d_output_sum = NormBackward(Take(d_output), Take(s.output_sum), Take(s.output_mean),
                                            Take(s.output_rstd), params_.output_norm_weight,
                                            params_.output_norm_bias, store);
-  Tensor d_ffn = ops::DropoutBackward(ToDType(Rows(d_output_sum), mm), HiddenDropout(context),
+  Tensor d_ffn = ops::DropoutBackward(InDType(Rows(d_output_sum), mm), HiddenDropout(context),
                                       context.KeyFor(layer_, kFeedForwardOutputDropout));
   // GELU's output is recomputed from its input rather than kept from the forward: the same
   // bits, [B,S,I] less held per block, for one element-wise pass.
@@ -211,7 +208,7 @@ Tensor EncoderBlock::BackwardAttention(Tensor d_attention_output, const Tensor& 
   const Tensor d_attention_sum =
       NormBackward(Take(d_attention_output), Take(s.attention_sum), Take(s.attention_mean),
                    Take(s.attention_rstd), params_.attention_norm_weight, params_.attention_norm_bias, store);
-  Tensor d_projected = ops::DropoutBackward(ToDType(Rows(d_attention_sum), mm), HiddenDropout(context),
+  Tensor d_projected = ops::DropoutBackward(InDType(Rows(d_attention_sum), mm), HiddenDropout(context),
                                             context.KeyFor(layer_, kAttentionOutputDropout));
   Tensor d_context = LinearBackward(Take(d_projected), Rows(s.context), params_.attention_output_weight,
                                     params_.attention_output_bias, store, context);

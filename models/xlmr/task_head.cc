@@ -1,6 +1,5 @@
 #include "models/xlmr/task_head.h"
 
-#include "framework/ops/elementwise.h"
 #include "models/xlmr/classification_head.h"
 #include "models/xlmr/token_classification_head.h"
 
@@ -28,7 +27,5 @@ float HeadDropoutProbability(const XlmrConfig& config, const PassContext& contex
   return config.classifier_dropout.has_value() ? static_cast<float>(*config.classifier_dropout)
                                                : static_cast<float>(config.hidden_dropout_prob);
 }
-
-Tensor InDType(const Tensor& t, DType dtype) { return t.dtype() == dtype ? t : ops::Cast(t, dtype); }
 
 }  // namespace xlmr::models

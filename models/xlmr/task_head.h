@@ -46,9 +46,6 @@ train::Objective ObjectiveOf(XlmrTask task);
 // hidden_dropout_prob; 0 outside training.
 float HeadDropoutProbability(const XlmrConfig& config, const PassContext& context);
 
-// `t` in `dtype`: itself when it already is, else ops::Cast.
-Tensor InDType(const Tensor& t, DType dtype);
-
 }  // namespace xlmr::models
 
 #endif  // XLMR_MODELS_XLMR_TASK_HEAD_H_
