@@ -52,9 +52,10 @@ struct LossScalerState {
 // The fused pass over `n` contiguous gradients (host memory): multiplies each by inv_scale and
 // returns true when every value was finite. A CUDA kernel mirrors it. Non-finite values are
 // multiplied too (they stay non-finite), as torch's _amp_foreach_non_finite_check_and_unscale_.
+// Runs on the CPU threads (kernels/cpu/parallel.h); every element's result is its own.
 bool UnscaleAndCheckFiniteRange(float* grads, int64_t n, float inv_scale);
 
-// True when all `n` values are finite; reads only.
+// True when all `n` values are finite; reads only. Runs on the CPU threads.
 bool AllFiniteRange(const float* values, int64_t n);
 
 class DynamicLossScaler {

@@ -17,8 +17,10 @@
 
 namespace xlmr::optim {
 
-// Sum of squares of `n` contiguous floats (host memory), accumulated in double in index order.
-// A kernel computing partial sums per block mirrors it.
+// Sum of squares of `n` contiguous floats (host memory), accumulated in double in a fixed order
+// that depends on n alone: blocks of 2^15 elements, each summed in 8 interleaved partial sums
+// (element i into partial sum i % 8, combined pairwise), block sums added in block order. The
+// blocks run on the CPU threads; the result is the same for every thread count.
 double SumOfSquaresRange(const float* values, int64_t n);
 
 // sqrt(sum of g^2) over every element. [in] flat_grads: f32, CPU or CUDA (a deterministic

@@ -1,6 +1,7 @@
 #include "framework/amp/loss_scaler.h"
 
 #include <cmath>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -137,6 +138,29 @@ TEST(DynamicLossScalerTest, DetectsInfAndNanAnywhere) {
   const std::vector<float> largest = {3.4028235e38f, -3.4028235e38f, 1e-45f};
   Tensor finite = FromFloats(largest);
   EXPECT_TRUE(scaler.UnscaleAndCheckFinite(finite));
+}
+
+// The checks run in parts on the CPU threads (32768 elements each): a bad value in any part,
+// the vector body or the tail of one, is found, and every element is unscaled.
+TEST(DynamicLossScalerTest, DetectsInfAndNanInEveryPartOfALargeBuffer) {
+  LossScalerOptions options;
+  options.init_scale = 4.0;
+  const DynamicLossScaler scaler(options, /*enabled=*/true);
+  const int64_t n = 3 * 32768 + 5;
+  std::vector<float> values(n);
+  for (int64_t i = 0; i < n; ++i) values[i] = static_cast<float>(i % 1000);
+  Tensor good = FromFloats(values);
+  EXPECT_TRUE(AllFiniteRange(values.data(), n));
+  EXPECT_TRUE(scaler.UnscaleAndCheckFinite(good));
+  const std::vector<float> unscaled = good.ToFloatVector();
+  for (int64_t i = 0; i < n; ++i) ASSERT_EQ(unscaled[i], values[i] * 0.25f) << i;
+  for (int64_t position : {int64_t{0}, int64_t{32767}, int64_t{32768}, int64_t{70001}, n - 1}) {
+    std::vector<float> bad = values;
+    bad[position] = NAN;
+    Tensor grads = FromFloats(bad);
+    EXPECT_FALSE(scaler.UnscaleAndCheckFinite(grads)) << "NaN at " << position;
+    EXPECT_FALSE(AllFiniteRange(bad.data(), n)) << "NaN at " << position;
+  }
 }
 
 TEST(DynamicLossScalerTest, DisabledScalerOnlyChecksFiniteness) {

@@ -1,10 +1,12 @@
 #include "framework/optim/grad_clip.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -84,6 +86,57 @@ TEST(GradClipTest, NormAccumulatesInDouble) {
   const double expected = std::sqrt(1.0 + 1000.0 * small * small);
   EXPECT_NEAR(GlobalL2Norm(FromFloats(values)), expected, 1e-15);
   EXPECT_GT(GlobalL2Norm(FromFloats(values)), 1.000004);
+}
+
+// grad_clip.h's order, written out: blocks of 2^15 elements, each in 8 interleaved double
+// partial sums combined pairwise, block sums added in block order. The values span ten orders
+// of magnitude, so another order (a plain running sum, blocks added as threads finish) gives
+// other bits; the check below that the running sum differs shows the data can tell.
+double DocumentedSumOfSquares(const std::vector<float>& values) {
+  constexpr size_t kBlock = size_t{1} << 15;
+  double sum = 0.0;
+  for (size_t first = 0; first < values.size(); first += kBlock) {
+    double lanes[8] = {};
+    const size_t end = std::min(values.size(), first + kBlock);
+    for (size_t i = first; i < end; ++i) {
+      const double value = values[i];
+      lanes[(i - first) % 8] += value * value;
+    }
+    sum += ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])) +
+           ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7]));
+  }
+  return sum;
+}
+
+TEST(GradClipTest, SumOfSquaresFollowsItsDocumentedOrder) {
+  std::mt19937 random(3);
+  std::uniform_real_distribution<float> exponent(-8.0f, 2.0f);
+  for (size_t n : {size_t{5}, size_t{1} << 15, (size_t{3} << 15) + 11}) {
+    SCOPED_TRACE(n);
+    std::vector<float> values(n);
+    for (float& v : values) v = std::pow(10.0f, exponent(random)) * (random() % 2 ? 1.0f : -1.0f);
+    const double documented = DocumentedSumOfSquares(values);
+    EXPECT_EQ(SumOfSquaresRange(values.data(), static_cast<int64_t>(n)), documented);
+    EXPECT_EQ(GlobalL2Norm(FromFloats(values)), std::sqrt(documented));
+    if (n > 1000) {
+      double running = 0.0;
+      for (float v : values) running += static_cast<double>(v) * v;
+      EXPECT_NE(running, documented) << "these values cannot tell summation orders apart";
+    }
+  }
+}
+
+// Clipping multiplies every element, whichever CPU thread its part ran on.
+TEST(GradClipTest, ClipsEveryElementOfALargeBuffer) {
+  std::vector<float> values((size_t{3} << 15) + 7);
+  for (size_t i = 0; i < values.size(); ++i) values[i] = 1.0f + static_cast<float>(i % 97);
+  Tensor grads = FromFloats(values);
+  ClipGradNorm(grads, 1e4, 1.0);
+  const float coefficient = ClipCoefficient(1e4, 1.0);
+  const std::vector<float> clipped = grads.ToFloatVector();
+  for (size_t i = 0; i < values.size(); ++i) {
+    ASSERT_EQ(clipped[i], values[i] * coefficient) << i;
+  }
 }
 
 TEST(GradClipTest, NonFiniteGradientsGiveANonFiniteNorm) {
