@@ -56,6 +56,9 @@ adamw_contracted|framework/optim/BUILD|s/^        "-ffp-contract=off",$//|//test
 norm_running_sum|framework/optim/grad_clip.cc|s/      lanes\[lane\] += value \* value;/      lanes[0] += value * value;/|//tests/framework/optim:grad_clip_test|the gradient norm sums in another order than grad_clip.h states
 clip_first_part_only|framework/optim/grad_clip.cc|s/kernels::cpu::ParallelFor(flat_grads.numel(), kBlock,/kernels::cpu::ParallelFor(std::min<int64_t>(flat_grads.numel(), kBlock), kBlock,/|//tests/framework/optim:grad_clip_test|clipping scales only the first part of the gradients
 finite_first_part_only|framework/amp/loss_scaler.cc|s/kernels::cpu::ParallelFor(n, kElementsPerTask,/kernels::cpu::ParallelFor(std::min<int64_t>(n, kElementsPerTask), kElementsPerTask,/|//tests/framework/amp:loss_scaler_test|the inf/NaN check and unscale cover only the first part of the gradients
+uniforms_avx512_transposed|kernels/cpu/dropout_uniforms.cc|s/out + 16, _mm512_shuffle_f32x4(x01_low, x23_low, _MM_SHUFFLE(3, 1, 3, 1))/out + 16, _mm512_shuffle_f32x4(x01_low, x23_low, _MM_SHUFFLE(2, 0, 2, 0))/|//tests/kernels/cpu:dropout_uniforms_test|the AVX-512 path writes blocks 0-3 where blocks 4-7 belong (skips on CPUs without AVX-512)
+uniforms_partial_step_misplaced|kernels/cpu/dropout_uniforms.cc|s/step_uniforms + (first - at),/step_uniforms,/|//tests/kernels/cpu:dropout_uniforms_test|a range starting inside a vector step copies the step'"'"'s first uniforms instead of its own
+dropout_f32_chunk_offset|kernels/cpu/dropout.cc|s/float\* result = f32 ? y.data<float>() + begin : scratch;/float* result = f32 ? y.data<float>() : scratch;/|//tests/framework/ops:dropout_test|f32 dropout writes every chunk over the first
 loss_field_renamed|framework/train/trainer.cc|s/{"loss", outcome.loss},/{"train_loss", outcome.loss},/|//tests/recipes:data_parallel_test|a metrics field goes missing (read as 0 by a sed without -n)
 '
 

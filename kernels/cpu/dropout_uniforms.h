@@ -1,9 +1,11 @@
-// The dropout mask's uniforms (framework/random/philox.h) for the CPU kernels, eight Philox
-// blocks at a time with AVX2 when the CPU has it.
+// The dropout mask's uniforms (framework/random/philox.h) for the CPU kernels: sixteen Philox
+// blocks at a time with AVX-512, eight with AVX2, whichever the CPU has (best first).
 //
 // Philox is integer arithmetic and UniformFromWord converts a 24-bit integer exactly, so the
-// vectorised path returns bit for bit what DropoutUniforms returns; without AVX2 this calls
-// DropoutUniforms. As on the GPU (kernels/cuda/philox_device.cuh), the DropoutKey packing is not
+// vectorised paths return bit for bit what DropoutUniforms returns; without AVX2 this calls
+// DropoutUniforms. A range of any length and alignment takes the vector path: the steps that
+// straddle its ends are computed whole into a buffer and the part inside is copied (a short
+// row of attention probabilities costs one step, not a scalar Philox call per four elements). As on the GPU (kernels/cuda/philox_device.cuh), the DropoutKey packing is not
 // re-implemented: the Philox key and the upper counter words come from framework/random's
 // DropoutPhiloxKey / DropoutCounter, and only the block index (element / 4) varies here.
 #ifndef XLMR_KERNELS_CPU_DROPOUT_UNIFORMS_H_
@@ -19,6 +21,20 @@ namespace xlmr::kernels::cpu {
 // xlmr::DropoutUniforms (begin >= 0, begin + count <= kMaxDropoutElements, layer and op
 // < 2^16), same results; reentrant (no state), so threads may call it on disjoint ranges.
 void DropoutUniformsVectorized(const DropoutKey& key, int64_t begin, int64_t count, float* out);
+
+namespace dropout_uniforms_internal {
+
+// The instruction sets DropoutUniformsVectorized can use, for tests that check each one
+// against DropoutUniforms on a CPU that would pick only the best.
+enum class Isa { kScalar, kAvx2, kAvx512 };
+
+bool CpuSupports(Isa isa);
+
+// DropoutUniformsVectorized on the given instruction set; the CPU must support it (checked).
+void DropoutUniformsWith(Isa isa, const DropoutKey& key, int64_t begin, int64_t count,
+                         float* out);
+
+}  // namespace dropout_uniforms_internal
 
 }  // namespace xlmr::kernels::cpu
 

@@ -9,9 +9,14 @@
 namespace xlmr::kernels::cpu {
 namespace {
 
-// Tolerance 0: the vectorised path is integer arithmetic plus an exact conversion, so it must
-// return exactly framework/random's uniforms, whatever the alignment of the range (the scalar
-// head and tail around the 32-element steps) and wherever in the counter space it lies.
+using dropout_uniforms_internal::CpuSupports;
+using dropout_uniforms_internal::DropoutUniformsWith;
+using dropout_uniforms_internal::Isa;
+
+// Tolerance 0: the vectorised paths are integer arithmetic plus an exact conversion, so they
+// must return exactly framework/random's uniforms, whatever the alignment and length of the
+// range (the partial steps around the whole ones) and wherever in the counter space it lies.
+// Every vector path this CPU can run is checked, not only the one it picks.
 void ExpectSameAsDropoutUniforms(const DropoutKey& key, int64_t begin, int64_t count) {
   std::vector<float> expected(count), actual(count);
   DropoutUniforms(key, begin, count, expected.data());
@@ -19,12 +24,22 @@ void ExpectSameAsDropoutUniforms(const DropoutKey& key, int64_t begin, int64_t c
   for (int64_t i = 0; i < count; ++i) {
     ASSERT_EQ(actual[i], expected[i]) << "begin " << begin << " count " << count << " i " << i;
   }
+  for (Isa isa : {Isa::kAvx2, Isa::kAvx512}) {
+    if (!CpuSupports(isa)) continue;
+    std::vector<float> with(count + 1, -1.0f);  // one sentinel past the end
+    DropoutUniformsWith(isa, key, begin, count, with.data());
+    for (int64_t i = 0; i < count; ++i) {
+      ASSERT_EQ(with[i], expected[i]) << "isa " << static_cast<int>(isa) << " begin " << begin
+                                      << " count " << count << " i " << i;
+    }
+    ASSERT_EQ(with[count], -1.0f) << "isa " << static_cast<int>(isa) << " wrote past the range";
+  }
 }
 
 TEST(DropoutUniformsVectorizedTest, EqualsDropoutUniformsAtEveryAlignment) {
   const DropoutKey key{0x123456789abcdefull, 77, 1, 3, 2};
-  for (int64_t begin = 0; begin < 40; ++begin) {
-    for (int64_t count : {0, 1, 3, 4, 31, 32, 33, 64, 65, 100, 1000}) {
+  for (int64_t begin = 0; begin < 70; ++begin) {
+    for (int64_t count : {0, 1, 3, 4, 25, 31, 32, 33, 63, 64, 65, 100, 129, 1000}) {
       ExpectSameAsDropoutUniforms(key, begin, count);
     }
   }
