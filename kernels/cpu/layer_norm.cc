@@ -9,57 +9,116 @@
 namespace xlmr::kernels::cpu {
 namespace {
 
+// Each function below is built per instruction set (AVX-512, AVX2, plain x86-64) and its loops
+// vectorise (BUILD: -fvect-cost-model=dynamic, -ffp-contract=off). Every clone performs the same
+// roundings in the same order, so all three give the same bits:
+// - the row sums run in double in kLanes interleaved partial sums (element j into partial sum
+//   j % kLanes, combined pairwise; the loops below write the lanes out so that the compiler
+//   sees them), an order that vectorises while each lane keeps its own order;
+// - the column sums of the parameter gradients keep one running double per column, adding the
+//   rows in order (vectorised across columns);
+// - everything else is element by element.
+#define XLMR_LAYER_NORM_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=haswell", "default")))
+
+constexpr int64_t kLanes = 8;
+
+inline double CombineLanes(const double lanes[kLanes]) {
+  return ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])) +
+         ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7]));
+}
+
 struct RowStatistics {
   float mean;
   float rstd;
 };
 
 // Biased variance (divide by H) and eps inside the square root, as torch. The sums run in
-// double so that the reference is limited by fp32 storage, not by summation error.
-RowStatistics NormaliseStatistics(const float* row, int64_t width, float eps) {
-  double sum = 0.0;
-  for (int64_t j = 0; j < width; ++j) sum += row[j];
-  const double mean = sum / width;
-  double squares = 0.0;
-  for (int64_t j = 0; j < width; ++j) squares += (row[j] - mean) * (row[j] - mean);
-  const double variance = squares / width;
-  return {static_cast<float>(mean), static_cast<float>(1.0 / std::sqrt(variance + eps))};
+// double so that the result is limited by fp32 storage, not by summation error. Writes
+// out = (row - mean) * rstd * gamma + beta.
+XLMR_LAYER_NORM_CLONES
+RowStatistics NormaliseRow(const float* row, const float* gamma, const float* beta, int64_t width,
+                           float eps, float* out) {
+  double lanes[kLanes] = {};
+  int64_t j = 0;
+  for (; j + kLanes <= width; j += kLanes) {
+    for (int64_t lane = 0; lane < kLanes; ++lane) lanes[lane] += row[j + lane];
+  }
+  for (int64_t lane = 0; j < width; ++j, ++lane) lanes[lane] += row[j];
+  const double mean = CombineLanes(lanes) / width;
+  double squares[kLanes] = {};
+  for (j = 0; j + kLanes <= width; j += kLanes) {
+    for (int64_t lane = 0; lane < kLanes; ++lane) {
+      const double deviation = row[j + lane] - mean;
+      squares[lane] += deviation * deviation;
+    }
+  }
+  for (int64_t lane = 0; j < width; ++j, ++lane) {
+    const double deviation = row[j] - mean;
+    squares[lane] += deviation * deviation;
+  }
+  const double variance = CombineLanes(squares) / width;
+  const RowStatistics stats{static_cast<float>(mean),
+                            static_cast<float>(1.0 / std::sqrt(variance + eps))};
+  for (int64_t j = 0; j < width; ++j) {
+    out[j] = (row[j] - stats.mean) * stats.rstd * gamma[j] + beta[j];
+  }
+  return stats;
 }
 
-// xhat = (x - mean) * rstd of row r of x, as the forward computed it.
-void LoadNormalisedRow(const Tensor& x, const Tensor& mean, const Tensor& rstd, int64_t r,
-                       int64_t width, float* xhat) {
-  const float row_mean = mean.data<float>()[r];
-  const float row_rstd = rstd.data<float>()[r];
-  const float* row = FloatsOf(x, r * width, width, xhat);
-  for (int64_t j = 0; j < width; ++j) xhat[j] = (row[j] - row_mean) * row_rstd;
+// One row of dx = rstd * (g - mean_j(g) - xhat * mean_j(g * xhat)), g = dy * gamma,
+// xhat = (x - mean) * rstd as the forward computed it. grad: scratch of width floats.
+XLMR_LAYER_NORM_CLONES
+void InputGradRow(const float* x_row, const float* dy_row, const float* gamma, float row_mean,
+                  float row_rstd, int64_t width, float* grad, float* out) {
+  for (int64_t j = 0; j < width; ++j) grad[j] = dy_row[j] * gamma[j];
+  double grad_lanes[kLanes] = {}, grad_xhat_lanes[kLanes] = {};
+  int64_t j = 0;
+  for (; j + kLanes <= width; j += kLanes) {
+    for (int64_t lane = 0; lane < kLanes; ++lane) {
+      const float xhat = (x_row[j + lane] - row_mean) * row_rstd;
+      grad_lanes[lane] += grad[j + lane];
+      grad_xhat_lanes[lane] += double{grad[j + lane]} * xhat;
+    }
+  }
+  for (int64_t lane = 0; j < width; ++j, ++lane) {
+    const float xhat = (x_row[j] - row_mean) * row_rstd;
+    grad_lanes[lane] += grad[j];
+    grad_xhat_lanes[lane] += double{grad[j]} * xhat;
+  }
+  const float grad_mean = static_cast<float>(CombineLanes(grad_lanes) / width);
+  const float grad_xhat_mean = static_cast<float>(CombineLanes(grad_xhat_lanes) / width);
+  for (j = 0; j < width; ++j) {
+    const float xhat = (x_row[j] - row_mean) * row_rstd;
+    out[j] = row_rstd * (grad[j] - grad_mean - xhat * grad_xhat_mean);
+  }
 }
 
-// dx rows [begin, end): dx = rstd * (g - mean_j(g) - xhat * mean_j(g * xhat)), g = dy * gamma.
+// dx rows [begin, end).
 void LayerNormInputGradRows(const Tensor& dy, const Tensor& x, const Tensor& gamma,
                             const Tensor& mean, const Tensor& rstd, int64_t begin, int64_t end,
                             Tensor* dx) {
   const int64_t width = gamma.numel();
-  const float* g = gamma.data<float>();
-  std::vector<float> xhat(width), grad(width), dx_row(width);
+  std::vector<float> x_scratch(width), dy_scratch(width), grad(width), dx_row(width);
   for (int64_t r = begin; r < end; ++r) {
-    const float row_rstd = rstd.data<float>()[r];
-    LoadNormalisedRow(x, mean, rstd, r, width, xhat.data());
-    const float* dy_row = FloatsOf(dy, r * width, width, grad.data());
-    double grad_sum = 0.0, grad_xhat_sum = 0.0;
-    for (int64_t j = 0; j < width; ++j) {
-      grad[j] = dy_row[j] * g[j];
-      grad_sum += grad[j];
-      grad_xhat_sum += double{grad[j]} * xhat[j];
-    }
-    const float grad_mean = static_cast<float>(grad_sum / width);
-    const float grad_xhat_mean = static_cast<float>(grad_xhat_sum / width);
+    const float* x_row = FloatsOf(x, r * width, width, x_scratch.data());
+    const float* dy_row = FloatsOf(dy, r * width, width, dy_scratch.data());
     // f32: written in place; otherwise rounded once into dx.
     float* out = dx->dtype() == DType::kF32 ? dx->data<float>() + r * width : dx_row.data();
-    for (int64_t j = 0; j < width; ++j) {
-      out[j] = row_rstd * (grad[j] - grad_mean - xhat[j] * grad_xhat_mean);
-    }
+    InputGradRow(x_row, dy_row, gamma.data<float>(), mean.data<float>()[r], rstd.data<float>()[r],
+                 width, grad.data(), out);
     if (dx->dtype() != DType::kF32) StoreFloats(dx_row.data(), r * width, width, dx);
+  }
+}
+
+// dgamma_sum[j] += dy * xhat and dbeta_sum[j] += dy for one row's `columns` columns.
+XLMR_LAYER_NORM_CLONES
+void AccumulateParamGradRow(const float* x_row, const float* dy_row, float row_mean,
+                            float row_rstd, int64_t columns, double* dgamma_sum,
+                            double* dbeta_sum) {
+  for (int64_t j = 0; j < columns; ++j) {
+    const float xhat = (x_row[j] - row_mean) * row_rstd;
+    dgamma_sum[j] += double{dy_row[j]} * xhat;
+    dbeta_sum[j] += dy_row[j];
   }
 }
 
@@ -74,15 +133,10 @@ void LayerNormParamGradColumns(const Tensor& dy, const Tensor& x, const Tensor& 
   std::vector<float> x_part(columns), grad(columns);
   std::vector<double> dgamma_sum(columns, 0.0), dbeta_sum(columns, 0.0);
   for (int64_t r = 0; r < rows; ++r) {
-    const float row_mean = mean.data<float>()[r];
-    const float row_rstd = rstd.data<float>()[r];
     const float* x_row = FloatsOf(x, r * width + begin, columns, x_part.data());
     const float* dy_row = FloatsOf(dy, r * width + begin, columns, grad.data());
-    for (int64_t j = 0; j < columns; ++j) {
-      const float xhat = (x_row[j] - row_mean) * row_rstd;
-      dgamma_sum[j] += double{dy_row[j]} * xhat;
-      dbeta_sum[j] += dy_row[j];
-    }
+    AccumulateParamGradRow(x_row, dy_row, mean.data<float>()[r], rstd.data<float>()[r], columns,
+                           dgamma_sum.data(), dbeta_sum.data());
   }
   for (int64_t j = 0; j < columns; ++j) {
     dgamma->data<float>()[begin + j] += static_cast<float>(dgamma_sum[j]);
@@ -104,10 +158,11 @@ void LayerNormForward(const Tensor& x, const Tensor& gamma, const Tensor& beta, 
   ParallelFor(rows, RowGrain(width), [&](int64_t begin, int64_t end) {
     std::vector<float> in(static_cast<size_t>(width)), out(static_cast<size_t>(width));
     for (int64_t r = begin; r < end; ++r) {
-      LoadFloats(x, r * width, width, in.data());
-      const RowStatistics stats = NormaliseStatistics(in.data(), width, eps);
-      for (int64_t j = 0; j < width; ++j) out[j] = (in[j] - stats.mean) * stats.rstd * g[j] + b[j];
-      StoreFloats(out.data(), r * width, width, y);
+      const float* row = FloatsOf(x, r * width, width, in.data());
+      const bool f32_out = out_dtype == DType::kF32;
+      float* y_row = f32_out ? y->data<float>() + r * width : out.data();
+      const RowStatistics stats = NormaliseRow(row, g, b, width, eps, y_row);
+      if (!f32_out) StoreFloats(out.data(), r * width, width, y);
       mean->data<float>()[r] = stats.mean;
       rstd->data<float>()[r] = stats.rstd;
     }

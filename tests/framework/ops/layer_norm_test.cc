@@ -88,9 +88,11 @@ TEST_P(LayerNormGradientTest, MatchesDoubleReferenceAndFiniteDifferences) {
             1e-4);
 }
 
-// One row; an odd width; rank 3 (rows span two leading dimensions); width 1 (y == beta).
+// One row; an odd width; rank 3 (rows span two leading dimensions); width 1 (y == beta); a
+// width of many 8-lane groups and a tail (the kernels sum rows in 8 interleaved lanes).
 INSTANTIATE_TEST_SUITE_P(Shapes, LayerNormGradientTest,
-                         ::testing::Values(Shape{1, 8}, Shape{5, 7}, Shape{2, 3, 13}, Shape{4, 1}));
+                         ::testing::Values(Shape{1, 8}, Shape{5, 7}, Shape{2, 3, 13}, Shape{4, 1},
+                                           Shape{3, 130}));
 
 // A constant row has zero variance: y must be exactly beta (finite, no NaN from 0 * inf).
 TEST(LayerNormTest, ConstantRowGivesBeta) {
