@@ -9,8 +9,8 @@
 // absolute error 1.5 (1.22; 0.79); GELU forward |error| / max(1, |x|): 2.25 (1.93; 1.71 with
 // erff), its derivative: 3 (2.62; 2.22 with erff / expf).
 //
-// The AVX2 path (taken at run time when the CPU has AVX2) and the scalar path perform the same
-// fp32 operations in the same order with no fused multiply-add (the file is built with
+// The AVX-512 and AVX2 paths (the widest the CPU has is taken at run time) and the scalar path
+// perform the same fp32 operations in the same order with no fused multiply-add (the file is built with
 // -ffp-contract=off), so they return the same bits: results depend neither on the CPU nor on
 // how the elements are split among threads.
 #ifndef XLMR_KERNELS_CPU_GELU_MATH_H_
@@ -34,13 +34,17 @@ namespace gelu_internal {
 float Erf(float z);
 float ExpNegSquare(float z);
 
-// The two paths of the array functions, so that a test can compare them bit for bit.
-// The AVX2 ones may be called only when HasAvx2().
+// The paths of the array functions, so that a test can compare them bit for bit. The AVX2
+// ones may be called only when HasAvx2(), the AVX-512 ones only when HasAvx512() (a CPU with
+// AVX-512 has AVX2).
 bool HasAvx2();
+bool HasAvx512();
 void GeluForwardScalar(const float* x, int64_t n, float* y);
 void GeluBackwardScalar(const float* dy, const float* x, int64_t n, float* dx);
 void GeluForwardAvx2(const float* x, int64_t n, float* y);
 void GeluBackwardAvx2(const float* dy, const float* x, int64_t n, float* dx);
+void GeluForwardAvx512(const float* x, int64_t n, float* y);
+void GeluBackwardAvx512(const float* dy, const float* x, int64_t n, float* dx);
 
 }  // namespace gelu_internal
 }  // namespace xlmr::kernels::cpu

@@ -151,6 +151,34 @@ TEST(GeluMathTest, Avx2PathGivesTheScalarPathsBits) {
   }
 }
 
+// The AVX-512 path against the scalar one, as above: lengths that leave every remainder modulo
+// 16 (the AVX2 and scalar paths take it), every interval, saturation, infinities and NaN.
+TEST(GeluMathTest, Avx512PathGivesTheScalarPathsBits) {
+  if (!gelu_internal::HasAvx512()) GTEST_SKIP() << "this CPU has no AVX-512";
+  std::vector<float> x = SymmetricSweep(1e-30f, 12.0f, 9973);
+  x.push_back(std::numeric_limits<float>::infinity());
+  x.push_back(-std::numeric_limits<float>::infinity());
+  x.push_back(std::numeric_limits<float>::quiet_NaN());
+  std::vector<float> dy(x.size());
+  for (size_t i = 0; i < dy.size(); ++i) dy[i] = 1.0f - 0.37f * static_cast<float>(i % 7);
+  for (int64_t n : {static_cast<int64_t>(x.size()), int64_t{16 + 13}, int64_t{16 + 7},
+                    int64_t{15}, int64_t{0}}) {
+    std::vector<float> scalar(n), wide(n), scalar_dx(n), wide_dx(n);
+    gelu_internal::GeluForwardScalar(x.data(), n, scalar.data());
+    gelu_internal::GeluForwardAvx512(x.data(), n, wide.data());
+    gelu_internal::GeluBackwardScalar(dy.data(), x.data(), n, scalar_dx.data());
+    gelu_internal::GeluBackwardAvx512(dy.data(), x.data(), n, wide_dx.data());
+    for (int64_t i = 0; i < n; ++i) {
+      if (std::isnan(x[i])) {
+        EXPECT_TRUE(std::isnan(wide[i]) && std::isnan(wide_dx[i]));
+        continue;
+      }
+      ASSERT_EQ(Bits(scalar[i]), Bits(wide[i])) << "GELU of " << x[i];
+      ASSERT_EQ(Bits(scalar_dx[i]), Bits(wide_dx[i])) << "GELU derivative at " << x[i];
+    }
+  }
+}
+
 // In place, as the fp16 path of the kernel calls it (dx aliasing x).
 TEST(GeluMathTest, InPlaceEqualsOutOfPlace) {
   std::vector<float> x = SymmetricSweep(1e-3f, 8.0f, 99991);
