@@ -39,7 +39,7 @@ class Tensor {
   // element) before anything reads it, e.g. a GEMM output with beta = 0, an elementwise
   // kernel's result or a copy's destination. A tensor that is accumulated into (+=, beta = 1,
   // atomics), written only in part (rows left at zero) or possibly read first must come from
-  // Zeros. The CPU backend, the reference the GPU tests compare with, uses only Zeros.
+  // Zeros.
   static Tensor Empty(const Shape& shape, DType dtype, Device device, MemoryCategory category);
 
   bool defined() const { return storage_ != nullptr; }

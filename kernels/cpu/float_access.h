@@ -51,6 +51,15 @@ inline Tensor F32Result(const Shape& shape, DType final_dtype) {
       final_dtype == DType::kF32 ? MemoryCategory::kActivations : MemoryCategory::kWorkspace);
 }
 
+// F32Result without the zeroing, for a kernel that writes every element itself (a GEMM with
+// beta 0, a row-by-row kernel): zeroing first would be one more pass over the result, and it
+// ran on the calling thread alone.
+inline Tensor F32Output(const Shape& shape, DType final_dtype) {
+  return Tensor::Empty(
+      shape, DType::kF32, Device::kCpu,
+      final_dtype == DType::kF32 ? MemoryCategory::kActivations : MemoryCategory::kWorkspace);
+}
+
 // Elements [begin, begin + count) of src as floats, for reading only: a pointer into src itself
 // when it is f32 (no copy), otherwise `scratch` (room for count floats) filled by LoadFloats.
 inline const float* FloatsOf(const Tensor& src, int64_t begin, int64_t count, float* scratch) {

@@ -299,8 +299,9 @@ void FusedAttentionForward(const Tensor& q, const Tensor& k, const Tensor& v,
   const KeyBiases keys = KeyBiasesOf(key_mask);
   const Operands op =
       MakeOperands(q32, k32, v32, dtype, keys, num_heads, dropout_p, dropout_key);
-  Tensor context32 = F32Result(q.shape(), dtype);
-  *logsumexp = Tensor::Zeros({op.g.batch, op.g.heads, op.g.seq}, DType::kF32, Device::kCpu,
+  // Every row of every head is written by its query tile.
+  Tensor context32 = F32Output(q.shape(), dtype);
+  *logsumexp = Tensor::Empty({op.g.batch, op.g.heads, op.g.seq}, DType::kF32, Device::kCpu,
                              MemoryCategory::kActivations);
   float* context_out = context32.data<float>();
   float* lse_out = logsumexp->data<float>();

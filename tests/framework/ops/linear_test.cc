@@ -97,6 +97,28 @@ INSTANTIATE_TEST_SUITE_P(Shapes, LinearGradientTest,
                                            LinearCase{{2, 3, 4}, 6, false},
                                            LinearCase{{17, 33}, 9, true}));
 
+// An empty product (in == 0 forward, out == 0 backward) is zero. The results are written
+// without a zero fill first, so a dirty buffer is released beforehand for the allocator to hand
+// out again: a kernel that skips the GEMM and forgets the fill returns its old contents.
+TEST(LinearTest, EmptyProductsAreZeroEvenInAReusedBuffer) {
+  {
+    const Tensor dirty = TensorFrom({3, 2}, DType::kF32, std::vector<float>(6, 7.0f));
+    const Tensor dirty_too = TensorFrom({3, 2}, DType::kF32, std::vector<float>(6, 7.0f));
+  }
+  const Tensor x = Tensor::Zeros({3, 0}, DType::kF32);
+  const Tensor w = Tensor::Zeros({2, 0}, DType::kF32);
+  EXPECT_EQ(ops::Linear(x, w, Tensor(), DType::kF32).ToFloatVector(), std::vector<float>(6, 0.0f));
+  {
+    const Tensor dirty = TensorFrom({3, 2}, DType::kF32, std::vector<float>(6, 7.0f));
+  }
+  const Tensor x2 = TensorFrom({3, 2}, DType::kF32, RandomValues(6, 8));
+  const Tensor w2 = Tensor::Zeros({0, 2}, DType::kF32);
+  const Tensor dy = Tensor::Zeros({3, 0}, DType::kF32);
+  Tensor dweight = Tensor::Zeros({0, 2}, DType::kF32);
+  EXPECT_EQ(ops::LinearBackward(dy, x2, w2, &dweight, nullptr, DType::kF32).ToFloatVector(),
+            std::vector<float>(6, 0.0f));
+}
+
 // Parameter gradients are accumulated: a second backward into the same buffers adds the same
 // gradient again, so the buffers hold exactly twice the first result (g + g is exact).
 TEST(LinearTest, ParameterGradientsAccumulate) {
