@@ -34,17 +34,24 @@ void BroadcastBiasRows(const Tensor& bias, int64_t rows, float* y) {
   });
 }
 
-// sums[j] = sum of column j of dy [rows, width] for j < kColumns, over the rows in order, in
-// double. A constant kColumns lets the compiler vectorise across the columns (each column's
-// additions keep their order).
-template <int64_t kColumns>
-void SumColumns(const float* dy, int64_t rows, int64_t width, double* sums) {
-  double running[kColumns] = {};
-  for (int64_t r = 0; r < rows; ++r) {
-    const float* row = dy + r * width;
-    for (int64_t j = 0; j < kColumns; ++j) running[j] += row[j];
+// sums[j] = sum of column j of dy [rows, width] for j < columns (<= kColumnBlock), over the
+// rows in order, in double. Vectorised across the columns (each column's additions keep their
+// order), built per instruction set; every clone rounds the same.
+__attribute__((target_clones("arch=x86-64-v4", "arch=haswell", "default")))
+void SumColumnBlock(const float* dy, int64_t rows, int64_t width, int64_t columns, double* sums) {
+  double running[kColumnBlock] = {};
+  if (columns == kColumnBlock) {  // a constant trip count: the whole row of the block at once
+    for (int64_t r = 0; r < rows; ++r) {
+      const float* row = dy + r * width;
+      for (int64_t j = 0; j < kColumnBlock; ++j) running[j] += row[j];
+    }
+  } else {
+    for (int64_t r = 0; r < rows; ++r) {
+      const float* row = dy + r * width;
+      for (int64_t j = 0; j < columns; ++j) running[j] += row[j];
+    }
   }
-  std::copy(running, running + kColumns, sums);
+  std::copy(running, running + columns, sums);
 }
 
 // dbias += column sums of dy [rows, width]; summed in double so the reference stays accurate
@@ -56,11 +63,7 @@ void AccumulateColumnSums(const float* dy, int64_t rows, int64_t width, Tensor* 
     double sums[kColumnBlock];
     for (int64_t first = begin; first < end; first += kColumnBlock) {
       const int64_t columns = std::min(kColumnBlock, end - first);
-      if (columns == kColumnBlock) {
-        SumColumns<kColumnBlock>(dy + first, rows, width, sums);
-      } else {
-        for (int64_t j = 0; j < columns; ++j) SumColumns<1>(dy + first + j, rows, width, sums + j);
-      }
+      SumColumnBlock(dy + first, rows, width, columns, sums);
       for (int64_t j = 0; j < columns; ++j) out[first + j] += static_cast<float>(sums[j]);
     }
   });
