@@ -33,6 +33,10 @@ repo=$(cd "$(dirname "$0")/.." && pwd)
 mkdir -p "$work"
 load() { cut -d' ' -f1-3 /proc/loadavg; }
 export OPENBLAS_NUM_THREADS=$threads OMP_NUM_THREADS=$threads
+# OpenBLAS picks its GEMM kernels by CPU unless the environment names a core (docs/DECISIONS.md,
+# "OpenBLAS's kernel choice"); say which held for this run.
+echo "- OPENBLAS_CORETYPE: ${OPENBLAS_CORETYPE:-unset (OpenBLAS detects the CPU)}"
+echo
 
 echo "## Embedded default (bench/cpu_train_bench.sh)"
 echo
