@@ -23,10 +23,6 @@ void CheckF32(const Tensor& tensor) {
   XLMR_CHECK(tensor.dtype() == DType::kF32) << "gradients must be f32";
 }
 
-}  // namespace
-
-namespace {
-
 // Partial sums per block, element i going to partial sum i % kSumLanes: a fixed order that
 // vectorises (each lane keeps its own order). Combined pairwise at the end.
 constexpr int64_t kSumLanes = 8;

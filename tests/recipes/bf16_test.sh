@@ -46,8 +46,10 @@ awk -v a="$(cat fp32.peak)" -v b="$(cat bf16.peak)" 'BEGIN {
 
 # The saved weights: F32 tensors only (the header is JSON after an 8-byte length).
 header=$(head -c 65536 bf16/model.safetensors | tr -d '\000' | tr ',' '\n')
-printf '%s\n' "$header" | grep -q '"dtype":"F32"' || die "bf16/model.safetensors: no F32 tensor"
-! printf '%s\n' "$header" | grep -Eq '"dtype":"(BF16|F16)"' || die "bf16/model.safetensors: 16-bit tensors saved"
+# Here-strings, not pipes: grep -q exits at its first match, and under pipefail the writer's
+# SIGPIPE would fail the check at random.
+grep -q '"dtype":"F32"' <<< "$header" || die "bf16/model.safetensors: no F32 tensor"
+! grep -Eq '"dtype":"(BF16|F16)"' <<< "$header" || die "bf16/model.safetensors: 16-bit tensors saved"
 
 "$predict" --model_dir=bf16 --input_file=heldout.tsv --output_file=predictions.jsonl --bf16 \
   > predict.log 2>&1 || { cat predict.log; exit 1; }

@@ -124,59 +124,49 @@ TEST(GeluMathTest, GeluAndItsDerivativeMatchDoubleReference) {
   EXPECT_LE(backward, 3.0);
 }
 
-// Lengths that leave every remainder modulo the 8 lanes, and inputs from every interval,
-// saturated ones, infinities and NaN.
-TEST(GeluMathTest, Avx2PathGivesTheScalarPathsBits) {
-  if (!gelu_internal::HasAvx2()) GTEST_SKIP() << "this CPU has no AVX2";
+using ForwardPath = void (*)(const float* x, int64_t n, float* y);
+using BackwardPath = void (*)(const float* dy, const float* x, int64_t n, float* dx);
+
+// A vector path against the scalar one, bit for bit: inputs from every interval, saturated
+// ones, infinities and NaN, over lengths that leave every remainder of the path's lane count.
+void ExpectScalarPathsBits(ForwardPath forward, BackwardPath backward,
+                           const std::vector<int64_t>& short_lengths) {
   std::vector<float> x = SymmetricSweep(1e-30f, 12.0f, 9973);
   x.push_back(std::numeric_limits<float>::infinity());
   x.push_back(-std::numeric_limits<float>::infinity());
   x.push_back(std::numeric_limits<float>::quiet_NaN());
   std::vector<float> dy(x.size());
   for (size_t i = 0; i < dy.size(); ++i) dy[i] = 1.0f - 0.37f * static_cast<float>(i % 7);
-  for (int64_t n : {static_cast<int64_t>(x.size()), int64_t{13}, int64_t{7}, int64_t{0}}) {
-    std::vector<float> scalar(n), avx2(n), scalar_dx(n), avx2_dx(n);
+  std::vector<int64_t> lengths = short_lengths;
+  lengths.push_back(static_cast<int64_t>(x.size()));
+  for (int64_t n : lengths) {
+    std::vector<float> scalar(n), vector(n), scalar_dx(n), vector_dx(n);
     gelu_internal::GeluForwardScalar(x.data(), n, scalar.data());
-    gelu_internal::GeluForwardAvx2(x.data(), n, avx2.data());
+    forward(x.data(), n, vector.data());
     gelu_internal::GeluBackwardScalar(dy.data(), x.data(), n, scalar_dx.data());
-    gelu_internal::GeluBackwardAvx2(dy.data(), x.data(), n, avx2_dx.data());
+    backward(dy.data(), x.data(), n, vector_dx.data());
     for (int64_t i = 0; i < n; ++i) {
       if (std::isnan(x[i])) {
-        EXPECT_TRUE(std::isnan(avx2[i]) && std::isnan(avx2_dx[i]));
+        EXPECT_TRUE(std::isnan(vector[i]) && std::isnan(vector_dx[i]));
         continue;
       }
-      ASSERT_EQ(Bits(scalar[i]), Bits(avx2[i])) << "GELU of " << x[i];
-      ASSERT_EQ(Bits(scalar_dx[i]), Bits(avx2_dx[i])) << "GELU derivative at " << x[i];
+      ASSERT_EQ(Bits(scalar[i]), Bits(vector[i])) << "GELU of " << x[i] << ", n " << n;
+      ASSERT_EQ(Bits(scalar_dx[i]), Bits(vector_dx[i])) << "GELU derivative at " << x[i];
     }
   }
 }
 
-// The AVX-512 path against the scalar one, as above: lengths that leave every remainder modulo
-// 16 (the AVX2 and scalar paths take it), every interval, saturation, infinities and NaN.
+TEST(GeluMathTest, Avx2PathGivesTheScalarPathsBits) {
+  if (!gelu_internal::HasAvx2()) GTEST_SKIP() << "this CPU has no AVX2";
+  ExpectScalarPathsBits(gelu_internal::GeluForwardAvx2, gelu_internal::GeluBackwardAvx2,
+                        {13, 7, 0});
+}
+
+// The AVX-512 path leaves fewer than 16 elements to the AVX2 and scalar paths.
 TEST(GeluMathTest, Avx512PathGivesTheScalarPathsBits) {
   if (!gelu_internal::HasAvx512()) GTEST_SKIP() << "this CPU has no AVX-512";
-  std::vector<float> x = SymmetricSweep(1e-30f, 12.0f, 9973);
-  x.push_back(std::numeric_limits<float>::infinity());
-  x.push_back(-std::numeric_limits<float>::infinity());
-  x.push_back(std::numeric_limits<float>::quiet_NaN());
-  std::vector<float> dy(x.size());
-  for (size_t i = 0; i < dy.size(); ++i) dy[i] = 1.0f - 0.37f * static_cast<float>(i % 7);
-  for (int64_t n : {static_cast<int64_t>(x.size()), int64_t{16 + 13}, int64_t{16 + 7},
-                    int64_t{15}, int64_t{0}}) {
-    std::vector<float> scalar(n), wide(n), scalar_dx(n), wide_dx(n);
-    gelu_internal::GeluForwardScalar(x.data(), n, scalar.data());
-    gelu_internal::GeluForwardAvx512(x.data(), n, wide.data());
-    gelu_internal::GeluBackwardScalar(dy.data(), x.data(), n, scalar_dx.data());
-    gelu_internal::GeluBackwardAvx512(dy.data(), x.data(), n, wide_dx.data());
-    for (int64_t i = 0; i < n; ++i) {
-      if (std::isnan(x[i])) {
-        EXPECT_TRUE(std::isnan(wide[i]) && std::isnan(wide_dx[i]));
-        continue;
-      }
-      ASSERT_EQ(Bits(scalar[i]), Bits(wide[i])) << "GELU of " << x[i];
-      ASSERT_EQ(Bits(scalar_dx[i]), Bits(wide_dx[i])) << "GELU derivative at " << x[i];
-    }
-  }
+  ExpectScalarPathsBits(gelu_internal::GeluForwardAvx512, gelu_internal::GeluBackwardAvx512,
+                        {16 + 13, 16 + 7, 15, 0});
 }
 
 // In place, as the fp16 path of the kernel calls it (dx aliasing x).
