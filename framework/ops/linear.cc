@@ -21,6 +21,10 @@ int64_t CheckLinearOperands(const char* op, const Tensor& x, const Tensor& weigh
   XLMR_CHECK(x.dim(-1) == weight.dim(1))
       << op << ": x " << ShapeString(x.shape()) << " does not match weight "
       << ShapeString(weight.shape());
+  // A product over no inputs: the CUDA Gemm requires K >= 1 (kernels/cuda/gemm.cc), so both
+  // backends refuse it here.
+  XLMR_CHECK(weight.dim(1) >= 1) << op << ": weight " << ShapeString(weight.shape())
+                                 << " has no input columns";
   return weight.dim(0);
 }
 

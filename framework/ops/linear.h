@@ -15,7 +15,8 @@
 namespace xlmr::ops {
 
 // [in] x      [..., in] f32|f16, rank >= 2 (all but the last dimension are rows).
-// [in] weight [out, in] f32|f16 (the fp32 master, or its fp16 working copy under autocast).
+// [in] weight [out, in] f32|f16, in >= 1 (the fp32 master, or its fp16 working copy under
+//             autocast).
 // [in] bias   [out] f32, or f16 (autocast's fp16-rounded bias, added exactly as its f32 value;
 //              cuBLASLt fuses it into an f16 output's epilogue), or undefined for no bias.
 // Returns y [..., out] of out_dtype (f32|f16).

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "framework/core/check.h"
 #include "framework/ops/dispatch.h"
+#include "kernels/cpu/lane_sums.h"
 #include "kernels/cpu/parallel.h"
 
 #ifdef XLMR_WITH_CUDA
@@ -16,6 +17,9 @@
 namespace xlmr::optim {
 namespace {
 
+using kernels::cpu::CombineLanes;
+using kernels::cpu::kSumLanes;
+
 // torch's `total_norm + 1e-6` on a float32 tensor adds float(1e-6).
 constexpr float kNormEpsilon = 1e-6f;
 
@@ -23,16 +27,13 @@ void CheckF32(const Tensor& tensor) {
   XLMR_CHECK(tensor.dtype() == DType::kF32) << "gradients must be f32";
 }
 
-// Partial sums per block, element i going to partial sum i % kSumLanes: a fixed order that
-// vectorises (each lane keeps its own order). Combined pairwise at the end.
-constexpr int64_t kSumLanes = 8;
-
 // Elements per block of a pass over the flat gradients. The sum of squares sums blocks on the
 // CPU threads and adds their sums in block order, so its result depends on n alone, never on
 // the thread count.
 constexpr int64_t kBlock = 1 << 15;
 
-// A product of two floats is exact in double, so the compiler's choice between fma and
+// The sum of one block in kernels/cpu/lane_sums.h's lane order. A product of two floats is
+// exact in double, so the compiler's choice between fma and
 // multiply-then-add (and between instruction sets: target_clones) cannot change a bit.
 __attribute__((target_clones("arch=x86-64-v4", "arch=haswell", "default")))
 double BlockSumOfSquares(const float* values, int64_t n) {
@@ -48,8 +49,7 @@ double BlockSumOfSquares(const float* values, int64_t n) {
     const double value = values[i];
     lanes[lane] += value * value;
   }
-  return ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])) +
-         ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7]));
+  return CombineLanes(lanes);
 }
 
 __attribute__((target_clones("arch=x86-64-v4", "arch=haswell", "default")))

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "kernels/cpu/float_access.h"
+#include "kernels/cpu/lane_sums.h"
 
 namespace xlmr::kernels::cpu {
 namespace {
@@ -12,20 +13,12 @@ namespace {
 // Each function below is built per instruction set (AVX-512, AVX2, plain x86-64) and its loops
 // vectorise (BUILD: -fvect-cost-model=dynamic, -ffp-contract=off). Every clone performs the same
 // roundings in the same order, so all three give the same bits:
-// - the row sums run in double in kLanes interleaved partial sums (element j into partial sum
-//   j % kLanes, combined pairwise; the loops below write the lanes out so that the compiler
-//   sees them), an order that vectorises while each lane keeps its own order;
+// - the row sums run in double in the lane order of lane_sums.h (the loops below write the lanes
+//   out so that the compiler sees them);
 // - the column sums of the parameter gradients keep one running double per column, adding the
 //   rows in order (vectorised across columns);
 // - everything else is element by element.
 #define XLMR_LAYER_NORM_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=haswell", "default")))
-
-constexpr int64_t kLanes = 8;
-
-inline double CombineLanes(const double lanes[kLanes]) {
-  return ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])) +
-         ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7]));
-}
 
 struct RowStatistics {
   float mean;
@@ -38,16 +31,16 @@ struct RowStatistics {
 XLMR_LAYER_NORM_CLONES
 RowStatistics NormaliseRow(const float* row, const float* gamma, const float* beta, int64_t width,
                            float eps, float* out) {
-  double lanes[kLanes] = {};
+  double lanes[kSumLanes] = {};
   int64_t j = 0;
-  for (; j + kLanes <= width; j += kLanes) {
-    for (int64_t lane = 0; lane < kLanes; ++lane) lanes[lane] += row[j + lane];
+  for (; j + kSumLanes <= width; j += kSumLanes) {
+    for (int64_t lane = 0; lane < kSumLanes; ++lane) lanes[lane] += row[j + lane];
   }
   for (int64_t lane = 0; j < width; ++j, ++lane) lanes[lane] += row[j];
   const double mean = CombineLanes(lanes) / width;
-  double squares[kLanes] = {};
-  for (j = 0; j + kLanes <= width; j += kLanes) {
-    for (int64_t lane = 0; lane < kLanes; ++lane) {
+  double squares[kSumLanes] = {};
+  for (j = 0; j + kSumLanes <= width; j += kSumLanes) {
+    for (int64_t lane = 0; lane < kSumLanes; ++lane) {
       const double deviation = row[j + lane] - mean;
       squares[lane] += deviation * deviation;
     }
@@ -71,10 +64,10 @@ XLMR_LAYER_NORM_CLONES
 void InputGradRow(const float* x_row, const float* dy_row, const float* gamma, float row_mean,
                   float row_rstd, int64_t width, float* grad, float* out) {
   for (int64_t j = 0; j < width; ++j) grad[j] = dy_row[j] * gamma[j];
-  double grad_lanes[kLanes] = {}, grad_xhat_lanes[kLanes] = {};
+  double grad_lanes[kSumLanes] = {}, grad_xhat_lanes[kSumLanes] = {};
   int64_t j = 0;
-  for (; j + kLanes <= width; j += kLanes) {
-    for (int64_t lane = 0; lane < kLanes; ++lane) {
+  for (; j + kSumLanes <= width; j += kSumLanes) {
+    for (int64_t lane = 0; lane < kSumLanes; ++lane) {
       const float xhat = (x_row[j + lane] - row_mean) * row_rstd;
       grad_lanes[lane] += grad[j + lane];
       grad_xhat_lanes[lane] += double{grad[j + lane]} * xhat;

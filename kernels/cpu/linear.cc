@@ -17,12 +17,6 @@ Shape WithLastDim(const Shape& x, int64_t last) {
   return shape;
 }
 
-// Rows of x: the product of every dimension but the last (right even when the last is 0).
-int64_t RowsOf(const Tensor& x) {
-  const Shape& shape = x.shape();
-  return NumElements(Shape(shape.begin(), shape.end() - 1));
-}
-
 // bias: f32, or f16|bf16 widened exactly to f32 first.
 void BroadcastBiasRows(const Tensor& bias, int64_t rows, float* y) {
   const int64_t width = bias.numel();
@@ -74,19 +68,18 @@ void AccumulateColumnSums(const float* dy, int64_t rows, int64_t width, Tensor* 
 Tensor LinearForward(const Tensor& x, const Tensor& weight, const Tensor& bias, DType out_dtype) {
   const int64_t in = weight.dim(1);
   const int64_t out = weight.dim(0);
-  const int64_t rows = RowsOf(x);
+  const int64_t rows = x.numel() / in;  // in >= 1 (ops::Linear checks)
+  // Written whole: by the GEMM (beta 0), or by the bias and then the GEMM (beta 1).
   Tensor y32 = F32Output(WithLastDim(x.shape(), out), out_dtype);
   const bool has_bias = bias.defined();
   if (has_bias) BroadcastBiasRows(bias, rows, y32.data<float>());
-  if (rows > 0 && out > 0 && in > 0) {
+  if (rows > 0 && out > 0) {
     const Tensor x32 = AsF32(x);
     const Tensor w32 = AsF32(weight);
     // y[rows, out] = 1 * x[rows, in] * w[out, in]^T + beta * y: beta 1 adds the broadcast bias,
     // beta 0 writes y without reading it.
     Sgemm(CblasNoTrans, CblasTrans, rows, out, in, 1.0f, x32.data<float>(), in, w32.data<float>(), in,
           has_bias ? 1.0f : 0.0f, y32.data<float>(), out);
-  } else if (!has_bias) {
-    std::fill_n(y32.data<float>(), y32.numel(), 0.0f);  // an empty product is zero
   }
   return RoundToDType(y32, out_dtype);
 }
@@ -95,10 +88,12 @@ Tensor LinearBackward(const Tensor& dy, const Tensor& x, const Tensor& weight, T
                       Tensor* dbias, DType dx_dtype) {
   const int64_t in = weight.dim(1);
   const int64_t out = weight.dim(0);
-  const int64_t rows = RowsOf(x);
+  const int64_t rows = x.numel() / in;  // in >= 1 (ops::LinearBackward checks)
   const Tensor dy32 = AsF32(dy);
-  Tensor dx32 = F32Output(x.shape(), dx_dtype);
-  if (rows > 0 && out > 0 && in > 0) {
+  // The dx GEMM (beta 0) writes every element, except with out == 0: then it is skipped, and
+  // dx, a sum over no terms, must be zeros (as on the GPU).
+  Tensor dx32 = out > 0 ? F32Output(x.shape(), dx_dtype) : F32Result(x.shape(), dx_dtype);
+  if (rows > 0 && out > 0) {
     const Tensor x32 = AsF32(x);
     const Tensor w32 = AsF32(weight);
     // dx[rows, in] = dy[rows, out] * w[out, in].
@@ -107,8 +102,6 @@ Tensor LinearBackward(const Tensor& dy, const Tensor& x, const Tensor& weight, T
     // dweight[out, in] += dy[rows, out]^T * x[rows, in].
     Sgemm(CblasTrans, CblasNoTrans, out, in, rows, 1.0f, dy32.data<float>(), out, x32.data<float>(),
           in, 1.0f, dweight->data<float>(), in);
-  } else {
-    std::fill_n(dx32.data<float>(), dx32.numel(), 0.0f);  // an empty product is zero
   }
   if (dbias != nullptr) AccumulateColumnSums(dy32.data<float>(), rows, out, dbias);
   return RoundToDType(dx32, dx_dtype);
