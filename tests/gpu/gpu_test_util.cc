@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <random>
@@ -152,7 +153,7 @@ void ExpectClose(const std::string& what, const Tensor& gpu, const Tensor& cpu,
 }
 
 void ExpectCloseToLargest(const std::string& what, const Tensor& gpu, const Tensor& cpu,
-                          double tolerance) {
+                          double tolerance, double scale_floor) {
   ASSERT_EQ(gpu.shape(), cpu.shape()) << what;
   ASSERT_EQ(gpu.dtype(), cpu.dtype()) << what;
   const std::vector<float> g = gpu.ToFloatVector(), c = cpu.ToFloatVector();
@@ -172,11 +173,20 @@ void ExpectCloseToLargest(const std::string& what, const Tensor& gpu, const Tens
       worst_index = i;
     }
   }
+  const double scale = std::max({largest, scale_floor, 1e-30});
+  std::printf("measured %s: %.3g (bound %.3g)\n", what.c_str(), nan_seen ? NAN : worst / scale,
+              tolerance);
   EXPECT_FALSE(nan_seen) << what << ": element " << worst_index << " gpu " << g[worst_index]
                          << " cpu " << c[worst_index] << " (NaN)";
-  EXPECT_LE(worst, tolerance * std::max(largest, 1e-30))
+  EXPECT_LE(worst, tolerance * scale)
       << what << ": element " << worst_index << " gpu " << g[worst_index] << " cpu "
-      << c[worst_index] << " (largest |cpu| " << largest << ")";
+      << c[worst_index] << " (largest |cpu| " << largest << ", scale floor " << scale_floor << ")";
+}
+
+double LargestMagnitude(const Tensor& t) {
+  double largest = 0.0;
+  for (float v : t.ToFloatVector()) largest = std::max(largest, std::fabs(static_cast<double>(v)));
+  return largest;
 }
 
 }  // namespace xlmr::testing

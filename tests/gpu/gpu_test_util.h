@@ -72,11 +72,18 @@ void ExpectBitEqual(const std::string& what, const Tensor& gpu, const Tensor& cp
 void ExpectClose(const std::string& what, const Tensor& gpu, const Tensor& cpu,
                  double f32_tolerance);
 
-// max |gpu - cpu| <= tolerance * max |cpu| over the whole tensor (same shape and dtype),
-// reporting the worst element; NaN anywhere fails. For outputs whose error is best measured
-// against the tensor's scale (GEMM-based results, gradients).
+// max |gpu - cpu| <= tolerance * max(max |cpu|, scale_floor) over the whole tensor (same shape
+// and dtype), reporting the worst element; NaN anywhere fails. For outputs whose error is best
+// measured against the tensor's scale (GEMM-based results, gradients). `scale_floor` is for an
+// output that can be zero in exact arithmetic while its rounding errors are not (its own
+// largest element is then noise): the caller passes the scale those errors come from.
+// Prints one line "measured <what>: <worst / scale> (bound <tolerance>)" either way, so that a
+// GPU run's log holds the figures its tolerances are cut to.
 void ExpectCloseToLargest(const std::string& what, const Tensor& gpu, const Tensor& cpu,
-                          double tolerance);
+                          double tolerance, double scale_floor = 0.0);
+
+// max |t| over a tensor's elements (any device), e.g. the scale_floor above.
+double LargestMagnitude(const Tensor& t);
 
 }  // namespace xlmr::testing
 

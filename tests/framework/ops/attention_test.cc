@@ -59,7 +59,7 @@ struct Reference {
             Real dot = 0;
             for (int64_t c = 0; c < D; ++c) dot += q[pr.X(b, i, h, c)] * k[pr.X(b, j, h, c)];
             row[j] = round(round(dot) * Scale()) +
-                     (j < pr.lengths[b] ? Real(0) : Real(-3.4028234663852886e38));
+                     (pr.IsReal(b, j) ? Real(0) : Real(-3.4028234663852886e38));
           }
           const Real row_max = *std::max_element(row.begin(), row.end());
           Real sum = 0;
@@ -190,7 +190,9 @@ INSTANTIATE_TEST_SUITE_P(
                       Problem{2, 3, 4, 2, {3, 2}},     // padding in row 1
                       Problem{3, 5, 6, 3, {5, 1, 3}},  // odd sizes, one real key
                       Problem{2, 4, 6, 2, {4, 3}, 0.3f, {7, 2, 1, 4, 9}},  // dropout
-                      Problem{1, 6, 5, 1, {6}, 0.5f, {3, 0, 0, 0, 1}}));
+                      Problem{1, 6, 5, 1, {6}, 0.5f, {3, 0, 0, 0, 1}},
+                      // left padding: the real keys are the last of each row
+                      Problem{2, 5, 6, 2, {2, 4}, 0.3f, {4, 1, 0, 3, 2}, /*left_padded=*/true}));
 
 TEST(AttentionTest, PaddingKeysGetExactlyZeroProbability) {
   const Problem pr{2, 5, 4, 2, {5, 2}};

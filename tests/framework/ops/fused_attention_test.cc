@@ -47,7 +47,7 @@ DoubleReference RunDouble(const Problem& pr, const std::vector<double>& q,
         for (int64_t j = 0; j < S; ++j) {
           double dot = 0;
           for (int64_t c = 0; c < D; ++c) dot += q[pr.X(b, i, h, c)] * k[pr.X(b, j, h, c)];
-          row[j] = dot * scale + (j < pr.lengths[b] ? 0.0 : -3.4028234663852886e38);
+          row[j] = dot * scale + (pr.IsReal(b, j) ? 0.0 : -3.4028234663852886e38);
         }
         const double row_max = *std::max_element(row.begin(), row.end());
         double sum = 0;
@@ -161,7 +161,11 @@ INSTANTIATE_TEST_SUITE_P(
                       Problem{3, 5, 6, 3, {5, 1, 3}},                         // padding, one real key
                       Problem{2, 4, 6, 2, {4, 3}, 0.3f, {7, 2, 1, 4, 9}},     // dropout
                       Problem{1, 65, 4, 2, {65}, 0.1f, {3, 0, 0, 1, 1}},      // a short last tile
-                      Problem{2, 130, 2, 1, {130, 70}, 0.2f, {5, 3, 1, 2, 1}}  // three tiles, padding
+                      Problem{2, 130, 2, 1, {130, 70}, 0.2f, {5, 3, 1, 2, 1}},  // three tiles, padding
+                      // Left padding; row 1's first key tile (keys 0-63) is all padding, so its
+                      // running max starts at the padding bias and the first real tile rescales
+                      // that tile's contributions away.
+                      Problem{2, 130, 2, 1, {100, 60}, 0.2f, {6, 3, 1, 2, 1}, /*left_padded=*/true}
                       ));
 
 class FusedVersusEagerTest : public ::testing::TestWithParam<Problem> {};
@@ -204,7 +208,9 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(Problem{2, 1, 128, 2, {1, 1}},                              // S = 1
                       Problem{3, 129, 128, 2, {129, 100, 0}, 0.1f, {1, 2, 3, 4, 5}},  // fully padded row
                       Problem{1, 512, 128, 2, {512}, 0.1f, {9, 8, 7, 6, 5}},      // XLM-R's length
-                      Problem{2, 200, 192, 2, {150, 200}}));                      // head_dim 96
+                      Problem{2, 200, 192, 2, {150, 200}},                        // head_dim 96
+                      // left padding, a first key tile of padding only in row 0
+                      Problem{2, 150, 128, 2, {70, 150}, 0.1f, {2, 4, 6, 8, 1}, /*left_padded=*/true}));
 
 // The f16 contract keeps the scores in fp32: q k^T = 2049 is exact in fp32 (eager's f16 GEMM
 // output rounds it to 2048 and ties it with the second key, attention_test.cc). Fused: the
@@ -236,14 +242,21 @@ TEST(FusedAttentionTest, FullyPaddedRowIsUniformLikeHuggingFace) {
   }
 }
 
-// Padding keys get exactly zero weight: their v rows and gradients do not matter.
+// Padding keys get exactly zero weight: their v rows and gradients do not matter. Right
+// padding, and left padding whose 13 padding keys sit in the first tile beside real ones.
 TEST(FusedAttentionTest, PaddingKeysGetNoGradient) {
-  const Problem pr{1, 80, 4, 2, {67}};
-  const FusedRun run = RunFused(pr, DType::kF32, RandomInputs(pr, 51));
-  const std::vector<float> dk = run.grads.dk.ToFloatVector(), dv = run.grads.dv.ToFloatVector();
-  for (int64_t i = 67 * pr.hidden; i < pr.elements(); ++i) {
-    EXPECT_EQ(dk[i], 0.0f);
-    EXPECT_EQ(dv[i], 0.0f);
+  for (bool left_padded : {false, true}) {
+    Problem pr{1, 80, 4, 2, {67}};
+    pr.left_padded = left_padded;
+    const FusedRun run = RunFused(pr, DType::kF32, RandomInputs(pr, 51));
+    const std::vector<float> dk = run.grads.dk.ToFloatVector(), dv = run.grads.dv.ToFloatVector();
+    for (int64_t s = 0; s < pr.seq; ++s) {
+      if (pr.IsReal(0, s)) continue;
+      for (int64_t c = 0; c < pr.hidden; ++c) {
+        EXPECT_EQ(dk[s * pr.hidden + c], 0.0f) << "key " << s << (left_padded ? " left-padded" : "");
+        EXPECT_EQ(dv[s * pr.hidden + c], 0.0f) << "key " << s << (left_padded ? " left-padded" : "");
+      }
+    }
   }
 }
 
