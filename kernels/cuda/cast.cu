@@ -51,29 +51,83 @@ __global__ void CastKernel(const Src* __restrict__ src, Dst* __restrict__ dst, i
   }
 }
 
+// Element (i, r, c) of a batch of matrices laid out as `layout`, for i, r, c from one flat index
+// over batch_count * rows * cols.
+struct MatrixIndexer {
+  int64_t rows, cols;
+  __device__ __forceinline__ int64_t Offset(int64_t flat, const MatrixLayout& layout) const {
+    const int64_t c = flat % cols, r = (flat / cols) % rows, i = flat / (cols * rows);
+    return i * layout.batch_stride + r * layout.ld + c;
+  }
+};
+
 template <typename Src, typename Dst>
-void LaunchCast(const Tensor& src, Tensor* dst) {
-  CudaContext& context = CudaContext::Current();
-  const int64_t count = src.numel();
+__global__ void CastMatricesKernel(const Src* __restrict__ src, MatrixLayout src_layout,
+                                   Dst* __restrict__ dst, MatrixLayout dst_layout,
+                                   MatrixIndexer indexer, int64_t count) {
+  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t flat = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; flat < count;
+       flat += stride) {
+    dst[indexer.Offset(flat, dst_layout)] =
+        RoundFromFloat<Dst>(WidenToFloat(src[indexer.Offset(flat, src_layout)]));
+  }
+}
+
+// Grid-stride blocks for `count` elements: enough to fill the GPU, no more.
+int BlocksFor(int64_t count) {
   const int64_t blocks_needed = (count + kThreadsPerBlock - 1) / kThreadsPerBlock;
   const int64_t blocks_resident =
-      static_cast<int64_t>(context.multiprocessor_count()) * kBlocksPerMultiprocessor;
-  const int blocks = static_cast<int>(std::min(blocks_needed, blocks_resident));
-  CastKernel<Src, Dst><<<blocks, kThreadsPerBlock, 0, context.compute_stream()>>>(
-      static_cast<const Src*>(src.raw_data()), static_cast<Dst*>(dst->raw_data()), count);
+      static_cast<int64_t>(CudaContext::Current().multiprocessor_count()) *
+      kBlocksPerMultiprocessor;
+  return static_cast<int>(std::min(blocks_needed, blocks_resident));
+}
+
+// What one conversion launches: the whole contiguous tensor, or a batch of matrices.
+struct CastWork {
+  const Tensor& src;
+  Tensor* dst;
+  int64_t batch_count = 0;  // 0: CastTensor (contiguous), else CastMatrices with the layouts
+  MatrixLayout src_layout, dst_layout;
+};
+
+template <typename Src, typename Dst>
+void LaunchCast(const CastWork& work) {
+  const cudaStream_t stream = CudaContext::Current().compute_stream();
+  const auto* src = static_cast<const Src*>(work.src.raw_data());
+  auto* dst = static_cast<Dst*>(work.dst->raw_data());
+  if (work.batch_count == 0) {
+    const int64_t count = work.src.numel();
+    CastKernel<Src, Dst><<<BlocksFor(count), kThreadsPerBlock, 0, stream>>>(src, dst, count);
+  } else {
+    const MatrixIndexer indexer{work.dst_layout.rows, work.dst_layout.cols};
+    const int64_t count = work.batch_count * indexer.rows * indexer.cols;
+    CastMatricesKernel<Src, Dst><<<BlocksFor(count), kThreadsPerBlock, 0, stream>>>(
+        src, work.src_layout, dst, work.dst_layout, indexer, count);
+  }
   KERNEL_LAUNCH_CHECK();
 }
 
 // Second level of the (source, destination) dtype dispatch.
 template <typename Src>
-void LaunchCastTo(const Tensor& src, Tensor* dst) {
-  switch (dst->dtype()) {
-    case DType::kF32: return LaunchCast<Src, float>(src, dst);
-    case DType::kF16: return LaunchCast<Src, __half>(src, dst);
-    case DType::kBF16: return LaunchCast<Src, __nv_bfloat16>(src, dst);
+void LaunchCastTo(const CastWork& work) {
+  switch (work.dst->dtype()) {
+    case DType::kF32: return LaunchCast<Src, float>(work);
+    case DType::kF16: return LaunchCast<Src, __half>(work);
+    case DType::kBF16: return LaunchCast<Src, __nv_bfloat16>(work);
     default: break;
   }
-  XLMR_CHECK(false) << "CastTensor: destination dtype " << DTypeName(dst->dtype())
+  XLMR_CHECK(false) << "cast: destination dtype " << DTypeName(work.dst->dtype())
+                    << " is not f32, f16 or bf16";
+}
+
+void LaunchCastFrom(const CastWork& work) {
+  switch (work.src.dtype()) {
+    case DType::kF32: return LaunchCastTo<float>(work);
+    case DType::kF16: return LaunchCastTo<__half>(work);
+    case DType::kBF16: return LaunchCastTo<__nv_bfloat16>(work);
+    default: break;
+  }
+  XLMR_CHECK(false) << "cast: source dtype " << DTypeName(work.src.dtype())
                     << " is not f32, f16 or bf16";
 }
 
@@ -104,12 +158,49 @@ void CastTensor(const Tensor& src, Tensor* dst) {
                                cudaMemcpyDeviceToDevice, CudaContext::Current().compute_stream()));
     return;
   }
-  switch (src.dtype()) {
-    case DType::kF32: return LaunchCastTo<float>(src, dst);
-    case DType::kF16: return LaunchCastTo<__half>(src, dst);
-    case DType::kBF16: return LaunchCastTo<__nv_bfloat16>(src, dst);
-    default: break;  // excluded by IsCastable above
-  }
+  LaunchCastFrom(CastWork{src, dst});
+}
+
+namespace {
+
+// The last element a batch of `layout` matrices addresses, plus one (0 when empty).
+int64_t ElementsAddressed(int64_t batch_count, const MatrixLayout& layout) {
+  if (layout.rows == 0 || layout.cols == 0) return 0;
+  return (batch_count - 1) * layout.batch_stride + (layout.rows - 1) * layout.ld + layout.cols;
+}
+
+void CheckLayout(const char* name, const Tensor& t, const MatrixLayout& layout,
+                 int64_t batch_count) {
+  XLMR_CHECK(layout.rows >= 0 && layout.cols >= 0 && layout.ld >= layout.cols &&
+             layout.batch_stride >= 0)
+      << "CastMatrices: " << name << " layout rows " << layout.rows << " cols " << layout.cols
+      << " ld " << layout.ld << " batch stride " << layout.batch_stride;
+  XLMR_CHECK(ElementsAddressed(batch_count, layout) <= t.numel())
+      << "CastMatrices: " << name << " layout reaches element "
+      << ElementsAddressed(batch_count, layout) - 1 << " of a tensor of " << t.numel();
+}
+
+}  // namespace
+
+void CastMatrices(int64_t batch_count, const Tensor& src, const MatrixLayout& src_layout,
+                  Tensor* dst, const MatrixLayout& dst_layout) {
+  XLMR_CHECK(src.defined() && dst != nullptr && dst->defined());
+  XLMR_CHECK(src.device() == Device::kCuda && dst->device() == Device::kCuda)
+      << "CastMatrices: " << DeviceName(src.device()) << " -> " << DeviceName(dst->device());
+  XLMR_CHECK(IsCastable(src.dtype()) && IsCastable(dst->dtype()))
+      << "CastMatrices: " << DTypeName(src.dtype()) << " -> " << DTypeName(dst->dtype());
+  XLMR_CHECK(batch_count >= 1) << "CastMatrices: batch count " << batch_count;
+  XLMR_CHECK(src_layout.rows == dst_layout.rows && src_layout.cols == dst_layout.cols)
+      << "CastMatrices: [" << src_layout.rows << "," << src_layout.cols << "] -> ["
+      << dst_layout.rows << "," << dst_layout.cols << "]";
+  XLMR_CHECK(batch_count == 1 || dst_layout.batch_stride >= dst_layout.rows * dst_layout.ld)
+      << "CastMatrices: the destination matrices overlap (batch stride "
+      << dst_layout.batch_stride << ")";
+  CheckLayout("source", src, src_layout, batch_count);
+  CheckLayout("destination", *dst, dst_layout, batch_count);
+  XLMR_CHECK(!BytesOverlap(src, *dst)) << "CastMatrices: source and destination overlap";
+  if (ElementsAddressed(batch_count, dst_layout) == 0) return;
+  LaunchCastFrom(CastWork{src, dst, batch_count, src_layout, dst_layout});
 }
 
 }  // namespace xlmr::kernels::cuda

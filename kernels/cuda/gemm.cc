@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <limits>
 #include <map>
@@ -145,7 +146,7 @@ MatmulDesc MakeMatmulDesc(const Problem& p, const void* bias) {
     // cuBLASLt documents the bias type of these kernels as the output type: an f16 bias for an
     // f16 output (autocast's fp16-rounded bias) or an f32 bias for an f32 output runs fused. An
     // f32 bias with an f16 output is asked for as such, and when no algorithm takes it Matmul
-    // falls back to an f32 output (RunStagedInF32). The epilogue adds the bias in fp32.
+    // falls back to an f32 output (RunStaged). The epilogue adds the bias in fp32.
     SetDescAttribute(desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, p.bias_type);
     SetDescAttribute(desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, bias);
   }
@@ -279,53 +280,8 @@ void CheckRan(cublasStatus_t status, const Problem& p) {
   XLMR_CHECK(status == CUBLAS_STATUS_SUCCESS)
       << "Gemm: cuBLASLt has no algorithm for m=" << p.lt_c.rows << " n=" << p.lt_c.cols
       << " k=" << k << " batch=" << p.batch_count << " output "
-      << TypeName(p.output_type) << ": " << cublasLtGetStatusName(status);
-}
-
-// f16 C from a problem cuBLASLt cannot write as f16 directly (f32 operands, or an fp32 bias
-// it cannot fuse): computed into an f32 copy of C, then rounded once into C, which gives the
-// same numbers (one rounding of the fp32 result). An f16 bias is widened (exactly) to the f32
-// bias an f32 output takes. C must be contiguous.
-void RunStagedInF32(const Problem& p, const Pointers& ptr, const Tensor& bias, float alpha,
-                    float beta, Tensor* c) {
-  const int64_t count = p.batch_count * p.lt_c.rows * p.lt_c.cols;
-  XLMR_CHECK(p.lt_c.ld == p.lt_c.rows &&
-             (p.batch_count == 1 || p.lt_c.batch_stride == p.lt_c.rows * p.lt_c.cols))
-      << "Gemm: an f16 output computed in f32 must be contiguous (ld " << p.lt_c.ld
-      << ", batch stride " << p.lt_c.batch_stride << ")";
-  Tensor c_region = c->View(0, {count});
-  // Empty: with beta != 0 the widening copy fills it before the matmul reads it, with beta = 0
-  // the matmul does not read it; either way the matmul writes all `count` elements.
-  Tensor c_f32 = Tensor::Empty({count}, DType::kF32, Device::kCuda, MemoryCategory::kWorkspace);
-  if (beta != 0.0f) CastTensor(c_region, &c_f32);  // exact widening
-  Problem staged = p;
-  staged.output_type = CUDA_R_32F;
-  staged.lt_c.batch_stride = p.lt_c.rows * p.lt_c.cols;
-  staged.align_c = AlignmentOf(c_f32.raw_data());
-  Pointers staged_ptr = ptr;
-  staged_ptr.c = c_f32.raw_data();
-  Tensor bias_f32;
-  if (p.has_bias && IsHalfType(p.bias_type)) {
-    bias_f32 = Tensor::Empty(bias.shape(), DType::kF32, Device::kCuda, MemoryCategory::kWorkspace);
-    CastTensor(bias, &bias_f32);
-    staged.bias_type = CUDA_R_32F;
-    staged.align_bias = AlignmentOf(bias_f32.raw_data());
-    staged_ptr.bias = bias_f32.raw_data();
-  }
-  CheckRan(TryMatmul(staged, staged_ptr, alpha, beta), staged);
-  CastTensor(c_f32, &c_region);
-}
-
-void Matmul(const Problem& p, const Pointers& ptr, const Tensor& bias, float alpha, float beta,
-            Tensor* c) {
-  // cuBLASLt offers no f32 x f32 -> f16|bf16 matmul: that one is always staged.
-  const bool f16_from_f32 = p.operand_type == CUDA_R_32F && IsHalfType(p.output_type);
-  if (!f16_from_f32) {
-    const cublasStatus_t status = TryMatmul(p, ptr, alpha, beta);
-    if (status == CUBLAS_STATUS_SUCCESS) return;
-    if (p.output_type == CUDA_R_32F) CheckRan(status, p);  // no fallback left
-  }
-  RunStagedInF32(p, ptr, bias, alpha, beta, c);
+      << TypeName(p.output_type) << " (alignments a " << p.align_b << ", b " << p.align_a
+      << ", c " << p.align_c << " bytes): " << cublasLtGetStatusName(status);
 }
 
 // ---- Checks of the caller's arguments ----
@@ -360,15 +316,16 @@ bool BytesOverlap(const Tensor& a, const Tensor& b) {
          b.byte_offset() < a.byte_offset() + a.bytes();
 }
 
+// A product as the caller states it (row-major, the caller's A and B).
 struct GemmArguments {
   int64_t batch_count;
-  const Tensor& a;
+  Tensor a;
   MatrixLayout a_layout;
   Transpose transpose_a;
-  const Tensor& b;
+  Tensor b;
   MatrixLayout b_layout;
   Transpose transpose_b;
-  const Tensor& bias;
+  Tensor bias;  // undefined: none
   float alpha, beta;
   Tensor* c;
   MatrixLayout c_layout;
@@ -384,7 +341,7 @@ std::pair<int64_t, int64_t> OperatedShape(const MatrixLayout& layout, Transpose 
                              : std::make_pair(layout.cols, layout.rows);
 }
 
-void RunGemm(const GemmArguments& g) {
+void CheckArguments(const GemmArguments& g) {
   XLMR_CHECK(g.c != nullptr);
   XLMR_CHECK(g.batch_count >= 1 && g.batch_count <= std::numeric_limits<int32_t>::max())
       << "Gemm: batch count " << g.batch_count;
@@ -408,16 +365,25 @@ void RunGemm(const GemmArguments& g) {
         << "Gemm: bias must be f32, f16 or bf16 CUDA [" << n << "], is " << DTypeName(g.bias.dtype())
         << " " << ShapeString(g.bias.shape());
   }
-  if (m == 0 || n == 0) return;
-  XLMR_CHECK(k > 0) << "Gemm: K must be >= 1";
-  // An f16|bf16 bias goes to cuBLASLt as is only beside an output of its type (the type it
-  // documents for the bias); for an f32 output it is widened first, which is exact.
-  Tensor bias = g.bias;
-  if (bias.defined() && bias.dtype() != DType::kF32 && g.c->dtype() == DType::kF32) {
-    bias = Tensor::Empty(g.bias.shape(), DType::kF32, Device::kCuda, MemoryCategory::kWorkspace);
-    CastTensor(g.bias, &bias);
-  }
+}
 
+Tensor NewWorkspace(int64_t elements, DType dtype) {
+  return Tensor::Empty({elements}, dtype, Device::kCuda, MemoryCategory::kWorkspace);
+}
+
+// An f32 copy of a 16-bit bias (exact): the bias type cuBLASLt takes beside an f32 output.
+Tensor WidenedBias(const Tensor& bias) {
+  if (!bias.defined() || bias.dtype() == DType::kF32) return bias;
+  Tensor widened = Tensor::Empty(bias.shape(), DType::kF32, Device::kCuda, MemoryCategory::kWorkspace);
+  CastTensor(bias, &widened);
+  return widened;
+}
+
+// The problem in cuBLASLt's terms. A 16-bit bias goes as is only beside an output of its type
+// (the type cuBLASLt documents for the bias); for an f32 output it is widened first (exact).
+std::pair<Problem, Pointers> ProblemOf(const GemmArguments& g, Tensor* widened_bias) {
+  *widened_bias = g.c->dtype() == DType::kF32 ? WidenedBias(g.bias) : g.bias;
+  const Tensor& bias = *widened_bias;
   Problem p;
   p.batch_count = g.batch_count;
   p.op_lt_a = OperationOf(g.transpose_b);  // cuBLASLt's A is our B (see gemm.h)
@@ -435,7 +401,85 @@ void RunGemm(const GemmArguments& g) {
   p.align_bias = p.has_bias ? AlignmentOf(bias.raw_data()) : 0;
   const Pointers ptr{g.b.raw_data(), g.a.raw_data(), g.c->raw_data(),
                      p.has_bias ? bias.raw_data() : nullptr};
-  Matmul(p, ptr, bias, g.alpha, g.beta, g.c);
+  return {p, ptr};
+}
+
+// Runs the product as stated when cuBLASLt has an algorithm for it (SUCCESS); otherwise does
+// nothing and returns why not. cuBLASLt offers no f32 x f32 -> f16|bf16 matmul: that one is
+// NOT_SUPPORTED without asking. `problem` (may be null) receives the problem, for messages.
+cublasStatus_t TryDirect(const GemmArguments& g, Problem* problem = nullptr) {
+  Tensor bias;
+  const auto [p, ptr] = ProblemOf(g, &bias);
+  if (problem != nullptr) *problem = p;
+  if (p.operand_type == CUDA_R_32F && IsHalfType(p.output_type)) return CUBLAS_STATUS_NOT_SUPPORTED;
+  return TryMatmul(p, ptr, g.alpha, g.beta);
+}
+
+// ---- Staged products: what cuBLASLt cannot take directly ----
+//
+// Two things can leave cuBLASLt without an algorithm: the output (an f16|bf16 C from f32
+// operands, or a bias it cannot fuse beside an f16|bf16 C) and the alignment (16-bit matrices
+// with odd leading dimensions or batch strides start 2-byte aligned, e.g. eager attention's
+// [S, S] score matrices for odd S; cuBLASLt's tensor-core kernels want 16 bytes). Staging
+// computes into an f32 copy of C whose rows and matrices start 16-byte aligned, with an f32
+// bias, and rounds it once into C's layout (CastMatrices), which gives the numbers of a direct
+// f16|bf16 output (one rounding of the fp32 result) and leaves C's padding untouched. When that
+// still finds no algorithm, the operands too are copied into 16-byte-aligned layouts (the same
+// values). Only then does a product abort, naming its shape and alignments.
+
+// `layout` with each row padded to a multiple of 16 bytes and the matrices packed one after
+// the other (a broadcast matrix, stride 0, stays one matrix).
+MatrixLayout AlignedLayout(const MatrixLayout& layout, DType dtype) {
+  const int64_t per_16_bytes = 16 / SizeOf(dtype);
+  const int64_t ld = std::max<int64_t>((layout.cols + per_16_bytes - 1) / per_16_bytes, 1) * per_16_bytes;
+  return {layout.rows, layout.cols, ld, layout.batch_stride == 0 ? 0 : layout.rows * ld};
+}
+
+// The matrices of `t` (laid out as `*layout`) copied into a new 16-byte-aligned buffer of
+// `dtype`; `*layout` becomes the copy's.
+Tensor AlignedCopy(int64_t batch_count, const Tensor& t, MatrixLayout* layout, DType dtype) {
+  const MatrixLayout aligned = AlignedLayout(*layout, dtype);
+  const int64_t matrices = aligned.batch_stride == 0 ? 1 : batch_count;
+  Tensor copy = NewWorkspace(std::max<int64_t>(matrices * aligned.rows * aligned.ld, 1), dtype);
+  CastMatrices(matrices, t, *layout, &copy, aligned);
+  *layout = aligned;
+  return copy;
+}
+
+// StageEveryGemmForTesting (gemm.h): skip the direct call and the C-only stage.
+std::atomic<bool> g_staged_for_testing{false};
+
+void RunStaged(const GemmArguments& g) {
+  GemmArguments staged = g;
+  Tensor c_f32;
+  staged.c_layout = AlignedLayout(g.c_layout, DType::kF32);
+  c_f32 = NewWorkspace(g.batch_count * staged.c_layout.rows * staged.c_layout.ld, DType::kF32);
+  // With beta = 0 cuBLASLt does not read C: the copy in is needed only to accumulate.
+  if (g.beta != 0.0f) CastMatrices(g.batch_count, *g.c, g.c_layout, &c_f32, staged.c_layout);
+  staged.c = &c_f32;
+  staged.bias = WidenedBias(g.bias);
+  if (staged.bias.defined() && AlignmentOf(staged.bias.raw_data()) < 16) {
+    MatrixLayout row{1, staged.bias.numel(), staged.bias.numel(), 0};
+    staged.bias = AlignedCopy(1, staged.bias, &row, DType::kF32).View(0, {row.cols});
+  }
+  Problem problem;
+  cublasStatus_t status = g_staged_for_testing ? CUBLAS_STATUS_NOT_SUPPORTED : TryDirect(staged, &problem);
+  if (status != CUBLAS_STATUS_SUCCESS) {
+    staged.a = AlignedCopy(g.batch_count, g.a, &staged.a_layout, g.a.dtype());
+    staged.b = AlignedCopy(g.batch_count, g.b, &staged.b_layout, g.b.dtype());
+    status = TryDirect(staged, &problem);
+  }
+  CheckRan(status, problem);
+  CastMatrices(g.batch_count, c_f32, staged.c_layout, g.c, g.c_layout);
+}
+
+void RunGemm(const GemmArguments& g) {
+  CheckArguments(g);
+  const int64_t k = OperatedShape(g.a_layout, g.transpose_a).second;
+  if (g.c_layout.rows == 0 || g.c_layout.cols == 0) return;
+  XLMR_CHECK(k > 0) << "Gemm: K must be >= 1";
+  if (!g_staged_for_testing && TryDirect(g) == CUBLAS_STATUS_SUCCESS) return;
+  RunStaged(g);
 }
 
 }  // namespace
@@ -451,9 +495,10 @@ void GemmStridedBatched(int64_t batch_count, const Tensor& a, const MatrixLayout
                         Transpose transpose_a, const Tensor& b, const MatrixLayout& b_layout,
                         Transpose transpose_b, float alpha, float beta, Tensor* c,
                         const MatrixLayout& c_layout) {
-  const Tensor no_bias;
-  RunGemm({batch_count, a, a_layout, transpose_a, b, b_layout, transpose_b, no_bias, alpha, beta, c,
-           c_layout});
+  RunGemm({batch_count, a, a_layout, transpose_a, b, b_layout, transpose_b, Tensor(), alpha, beta,
+           c, c_layout});
 }
+
+void StageEveryGemmForTesting(bool staged) { g_staged_for_testing = staged; }
 
 }  // namespace xlmr::kernels::cuda

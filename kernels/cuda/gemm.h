@@ -17,6 +17,12 @@
 // Plans: the algorithm is chosen by cuBLASLt's heuristic once per problem (shapes, leading
 // dimensions, batch strides, dtypes, transposes, epilogue and pointer alignments) and cached for
 // the life of the process, so steady-state training pays no heuristic query.
+// Staging: a product cuBLASLt has no algorithm for as stated (f32 operands with an f16|bf16 C; a
+// bias it cannot fuse; 16-bit matrices whose rows or batch matrices start only 2-byte aligned,
+// e.g. odd leading dimensions) is computed into a 16-byte-aligned f32 copy of C, then with
+// 16-byte-aligned copies of A and B if needed, and rounded once into C: the same numbers as a
+// direct call, at the cost of the copies. Only a product that no staging lets cuBLASLt run
+// aborts (XLMR_CHECK, naming its shape and alignments).
 // All work is queued on CudaContext::Current().compute_stream() and uses the context's
 // cuBLASLt handle and workspace. Asynchronous: results are ready when that stream reaches them.
 #ifndef XLMR_KERNELS_CUDA_GEMM_H_
@@ -25,6 +31,7 @@
 #include <cstdint>
 
 #include "framework/tensor/tensor.h"
+#include "kernels/cuda/matrix_layout.h"
 
 namespace xlmr::kernels::cuda {
 
@@ -42,16 +49,6 @@ enum class Transpose { kNo, kYes };
 void Gemm(const Tensor& a, Transpose transpose_a, const Tensor& b, Transpose transpose_b,
           const Tensor& bias, float alpha, float beta, Tensor* c);
 
-// Where the matrices of a strided batch sit in a tensor's data, all in elements. Matrix i of the
-// batch starts at element i * batch_stride of the tensor (its first element is element 0) and is
-// row-major: element (r, col) of matrix i is at i * batch_stride + r * ld + col.
-struct MatrixLayout {
-  int64_t rows = 0;          // as stored (before any transpose)
-  int64_t cols = 0;          // as stored
-  int64_t ld = 0;            // from one row to the next; >= cols
-  int64_t batch_stride = 0;  // from one matrix to the next (0: the same matrix for every i)
-};
-
 // For i in [0, batch_count): C_i = alpha * op(A_i) * op(B_i) + beta * C_i, in one cuBLASLt call.
 //   [in] batch_count >= 1.
 //   [in] a, b: tensors on Device::kCuda holding every A_i / B_i as `a_layout` / `b_layout`
@@ -59,8 +56,7 @@ struct MatrixLayout {
 //   [in,out] c: f32, f16 or bf16 on Device::kCuda, holding every C_i as `c_layout` describes; the
 //        C_i must not overlap each other (c_layout.batch_stride >= rows * ld) nor a or b.
 // Shapes: op(A_i) is [M,K], op(B_i) is [K,N], C_i is [M,N] (M, N from c_layout).
-// Numerics as for Gemm. C must be contiguous (ld == cols and batch_stride == rows * cols)
-// when f32 operands give an f16 or bf16 C, which is computed in f32 then rounded.
+// Numerics as for Gemm, for any leading dimensions and batch strides (see "Staging" above).
 //
 // Example, attention scores per (sequence, head), with q and k contiguous [B*H, S, D] and
 // scores [B*H, S, S]:
@@ -74,6 +70,11 @@ void GemmStridedBatched(int64_t batch_count, const Tensor& a, const MatrixLayout
                         Transpose transpose_a, const Tensor& b, const MatrixLayout& b_layout,
                         Transpose transpose_b, float alpha, float beta, Tensor* c,
                         const MatrixLayout& c_layout);
+
+// Tests only: with `staged` true every later product takes the staging path with copies of
+// A, B and C (what a cuBLASLt without an algorithm for its alignment makes it do), so the
+// fallback is checked on any GPU. Not thread-safe against products in flight.
+void StageEveryGemmForTesting(bool staged);
 
 }  // namespace xlmr::kernels::cuda
 

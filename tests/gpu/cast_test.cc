@@ -1,4 +1,6 @@
-// kernels/cuda/cast.h against the CPU conversions of framework/tensor/half.h.
+// kernels/cuda/cast.h against the CPU conversions of framework/tensor/half.h: CastTensor, and
+// CastMatrices (strided batches, the GEMM's staging path) against the same rounding applied
+// element by element on the host, padding untouched.
 //
 // Tolerance: none. Both sides round once to nearest-even from an exactly widened fp32 value, so
 // every non-NaN result must match bit for bit. NaN inputs must give NaN, compared by class only:
@@ -202,6 +204,51 @@ TEST_F(CudaCastTest, WritesOnlyTheDestinationViewAtAnOddOffset) {
     const bool inside = i >= 3 && i < 14;
     const uint16_t expected = inside ? FloatToHalf(values[i - 3]).bits : 0;
     EXPECT_EQ(out[i], expected) << "element " << i << (inside ? " (in view)" : " (outside)");
+  }
+}
+
+// Odd leading dimensions and batch strides on both sides (2-byte aligned f16 matrices), a
+// broadcast source (stride 0), every dtype pair: each element of each matrix is the CPU
+// rounding of its source element, and every element outside the destination's matrices keeps
+// its sentinel.
+TEST_F(CudaCastTest, CastMatricesConvertsEveryMatrixAndLeavesPadding) {
+  const int64_t batch = 3, rows = 5, cols = 7;
+  const float kSentinel = 1234.0f;
+  for (DType from : {DType::kF32, DType::kF16, DType::kBF16}) {
+    for (DType to : {DType::kF32, DType::kF16, DType::kBF16}) {
+      for (bool broadcast : {false, true}) {
+        SCOPED_TRACE(std::string(DTypeName(from)) + " -> " + DTypeName(to) +
+                     (broadcast ? " broadcast source" : ""));
+        const MatrixLayout src_layout{rows, cols, cols + 2, broadcast ? 0 : rows * (cols + 2) + 3};
+        const MatrixLayout dst_layout{rows, cols, cols + 1, rows * (cols + 1) + 1};
+        const int64_t src_size = broadcast ? rows * (cols + 2) : batch * src_layout.batch_stride;
+        std::vector<float> src_values(static_cast<size_t>(src_size));
+        for (size_t i = 0; i < src_values.size(); ++i) {
+          src_values[i] = 0.3183099f * static_cast<float>(i) - 11.0f;  // not representable in 16 bits
+        }
+        Tensor src = Tensor::Zeros({src_size}, from);
+        src.CopyFromFloats(src_values);
+        src_values = src.ToFloatVector();  // as stored in `from`
+        const int64_t dst_size = batch * dst_layout.batch_stride + 2;
+        Tensor dst_host = Tensor::Zeros({dst_size}, to);
+        dst_host.CopyFromFloats(std::vector<float>(static_cast<size_t>(dst_size), kSentinel));
+        Tensor dst = dst_host.ToDevice(Device::kCuda);
+        CastMatrices(batch, src.ToDevice(Device::kCuda), src_layout, &dst, dst_layout);
+
+        std::vector<float> expected(static_cast<size_t>(dst_size), kSentinel);
+        for (int64_t i = 0; i < batch; ++i) {
+          for (int64_t r = 0; r < rows; ++r) {
+            for (int64_t c = 0; c < cols; ++c) {
+              expected[i * dst_layout.batch_stride + r * dst_layout.ld + c] =
+                  src_values[i * src_layout.batch_stride + r * src_layout.ld + c];
+            }
+          }
+        }
+        Tensor expected_tensor = Tensor::Zeros({dst_size}, to);
+        expected_tensor.CopyFromFloats(expected);  // the CPU's one rounding to `to`
+        EXPECT_EQ(dst.ToDevice(Device::kCpu).ToFloatVector(), expected_tensor.ToFloatVector());
+      }
+    }
   }
 }
 

@@ -1,7 +1,11 @@
 // kernels/cuda/gemm.h (Gemm, GemmStridedBatched) against a double-precision host product of the
 // same (already rounded) inputs: every transpose combination, f32/f16 operands and outputs,
 // alpha, beta = 1 accumulation, the fp32 bias epilogue, padded leading dimensions, batch strides
-// (including a broadcast operand, stride 0) and the untouched padding of C.
+// (including a broadcast operand, stride 0) and the untouched padding of C. Every case runs
+// twice: as cuBLASLt takes it directly, and through the staging path (StageEveryGemmForTesting:
+// C, A and B copied to 16-byte-aligned layouts), which products with 2-byte-aligned 16-bit
+// matrices take when cuBLASLt has no algorithm for them; both must give the same numbers, so
+// no test depends on which kernels a cuBLASLt version offers.
 //
 // Tolerances (kTolerances): the GPU accumulates in fp32, the reference in double, so an element
 // may be off by a few fp32 roundings of the running sum, bounded by kSumRelative * scale with
@@ -46,8 +50,17 @@ double HalfUlp(double v, DType dtype = DType::kF16) {
   return std::ldexp(1.0, exponent - 11);
 }
 
-class CudaGemmTest : public xlmr::testing::GpuTest {
+// Runs the test body once directly and once with every product staged (the header's note).
+class CudaGemmTest : public xlmr::testing::GpuTest,
+                     public ::testing::WithParamInterface<bool> {
  protected:
+  void SetUp() override {
+    xlmr::testing::GpuTest::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
+    StageEveryGemmForTesting(GetParam());
+  }
+  void TearDown() override { StageEveryGemmForTesting(false); }
+
   std::mt19937 rng_{7};
 
   // A host tensor of random values in [-1, 1], rounded to dtype; returns the rounded values.
@@ -119,7 +132,7 @@ void ExpectMatches(const Tensor& c_gpu, const Reference& ref) {
 
 const char* Name(Transpose t) { return t == Transpose::kYes ? "T" : "N"; }
 
-TEST_F(CudaGemmTest, EveryTransposeDTypeBiasAndBetaMatchesDoubleReference) {
+TEST_P(CudaGemmTest, EveryTransposeDTypeBiasAndBetaMatchesDoubleReference) {
   const int64_t m = 13, n = 11, k = 19;
   for (Transpose ta : {Transpose::kNo, Transpose::kYes}) {
     for (Transpose tb : {Transpose::kNo, Transpose::kYes}) {
@@ -154,30 +167,35 @@ TEST_F(CudaGemmTest, EveryTransposeDTypeBiasAndBetaMatchesDoubleReference) {
   }
 }
 
-// Attention-like batches: A padded (ld > cols) with a batch stride beyond its matrices, B
-// broadcast (stride 0) or padded and transposed, C padded (direct f16 / f32 output) or
-// contiguous (f32 operands -> f16 output, which is computed in f32 and rounded).
-TEST_F(CudaGemmTest, StridedBatchedMatchesDoubleReferenceAndKeepsPadding) {
+// Attention-like batches: A padded (ld > cols, odd) with an odd batch stride beyond its
+// matrices, B broadcast (stride 0) or padded and transposed, C padded or contiguous, beta 0 or
+// 1 (accumulating into C: the staging path must copy C in). Odd strides leave every other
+// 16-bit matrix 2-byte aligned.
+TEST_P(CudaGemmTest, StridedBatchedMatchesDoubleReferenceAndKeepsPadding) {
   const int64_t batch = 3, m = 7, n = 10, k = 40;
   struct Variant {
     DType operands, output;
     Transpose tb;
     bool broadcast_b;
     bool padded_c;
+    float beta = 0.0f;
   };
   const Variant variants[] = {
       {DType::kF16, DType::kF16, Transpose::kYes, false, true},
       {DType::kF16, DType::kF32, Transpose::kNo, true, true},
       {DType::kF32, DType::kF32, Transpose::kYes, true, true},
       {DType::kF32, DType::kF16, Transpose::kNo, false, false},
+      {DType::kF32, DType::kF16, Transpose::kNo, false, true},     // f32 -> f16 into padded C
       {DType::kBF16, DType::kBF16, Transpose::kYes, false, true},  // bf16 autocast's attention
       {DType::kBF16, DType::kF32, Transpose::kNo, true, true},
       {DType::kF32, DType::kBF16, Transpose::kNo, false, false},
+      {DType::kF16, DType::kF16, Transpose::kNo, false, true, 1.0f},
+      {DType::kBF16, DType::kF32, Transpose::kYes, false, true, 1.0f},
   };
   for (const Variant& v : variants) {
     SCOPED_TRACE(std::string(DTypeName(v.operands)) + "->" + DTypeName(v.output) + " b" +
                  Name(v.tb) + (v.broadcast_b ? " broadcast" : "") +
-                 (v.padded_c ? " padded c" : ""));
+                 (v.padded_c ? " padded c" : "") + " beta " + std::to_string(v.beta));
     const MatrixLayout la{m, k, k + 3, m * (k + 3) + 5};
     const int64_t b_rows = v.tb == Transpose::kNo ? k : n, b_cols = v.tb == Transpose::kNo ? n : k;
     const MatrixLayout lb{b_rows, b_cols, b_cols + 1, v.broadcast_b ? 0 : b_rows * (b_cols + 1)};
@@ -190,11 +208,16 @@ TEST_F(CudaGemmTest, StridedBatchedMatchesDoubleReferenceAndKeepsPadding) {
     const Tensor hc = Random({batch * lc.batch_stride}, v.output, &c0);
     Tensor c = hc.ToDevice(Device::kCuda);
     GemmStridedBatched(batch, ha.ToDevice(Device::kCuda), la, Transpose::kNo,
-                       hb.ToDevice(Device::kCuda), lb, v.tb, 1.0f, 0.0f, &c, lc);
+                       hb.ToDevice(Device::kCuda), lb, v.tb, 1.0f, v.beta, &c, lc);
     ExpectMatches(
-        c, ReferenceProduct(batch, a, la, Transpose::kNo, b, lb, v.tb, {}, 1.0f, 0.0f, c0, lc));
+        c, ReferenceProduct(batch, a, la, Transpose::kNo, b, lb, v.tb, {}, 1.0f, v.beta, c0, lc));
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(DirectAndStaged, CudaGemmTest, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool>& info) {
+                           return info.param ? std::string("Staged") : std::string("Direct");
+                         });
 
 }  // namespace
 }  // namespace xlmr::kernels::cuda
