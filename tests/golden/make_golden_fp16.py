@@ -19,6 +19,8 @@ fp16), loss (fp32) and "grad/<name>" for every parameter (fp32 masters' gradient
 --dtype=bfloat16 does the same under torch.autocast("cpu", torch.bfloat16), as a Trainer with
 bf16=True does (no loss scaling), into golden_bf16.safetensors / golden_bf16_sdpa.safetensors
 (logits bf16).
+--golden_dir=xlmr_head64 reads and writes tests/golden/xlmr_head64 instead (make_golden.py
+--shape=head64).
 """
 import argparse
 import os
@@ -27,20 +29,22 @@ import torch
 from safetensors.torch import load_file, save_file
 from transformers import XLMRobertaForSequenceClassification
 
-ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "tiny_xlmr")
+HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--attn_implementation", choices=["eager", "sdpa"], default="eager")
     parser.add_argument("--dtype", choices=["float16", "bfloat16"], default="float16")
+    parser.add_argument("--golden_dir", choices=["tiny_xlmr", "xlmr_head64"], default="tiny_xlmr")
     args = parser.parse_args()
+    root = os.path.join(HERE, args.golden_dir)
     attention = args.attn_implementation
     dtype = getattr(torch, args.dtype)
     short = {"float16": "fp16", "bfloat16": "bf16"}[args.dtype]
-    inputs = load_file(os.path.join(ROOT, "golden.safetensors"))
+    inputs = load_file(os.path.join(root, "golden.safetensors"))
     model = XLMRobertaForSequenceClassification.from_pretrained(
-        os.path.join(ROOT, "classifier"), attn_implementation=attention)
+        os.path.join(root, "classifier"), attn_implementation=attention)
     model.eval()
     with torch.autocast("cpu", dtype=dtype):
         out = model(input_ids=inputs["input_ids"], attention_mask=inputs["attention_mask"],
@@ -50,7 +54,7 @@ def main():
     for name, p in model.named_parameters():
         tensors["grad/" + name] = p.grad.detach().contiguous()
     name = f"golden_{short}.safetensors" if attention == "eager" else f"golden_{short}_sdpa.safetensors"
-    save_file(tensors, os.path.join(ROOT, name),
+    save_file(tensors, os.path.join(root, name),
               metadata={"format": "pt", "torch": torch.__version__, "autocast": "cpu " + args.dtype,
                         "attn_implementation": attention})
 

@@ -25,5 +25,23 @@ TEST_F(HuggingFaceParityGpuTest, LogitsLossAndEveryGradientMatchBf16Autocast) {
   ExpectHuggingFaceParity(Device::kCuda, Precision::kBf16Autocast);
 }
 
+// Heads 64 wide: the CUDA fused attention kernels (f32, f16) inside the whole model, forward
+// and backward with the saved logsumexp, against HF's sdpa (fp32: eager) results. bf16 has no
+// fused CUDA kernel: the model takes eager attention there and answers to golden_bf16.
+TEST_F(HuggingFaceParityGpuTest, Head64FusedAttentionMatchesFp32) {
+  ExpectHuggingFaceParity(Device::kCuda, Precision::kFp32, models::AttentionImplementation::kFused,
+                          kHead64GoldenDir);
+}
+
+TEST_F(HuggingFaceParityGpuTest, Head64FusedAttentionMatchesSdpaUnderFp16Autocast) {
+  ExpectHuggingFaceParity(Device::kCuda, Precision::kFp16Autocast,
+                          models::AttentionImplementation::kFused, kHead64GoldenDir);
+}
+
+TEST_F(HuggingFaceParityGpuTest, Head64MatchesBf16Autocast) {
+  ExpectHuggingFaceParity(Device::kCuda, Precision::kBf16Autocast,
+                          models::AttentionImplementation::kFused, kHead64GoldenDir);
+}
+
 }  // namespace
 }  // namespace xlmr::testing

@@ -91,10 +91,25 @@ constexpr ParityTolerances kFusedFp16Tolerances = {2e-3, 2e-3, 5e-4};
 constexpr ParityTolerances kBf16Tolerances = {1.6e-2, 1.6e-2, 2e-3};
 constexpr ParityTolerances kFusedBf16Tolerances = {1.6e-2, 1.6e-2, 5e-3};
 
-ParityTolerances TolerancesFor(DType autocast, bool fused) {
+// The head_dim-64 set (kHead64GoldenDir: hidden 128, 70 keys over two 64-key tiles) under
+// autocast. Its half-precision results are not HF's bit for bit even on the CPU: with sums of 128
+// products and two key tiles (HF's CPU sdpa takes all 70 keys as one block, so the
+// probabilities are rounded against another running max), a different fp32 summation order
+// moves a few half roundings, and each propagates. Measured on the CPU, fused (eager): fp16
+// logits 9.0e-4, worst gradient 8.4e-3; bf16 logits 7.3e-3 (3.6e-3), worst gradient 3.4e-2
+// (3.6e-2). The worst gradient is always an attention key weight, whose gradient comes from dS
+// alone (the quantity whose sum over keys is zero, as for the key bias): HF's own eager and sdpa
+// files differ there by 7.4e-3 (fp16) and 8.0e-2 (bf16). Bounds about 2x the measurements; the
+// zero-gradient bounds of the tiny set hold (measured 8.4e-5, 3.8e-4 (1.4e-4)).
+constexpr ParityTolerances kHead64Fp16Tolerances = {2e-3, 2e-2, 5e-4};
+constexpr ParityTolerances kHead64Bf16Tolerances = {1.6e-2, 8e-2, 5e-3};
+
+ParityTolerances TolerancesFor(DType autocast, bool fused, bool head64) {
   switch (autocast) {
-    case DType::kF16: return fused ? kFusedFp16Tolerances : kFp16Tolerances;
-    case DType::kBF16: return fused ? kFusedBf16Tolerances : kBf16Tolerances;
+    case DType::kF16:
+      return head64 ? kHead64Fp16Tolerances : fused ? kFusedFp16Tolerances : kFp16Tolerances;
+    case DType::kBF16:
+      return head64 ? kHead64Bf16Tolerances : fused ? kFusedBf16Tolerances : kBf16Tolerances;
     default: return kFp32Tolerances;
   }
 }
@@ -120,6 +135,7 @@ struct ParityRun {
   ParityTolerances tolerance;
   Device device;
   DType autocast;           // kF32: no autocast
+  bool bit_equal_on_cpu;    // under autocast on the CPU the logits must be HF's exactly
   std::string description;  // for the summary line
 };
 
@@ -137,9 +153,9 @@ void CompareWithGolden(const ParityRun& run) {
   EXPECT_EQ(logits.dtype(), run.autocast) << "logits come out of the head's matrix product";
   const double logits_error = RelativeError(logits.ToFloatVector(), Golden(golden, "logits"));
   EXPECT_LE(logits_error, run.tolerance.logits) << "logits";
-  // On the CPU every autocast rounding happens where HF's does, exactly as HF rounds it: the
-  // logits are HF's bit for bit (fp16 and bf16, eager and fused/sdpa alike).
-  if (run.device == Device::kCpu && run.autocast != DType::kF32) {
+  // On the CPU every autocast rounding happens where HF's does, exactly as HF rounds it: on the
+  // tiny set the logits are HF's bit for bit (fp16 and bf16, eager and fused/sdpa alike).
+  if (run.device == Device::kCpu && run.autocast != DType::kF32 && run.bit_equal_on_cpu) {
     EXPECT_EQ(logits_error, 0.0) << "logits not bit-equal to HF's";
   }
 
@@ -182,23 +198,26 @@ void CompareWithGolden(const ParityRun& run) {
               run.description.c_str(), logits_error, mean_loss, golden_loss, worst, worst_name.c_str(), key_bias);
 }
 
-absl::StatusOr<models::LoadedModel> LoadGoldenModel(const std::string& directory, Device device,
+absl::StatusOr<models::LoadedModel> LoadGoldenModel(const std::string& golden_dir,
+                                                     const std::string& directory, Device device,
                                                      models::AttentionImplementation attention) {
   models::LoadOptions load;
   load.device = device;
   load.attention = attention;
-  return models::LoadPretrained(std::string(kTinyXlmrGoldenDir) + "/" + directory, load);
+  return models::LoadPretrained(golden_dir + "/" + directory, load);
 }
 
 }  // namespace
 
-void ExpectHuggingFaceParity(Device device, Precision precision, models::AttentionImplementation attention) {
+void ExpectHuggingFaceParity(Device device, Precision precision, models::AttentionImplementation attention,
+                             const char* golden_dir) {
   const DType autocast = precision == Precision::kFp16Autocast   ? DType::kF16
                          : precision == Precision::kBf16Autocast ? DType::kBF16
                                                                  : DType::kF32;
   const bool half = autocast != DType::kF32;
   const std::string short_name = autocast == DType::kBF16 ? "bf16" : "fp16";
-  absl::StatusOr<models::LoadedModel> loaded = LoadGoldenModel("classifier", device, attention);
+  const std::string dir = golden_dir;
+  absl::StatusOr<models::LoadedModel> loaded = LoadGoldenModel(dir, "classifier", device, attention);
   ASSERT_TRUE(loaded.ok()) << loaded.status();
   ASSERT_FALSE(loaded->fresh_head);
   models::XlmrTaskModel& model = *loaded->model;
@@ -207,27 +226,29 @@ void ExpectHuggingFaceParity(Device device, Precision precision, models::Attenti
   // the golden model's head_dim 8 on CUDA) decides which fp16/bf16 golden file applies.
   const bool fused = models::FusedAttentionApplies(model.config(), device, autocast);
   // The inputs live in golden.safetensors; the fp16/bf16 results in a file of their own.
-  absl::StatusOr<io::SafetensorsFile> inputs_file =
-      io::ReadSafetensors(std::string(kTinyXlmrGoldenDir) + "/golden.safetensors");
+  absl::StatusOr<io::SafetensorsFile> inputs_file = io::ReadSafetensors(dir + "/golden.safetensors");
   ASSERT_TRUE(inputs_file.ok()) << inputs_file.status();
   absl::StatusOr<io::SafetensorsFile> half_file;
   if (half) {
-    half_file = io::ReadSafetensors(std::string(kTinyXlmrGoldenDir) + "/golden_" + short_name +
+    half_file = io::ReadSafetensors(dir + "/golden_" + short_name +
                                     (fused ? "_sdpa.safetensors" : ".safetensors"));
   }
   absl::StatusOr<io::SafetensorsFile>& golden = half ? half_file : inputs_file;
   ASSERT_TRUE(golden.ok()) << golden.status();
+  const bool head64 = dir == kHead64GoldenDir;
   CompareWithGolden({&model, &*inputs_file, &*golden, /*labels_from_inputs=*/true,
-                     train::Objective::kSingleLabel, TolerancesFor(autocast, fused), device, autocast,
-                     absl::StrCat(DeviceName(device), ", ", half ? short_name + " autocast" : "fp32", ", ",
-                                  fused ? "fused" : "eager", " attention")});
+                     train::Objective::kSingleLabel, TolerancesFor(autocast, fused, head64), device,
+                     autocast, /*bit_equal_on_cpu=*/!head64,
+                     absl::StrCat(dir, ", ", DeviceName(device), ", ", half ? short_name + " autocast" : "fp32",
+                                  ", ", fused ? "fused" : "eager", " attention")});
 }
 
 void ExpectHeadParity(Device device, models::XlmrTask task) {
   const bool per_token = task == models::XlmrTask::kTokenClassification;
   ASSERT_TRUE(per_token || task == models::XlmrTask::kRegression) << "the sequence head: ExpectHuggingFaceParity";
-  absl::StatusOr<models::LoadedModel> loaded = LoadGoldenModel(
-      per_token ? "token_classifier" : "regressor", device, models::AttentionImplementation::kFused);
+  absl::StatusOr<models::LoadedModel> loaded =
+      LoadGoldenModel(kTinyXlmrGoldenDir, per_token ? "token_classifier" : "regressor", device,
+                      models::AttentionImplementation::kFused);
   ASSERT_TRUE(loaded.ok()) << loaded.status();
   ASSERT_FALSE(loaded->fresh_head);
   ASSERT_EQ(loaded->model->config().task, task) << "config.json's architectures / problem_type";
@@ -239,6 +260,7 @@ void ExpectHeadParity(Device device, models::XlmrTask task) {
   ASSERT_TRUE(golden.ok()) << golden.status();
   CompareWithGolden({loaded->model.get(), &*inputs_file, &*golden, /*labels_from_inputs=*/false,
                      models::ObjectiveOf(task), kFp32Tolerances, device, DType::kF32,
+                     /*bit_equal_on_cpu=*/true,
                      absl::StrCat(DeviceName(device), ", fp32, ", models::XlmrTaskName(task))});
 }
 

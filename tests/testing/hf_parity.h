@@ -24,6 +24,11 @@ namespace xlmr::testing {
 
 // The golden directory, relative to the test's runfiles root (data dep //tests/golden:tiny_xlmr).
 inline constexpr char kTinyXlmrGoldenDir[] = "tests/golden/tiny_xlmr";
+// The same files for a model with heads 64 wide (hidden 128, 2 heads, 2 layers; 3 rows of 70
+// tokens: two key tiles, lengths 70, 40, 5; make_golden.py --shape=head64, data dep
+// //tests/golden:xlmr_head64): the head size of XLM-R base and of the CUDA fused attention
+// kernels, so that fused attention runs inside the model on every backend and precision.
+inline constexpr char kHead64GoldenDir[] = "tests/golden/xlmr_head64";
 
 enum class Precision { kFp32, kFp16Autocast, kBf16Autocast };
 
@@ -40,8 +45,10 @@ enum class Precision { kFp32, kFp16Autocast, kBf16Autocast };
 // same fp32 golden (eager and sdpa agree to fp32 rounding) and under fp16 with
 // golden_fp16_sdpa.safetensors (HF's sdpa under autocast, which also keeps the scores in fp32)
 // when the device has a fused kernel for the golden model's head size (the CPU), else eager's file.
+// `golden_dir`: kTinyXlmrGoldenDir or kHead64GoldenDir (the same files and tolerances).
 void ExpectHuggingFaceParity(Device device, Precision precision = Precision::kFp32,
-                             models::AttentionImplementation attention = models::AttentionImplementation::kFused);
+                             models::AttentionImplementation attention = models::AttentionImplementation::kFused,
+                             const char* golden_dir = kTinyXlmrGoldenDir);
 
 // The same comparison, fp32, for the other heads: XLMRobertaForTokenClassification
 // (token_classifier/, golden_token.safetensors: per-token labels with -100, loss the mean over

@@ -29,7 +29,7 @@ distributed::Communicator& CommOrLocal(distributed::Communicator* comm,
 models::XlmrConfig TinyXlmrConfig(const TinyModelOptions& options) {
   models::XlmrConfig c;
   c.vocab_size = 40;
-  c.hidden_size = 16;
+  c.hidden_size = options.hidden;
   c.num_hidden_layers = options.layers;
   c.num_attention_heads = options.heads;
   c.intermediate_size = options.intermediate;
@@ -63,6 +63,20 @@ data::TokenizedDataset TinyDataset(int n, const TinyDataOptions& options) {
   EXPECT_TRUE(labels.ok()) << labels.status();
   EXPECT_TRUE(dataset.AssignLabelIds(*labels).ok());
   return dataset;
+}
+
+TinyModelOptions Head64ModelOptions() {
+  TinyModelOptions options;
+  options.hidden = 128;
+  options.heads = 2;
+  options.max_positions = 80;
+  return options;
+}
+
+TinyDataOptions Head64DataOptions() {
+  TinyDataOptions options;
+  options.max_length = 70;
+  return options;
 }
 
 data::TokenizedDataset TinyTaggedDataset(int n, const TinyDataOptions& options) {

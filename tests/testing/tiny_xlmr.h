@@ -21,8 +21,9 @@
 
 namespace xlmr::testing {
 
-// Vocabulary 40, hidden 16; the rest as given.
+// Vocabulary 40; the rest as given.
 struct TinyModelOptions {
+  int hidden = 16;
   int layers = 2;
   int heads = 2;
   int intermediate = 24;
@@ -43,6 +44,13 @@ struct TinyDataOptions {
   bool uniform = false;
 };
 data::TokenizedDataset TinyDataset(int n, const TinyDataOptions& options = {});
+
+// The tiny model with heads 64 wide (hidden 128, 2 heads, 80 positions), the head size of XLM-R
+// base and of the CUDA fused attention kernels, and data of up to 66 tokens (TinyDataset's
+// lengths 3 + 7i mod 68: two 64-key tiles, padding inside each batch), so that a step runs the
+// fused kernels over more than one key tile. Dropout and the rest as TinyModelOptions' defaults.
+TinyModelOptions Head64ModelOptions();
+TinyDataOptions Head64DataOptions();
 
 // `n` token-classification examples (XlmrTask::kTokenClassification), ids as TinyDataset's:
 // every token between <s> and </s> starts a word with tag (i + t) % |labels|, except every

@@ -10,8 +10,9 @@
 //    K-sum of the output.dense GEMM forward and of the intermediate's input gradient, the kind
 //    of difference that can move an fp32 sum across a rounding boundary of its fp16 copy.
 // Set-up as train_step_test's (tiny XLM-R, 12 examples in two micro-batches of 6, three steps,
-// clipping at 1, linear warm-up 1, AdamW eps 1) but with dropout off: a mask element is keyed
-// by its position, so reordering would change the masks.
+// clipping at 1, linear warm-up 1, AdamW eps 1; and its head_dim-64 variant, Head64ModelOptions,
+// in fp32, fp16 and bf16) but with dropout off: a mask element is keyed by its position, so
+// reordering would change the masks.
 //
 // The test prints the measured figures (quoted in tests/gpu/train_step_test.cc) and fails when
 // either reordering reaches a third of the GPU tolerance: the GPU bounds must keep a margin of
@@ -58,14 +59,33 @@ void ReverseIntermediateUnits(std::vector<float>& flat, const ParameterStore& st
 
 enum class Order { kAsIs, kBatchReversed, kHiddenReversed };
 
-Run Train(bool fp16, Order order) {
+// One configuration of train_step_test.cc: the model and data, and the autocast dtype.
+struct Setup {
+  std::string name;
+  TinyModelOptions model;
+  TinyDataOptions data;
+  DType autocast = DType::kF32;
+};
+
+Setup Tiny(DType autocast) { return {"tiny", {}, {}, autocast}; }
+// bf16 runs eager attention, as train_step_test's bf16 steps do on both backends (CUDA has no
+// fused bf16 kernel).
+Setup Head64(DType autocast) {
+  Setup setup{"head_dim 64", Head64ModelOptions(), Head64DataOptions(), autocast};
+  if (autocast == DType::kBF16) setup.model.attention = models::AttentionImplementation::kEager;
+  return setup;
+}
+
+Run Train(const Setup& setup, Order order) {
   TinyTrainerOptions options;
-  options.fp16 = fp16;
+  options.model = setup.model;
+  options.fp16 = setup.autocast == DType::kF16;
+  options.bf16 = setup.autocast == DType::kBF16;
   options.lr_schedule = "linear";
   options.warmup_steps = 1;
   options.total_steps = 10;
   options.adam.eps = 1.0;
-  const data::TokenizedDataset dataset = TinyDataset(12);
+  const data::TokenizedDataset dataset = TinyDataset(12, setup.data);
   std::vector<data::Batch> batches;
   for (int m = 0; m < 2; ++m) {
     std::vector<int64_t> indices(6);
@@ -80,7 +100,7 @@ Run Train(bool fp16, Order order) {
     std::vector<float> weights = store.master().ToFloatVector();
     ReverseIntermediateUnits(weights, store, options.model.layers);
     store.master().CopyFromFloats(weights);
-    if (fp16) store.RefreshHalfCopy();
+    if (setup.autocast != DType::kF32) store.RefreshHalfCopy();
   }
   Run run;
   for (int step = 0; step < 3; ++step) {
@@ -101,8 +121,8 @@ struct Sensitivity {
   double loss_relative = 0, grad_of_largest = 0, weight_absolute = 0;
 };
 
-Sensitivity Measure(bool fp16, Order order) {
-  const Run a = Train(fp16, Order::kAsIs), b = Train(fp16, order);
+Sensitivity Measure(const Setup& setup, Order order) {
+  const Run a = Train(setup, Order::kAsIs), b = Train(setup, order);
   Sensitivity s;
   for (size_t i = 0; i < a.losses.size(); ++i) {
     s.loss_relative = std::max(s.loss_relative, std::fabs(a.losses[i] - b.losses[i]) / std::fabs(a.losses[i]));
@@ -116,20 +136,22 @@ Sensitivity Measure(bool fp16, Order order) {
   for (size_t i = 0; i < a.weights.size(); ++i) {
     s.weight_absolute = std::max(s.weight_absolute, std::fabs(double{a.weights[i]} - b.weights[i]));
   }
-  std::printf("%s, %s reversed: the loss moves by %.3g relative, the step-1 gradients by %.3g of the "
-              "largest, the weights after 3 steps by %.3g absolute\n",
-              fp16 ? "fp16" : "fp32", order == Order::kBatchReversed ? "batch" : "hidden",
-              s.loss_relative, s.grad_of_largest, s.weight_absolute);
+  std::printf("%s, %s, %s reversed: the loss moves by %.3g relative, the step-1 gradients by %.3g "
+              "of the largest, the weights after 3 steps by %.3g absolute\n",
+              setup.name.c_str(), DTypeName(setup.autocast),
+              order == Order::kBatchReversed ? "batch" : "hidden", s.loss_relative,
+              s.grad_of_largest, s.weight_absolute);
   return s;
 }
 
-// The tolerances of tests/gpu/train_step_test.cc (kF32, kF16): each reordering must stay within
-// a third of them, and at least one must change something (else this measures nothing; under
-// fp16 the hidden reordering is usually absorbed whole by the fp16 rounding of the outputs).
-void ExpectWithinAThird(bool fp16, double loss, double grad, double weight) {
+// The tolerances of tests/gpu/train_step_test.cc (kF32, kF16, kBF16): each reordering must
+// stay within a third of them, and at least one must change something (else this measures
+// nothing; under fp16 the hidden reordering is usually absorbed whole by the fp16 rounding of
+// the outputs).
+void ExpectWithinAThird(const Setup& setup, double loss, double grad, double weight) {
   double largest_change = 0;
   for (Order order : {Order::kBatchReversed, Order::kHiddenReversed}) {
-    const Sensitivity s = Measure(fp16, order);
+    const Sensitivity s = Measure(setup, order);
     largest_change = std::max(largest_change, s.grad_of_largest);
     EXPECT_LE(s.loss_relative, loss / 3);
     EXPECT_LE(s.grad_of_largest, grad / 3);
@@ -139,11 +161,17 @@ void ExpectWithinAThird(bool fp16, double loss, double grad, double weight) {
 }
 
 TEST(SummationOrderTest, Fp32OrderSensitivityIsAThirdOfTheGpuToleranceOrLess) {
-  ExpectWithinAThird(/*fp16=*/false, 1e-5, 1e-5, 1e-6);
+  ExpectWithinAThird(Tiny(DType::kF32), 1e-5, 1e-5, 1e-6);
 }
 
 TEST(SummationOrderTest, Fp16OrderSensitivityIsAThirdOfTheGpuToleranceOrLess) {
-  ExpectWithinAThird(/*fp16=*/true, 2e-3, 1e-2, 1e-4);
+  ExpectWithinAThird(Tiny(DType::kF16), 2e-3, 1e-2, 1e-4);
+}
+
+TEST(SummationOrderTest, Head64OrderSensitivityIsAThirdOfTheGpuToleranceOrLess) {
+  ExpectWithinAThird(Head64(DType::kF32), 1e-5, 1e-5, 1e-6);
+  ExpectWithinAThird(Head64(DType::kF16), 2e-3, 1e-2, 1e-4);
+  ExpectWithinAThird(Head64(DType::kBF16), 1.6e-2, 8e-2, 8e-4);
 }
 
 }  // namespace
