@@ -30,9 +30,11 @@ bool FusedAttentionSupported(Device device, DType dtype, int64_t head_dim) {
       return float_activation && head_dim > 0;
     case Device::kCuda:
 #ifdef XLMR_WITH_CUDA
-      // f32 and f16 kernels only: bf16 falls back to eager attention (DECISIONS.md, "bf16").
+      // f32 and f16 kernels only: bf16 falls back to eager attention (DECISIONS.md, "bf16"), as
+      // does a GPU whose shared memory per block is too small for the kernels.
       return (dtype == DType::kF32 || dtype == DType::kF16) &&
-             head_dim == kernels::cuda::kFusedAttentionHeadDim;
+             head_dim == kernels::cuda::kFusedAttentionHeadDim &&
+             kernels::cuda::FusedAttentionFitsCurrentDevice(dtype);
 #else
       return false;
 #endif

@@ -82,7 +82,11 @@ absl::StatusOr<CudaContext*> CudaContext::Init(int device) {
   int multiprocessor_count = 0;
   CUDA_CHECK(cudaDeviceGetAttribute(&multiprocessor_count, cudaDevAttrMultiProcessorCount,
                                     device));
-  current_context = new CudaContext(device, multiprocessor_count, CreateBlockingStream());
+  int shared_memory_optin = 0;
+  CUDA_CHECK(cudaDeviceGetAttribute(&shared_memory_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin,
+                                    device));
+  current_context = new CudaContext(device, multiprocessor_count,
+                                    static_cast<size_t>(shared_memory_optin), CreateBlockingStream());
   // Never freed, like the context that owns the stream it orders allocations on.
   RegisterAllocator(Device::kCuda, new CudaAllocator(current_context->compute_stream()));
   RegisterDeviceCopy(&CopyBytesWithCuda);

@@ -52,6 +52,9 @@ class CudaContext {
   int device() const { return device_; }
   // Streaming multiprocessors on the device; kernels size their grids from it.
   int multiprocessor_count() const { return multiprocessor_count_; }
+  // The most shared memory one block may opt in to (cudaDevAttrMaxSharedMemoryPerBlockOptin):
+  // which fused attention kernels the device can run (fused_attention_shared_memory.h).
+  size_t shared_memory_per_block_optin() const { return shared_memory_per_block_optin_; }
 
   // The stream all kernels and cuBLASLt calls run on. It is a blocking stream, so synchronous
   // host copies (CopyBytes, which use the legacy default stream) wait for it: reading a result
@@ -75,13 +78,16 @@ class CudaContext {
   void SynchronizeCompute();
 
  private:
-  CudaContext(int device, int multiprocessor_count, CUstream_st* compute_stream)
+  CudaContext(int device, int multiprocessor_count, size_t shared_memory_per_block_optin,
+              CUstream_st* compute_stream)
       : device_(device),
         multiprocessor_count_(multiprocessor_count),
+        shared_memory_per_block_optin_(shared_memory_per_block_optin),
         compute_stream_(compute_stream) {}
 
   const int device_;
   const int multiprocessor_count_;
+  const size_t shared_memory_per_block_optin_;
   CUstream_st* const compute_stream_;
 
   // Lazily created resources; the once_flags make first use safe from any host thread.

@@ -24,12 +24,24 @@
 #include "kernels/cuda/device_context.h"
 #include "kernels/cuda/fused_attention_f16.cuh"
 #include "kernels/cuda/fused_attention_f32.cuh"
+#include "kernels/cuda/fused_attention_shared_memory.h"
 #include "kernels/cuda/fused_attention_tile.cuh"
 
 namespace xlmr::kernels::cuda {
 namespace {
 
 static_assert(kFusedAttentionHeadDim == kHead, "the kernels are compiled for head_dim 64");
+// The layouts are what fused_attention_shared_memory.h counts (the choice of fused or eager
+// attention by the device's limit rests on those counts).
+static_assert(sizeof(fused_f32::ForwardShared) == kF32ForwardSharedBytes);
+static_assert(sizeof(fused_f32::DqShared) == kF32DqSharedBytes);
+static_assert(sizeof(fused_f32::KeyTileShared) == kF32KeyTileSharedBytes);
+static_assert(fused_f16::kKeyTileSharedBytes == kF16KeyTileSharedBytes);
+static_assert(static_cast<size_t>(mma::kTileBytes) == kF16TileBytes &&
+              static_cast<size_t>(mma::kTileRows) == kSharedTileRows);
+static_assert(kF32KeyTileSharedBytes >= kF32DqSharedBytes &&
+              kF32KeyTileSharedBytes >= kF32ForwardSharedBytes,
+              "FusedAttentionSharedBytes returns the largest f32 layout");
 
 cudaStream_t Stream() { return CudaContext::Current().compute_stream(); }
 
@@ -194,6 +206,11 @@ Tensor NewActivation(const Shape& shape, DType dtype) {
 }
 
 }  // namespace
+
+bool FusedAttentionFitsCurrentDevice(DType dtype) {
+  return FusedAttentionFitsSharedMemory(dtype,
+                                        CudaContext::Current().shared_memory_per_block_optin());
+}
 
 void FusedAttentionForward(const Tensor& q, const Tensor& k, const Tensor& v,
                            const Tensor& key_mask, int num_heads, float dropout_p,

@@ -27,6 +27,11 @@ namespace xlmr::kernels::cuda {
 // The head size the CUDA kernels are compiled for.
 inline constexpr int64_t kFusedAttentionHeadDim = 64;
 
+// Whether the current device (CudaContext::Current()) gives a block the shared memory every
+// `dtype` kernel asks for (fused_attention_shared_memory.h); ops::FusedAttentionSupported offers
+// fused attention on CUDA only then.
+bool FusedAttentionFitsCurrentDevice(DType dtype);
+
 // [in] q, k, v [B,S,H] f32|f16 (one dtype), Device::kCuda, H / num_heads ==
 // kFusedAttentionHeadDim; key_mask [B,S] i32 on the device (nonzero = real token).
 // [out] context: set to a new [B,S,H] tensor of q's dtype; logsumexp: set to a new
