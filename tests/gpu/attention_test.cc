@@ -1,15 +1,12 @@
 // ops::Attention / ops::AttentionBackward on CUDA tensors (kernels/cuda/attention.h) against the
 // CPU backend on the same inputs.
 //
-// Tolerances: error = max_i |gpu_i - cpu_i| / max_i |cpu_i| (relative to the tensor's largest
-// magnitude, so tiny probabilities do not dominate), per dtype:
-//   dtype  forward (probs, context)  backward (dq, dk, dv)  why
-//   f32    1e-4                      1e-4                   fp32 GEMMs in another summation order
-//                                                           and expf vs std::exp differ by ~1e-6
-//   f16    1e-2                      1e-2                   a different fp32 sum may round an f16
-//                                                           intermediate (scores, d_dropped, dS)
-//                                                           one ulp (2^-11) the other way
-// An indexing, masking or dropout-mask error changes elements by O(1) of the largest one.
+// Tolerances (tests/testing/attention_cases.h, GpuAttentionTolerances): every output against
+// the CPU's, by its largest error (above what a change of summation order alone does: an index,
+// mask or dropout-mask error changes elements by O(1) of the largest one) and, for f16 and
+// bf16, by its mean error (what catches a missing half-precision rounding, which moves most
+// elements where a change of order moves a few). Both are tied to CPU measurements of the same
+// cases (tests/framework/ops/attention_rounding_test.cc fails when they drift).
 // The dropout mask and the padding are checked exactly (DropoutMaskIsTheCpuMaskExactly,
 // PaddingKeysGetExactlyZeroProbability).
 // Most cases have B > 1 and heads > 1, so a wrong head-major copy or batch stride in the CUDA
@@ -18,8 +15,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <random>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -28,111 +23,68 @@
 #include "framework/tensor/tensor.h"
 #include "gtest/gtest.h"
 #include "tests/gpu/gpu_test_util.h"
+#include "tests/testing/attention_cases.h"
 
 namespace xlmr {
 namespace {
 
+using testing::AttentionCase;
+using testing::AttentionCaseInputs;
+using testing::AttentionCaseKeyMask;
+using testing::AttentionCases;
+using testing::AttentionInputs;
 using testing::ExpectCloseToLargest;
+using testing::ExpectMeanCloseToLargest;
 using testing::OnGpu;
 
-struct Case {
-  int64_t batch, seq, hidden;
-  int heads;
-  bool padding;  // batch row b keeps its first max(0, S - 2b) keys (0: all padding)
-  std::string Name() const {
-    std::ostringstream name;
-    name << "B=" << batch << " S=" << seq << " H=" << hidden << " heads=" << heads
-         << (padding ? " padded" : "");
-    return name.str();
-  }
-};
-
-// Realistic (XLM-R base) and awkward shapes: odd S, S = 1, small head_dim; S > one block of
-// threads (128); S > 1024 and not a multiple of 4, so a row's keys span several Philox blocks
-// per thread and rows start inside a Philox block; a fully padded batch row (softmaxes to
-// uniform, as on the CPU).
-const Case kCases[] = {
-    {2, 7, 24, 3, true},
-    {4, 128, 768, 12, true},
-    {3, 1, 16, 2, false},
-    {1, 130, 40, 5, false},
-    {3, 4, 24, 3, true},    // keys 4, 2, 0
-    {2, 1030, 16, 2, true},
-};
-
-// bf16: fp16's bound times 8 (2^-8 vs 2^-11 per rounding), not yet run on a GPU.
-double Tolerance(DType dtype) {
-  return dtype == DType::kF16 ? 1e-2 : dtype == DType::kBF16 ? 8e-2 : 1e-4;
-}
+constexpr const DropoutKey& kKey = testing::kAttentionCaseKey;
 
 class CudaAttentionTest : public testing::GpuTest {};
 
-Tensor RandomCpu(const Shape& shape, DType dtype, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> uniform(-2.0f, 2.0f);
-  std::vector<float> values(static_cast<size_t>(NumElements(shape)));
-  for (float& v : values) v = uniform(rng);
-  Tensor t = Tensor::Zeros(shape, dtype);
-  t.CopyFromFloats(values);  // f16: both backends see the same rounded values
-  return t;
+// Both bounds of GpuAttentionTolerances.
+void ExpectClose(const std::string& what, const Tensor& gpu, const Tensor& cpu, DType dtype) {
+  const testing::AttentionTolerances t = testing::GpuAttentionTolerances(dtype);
+  ExpectCloseToLargest(what, gpu, cpu, t.max);
+  if (t.mean > 0) ExpectMeanCloseToLargest(what, gpu, cpu, t.mean);
 }
 
-Tensor KeyMaskCpu(const Case& c) {
-  Tensor mask = Tensor::Zeros({c.batch, c.seq}, DType::kI32);
-  for (int64_t b = 0; b < c.batch; ++b) {
-    const int64_t real = c.padding ? std::max<int64_t>(0, c.seq - 2 * b) : c.seq;
-    for (int64_t j = 0; j < real; ++j) mask.data<int32_t>()[b * c.seq + j] = 1;
-  }
-  return mask;
+std::string Describe(const AttentionCase& c, DType dtype, float p) {
+  return c.Name() + " " + DTypeName(dtype) + " p=" + std::to_string(p);
 }
-
-struct Inputs {
-  Tensor q, k, v, key_mask;
-};
-
-Inputs MakeInputs(const Case& c, DType dtype) {
-  const Shape shape = {c.batch, c.seq, c.hidden};
-  return {RandomCpu(shape, dtype, 1), RandomCpu(shape, dtype, 2), RandomCpu(shape, dtype, 3),
-          KeyMaskCpu(c)};
-}
-
-const DropoutKey kKey{/*seed=*/1234567890123ull, /*step=*/7, /*micro_step=*/1, /*layer=*/3,
-                      /*op=*/1};
 
 TEST_F(CudaAttentionTest, ForwardMatchesCpu) {
-  for (const Case& c : kCases) {
+  for (const AttentionCase& c : AttentionCases()) {
     for (DType dtype : {DType::kF32, DType::kF16, DType::kBF16}) {
       for (float p : {0.0f, 0.1f}) {
-        const std::string what = c.Name() + " " + DTypeName(dtype) + " p=" + std::to_string(p);
-        const Inputs in = MakeInputs(c, dtype);
+        const std::string what = Describe(c, dtype, p);
+        const AttentionInputs in = AttentionCaseInputs(c, dtype);
         const ops::AttentionOutput cpu =
             ops::Attention(in.q, in.k, in.v, in.key_mask, c.heads, p, kKey);
         const ops::AttentionOutput gpu = ops::Attention(
             OnGpu(in.q), OnGpu(in.k), OnGpu(in.v), OnGpu(in.key_mask), c.heads, p, kKey);
-        ExpectCloseToLargest(what + " probs", gpu.probs, cpu.probs, Tolerance(dtype));
-        ExpectCloseToLargest(what + " context", gpu.context, cpu.context, Tolerance(dtype));
+        ExpectClose(what + " probs", gpu.probs, cpu.probs, dtype);
+        ExpectClose(what + " context", gpu.context, cpu.context, dtype);
       }
     }
   }
 }
 
 TEST_F(CudaAttentionTest, BackwardMatchesCpu) {
-  for (const Case& c : kCases) {
+  for (const AttentionCase& c : AttentionCases()) {
     for (DType dtype : {DType::kF32, DType::kF16, DType::kBF16}) {
       for (float p : {0.0f, 0.1f}) {
-        const std::string what = c.Name() + " " + DTypeName(dtype) + " p=" + std::to_string(p);
-        const Inputs in = MakeInputs(c, dtype);
-        const Tensor d_context = RandomCpu(in.q.shape(), dtype, 4);
+        const std::string what = Describe(c, dtype, p);
+        const AttentionInputs in = AttentionCaseInputs(c, dtype);
         // Both backwards get the CPU forward's probs, so only the backward is compared.
         const Tensor probs = ops::Attention(in.q, in.k, in.v, in.key_mask, c.heads, p, kKey).probs;
         const ops::AttentionGrads cpu = ops::AttentionBackward(
-            d_context, in.q, in.k, in.v, probs, in.key_mask, c.heads, p, kKey);
+            in.d_context, in.q, in.k, in.v, probs, in.key_mask, c.heads, p, kKey);
         const ops::AttentionGrads gpu = ops::AttentionBackward(
-            OnGpu(d_context), OnGpu(in.q), OnGpu(in.k), OnGpu(in.v), OnGpu(probs),
+            OnGpu(in.d_context), OnGpu(in.q), OnGpu(in.k), OnGpu(in.v), OnGpu(probs),
             OnGpu(in.key_mask), c.heads, p, kKey);
-        ExpectCloseToLargest(what + " dq", gpu.dq, cpu.dq, Tolerance(dtype));
-        ExpectCloseToLargest(what + " dk", gpu.dk, cpu.dk, Tolerance(dtype));
-        ExpectCloseToLargest(what + " dv", gpu.dv, cpu.dv, Tolerance(dtype));
+        ExpectClose(what + " dq", gpu.dq, cpu.dq, dtype);
+        ExpectClose(what + " dk", gpu.dk, cpu.dk, dtype);
+        ExpectClose(what + " dv", gpu.dv, cpu.dv, dtype);
       }
     }
   }
@@ -144,8 +96,10 @@ TEST_F(CudaAttentionTest, BackwardMatchesCpu) {
 TEST_F(CudaAttentionTest, DropoutMaskIsTheCpuMaskExactly) {
   const int64_t batch = 3, seq = 9, heads = 4, hidden = seq * heads;
   for (DType dtype : {DType::kF32, DType::kF16, DType::kBF16}) {
-    const Tensor q = RandomCpu({batch, seq, hidden}, dtype, 5);
-    const Tensor k = RandomCpu({batch, seq, hidden}, dtype, 6);
+    const AttentionCase c{batch, seq, hidden, static_cast<int>(heads), false};
+    const AttentionInputs in = AttentionCaseInputs(c, dtype);
+    const Tensor& q = in.q;
+    const Tensor& k = in.k;
     std::vector<float> identity(static_cast<size_t>(batch * seq * hidden), 0.0f);
     for (int64_t b = 0; b < batch; ++b) {
       for (int64_t j = 0; j < seq; ++j) {
@@ -154,7 +108,7 @@ TEST_F(CudaAttentionTest, DropoutMaskIsTheCpuMaskExactly) {
     }
     Tensor v = Tensor::Zeros({batch, seq, hidden}, dtype);
     v.CopyFromFloats(identity);
-    const Tensor mask = KeyMaskCpu({batch, seq, hidden, static_cast<int>(heads), false});
+    const Tensor& mask = in.key_mask;
     const float p = 0.5f;  // many drops and many keeps
     const Tensor cpu = ops::Attention(q, k, v, mask, heads, p, kKey).context;
     const Tensor gpu =
@@ -169,13 +123,13 @@ TEST_F(CudaAttentionTest, DropoutMaskIsTheCpuMaskExactly) {
         << DTypeName(dtype) << ": of " << cpu_values.size() << " elements";
     EXPECT_GT(dropped, static_cast<int64_t>(cpu_values.size()) / 4)
         << "p = 0.5 should drop about half";
-    ExpectCloseToLargest(std::string(DTypeName(dtype)) + " dropped probs", gpu, cpu, Tolerance(dtype));
+    ExpectClose(std::string(DTypeName(dtype)) + " dropped probs", gpu, cpu, dtype);
   }
 }
 
 TEST_F(CudaAttentionTest, PaddingKeysGetExactlyZeroProbability) {
-  const Case c{3, 7, 24, 3, false};
-  const Inputs in = MakeInputs(c, DType::kF16);
+  const AttentionCase c{3, 7, 24, 3, false};
+  const AttentionInputs in = AttentionCaseInputs(c, DType::kF16);
   Tensor mask = Tensor::Zeros({c.batch, c.seq}, DType::kI32);
   for (int64_t j = 0; j < 4; ++j) mask.data<int32_t>()[j] = 1;  // row 0: 4 real keys
   for (int64_t j = 0; j < 7; ++j) mask.data<int32_t>()[c.seq + j] = 1;  // row 1: no padding

@@ -183,6 +183,23 @@ void ExpectCloseToLargest(const std::string& what, const Tensor& gpu, const Tens
       << c[worst_index] << " (largest |cpu| " << largest << ", scale floor " << scale_floor << ")";
 }
 
+void ExpectMeanCloseToLargest(const std::string& what, const Tensor& gpu, const Tensor& cpu,
+                              double tolerance) {
+  ASSERT_EQ(gpu.shape(), cpu.shape()) << what;
+  ASSERT_EQ(gpu.dtype(), cpu.dtype()) << what;
+  const std::vector<float> g = gpu.ToFloatVector(), c = cpu.ToFloatVector();
+  if (c.empty()) return;
+  double largest = 0.0, sum = 0.0;
+  for (size_t i = 0; i < c.size(); ++i) {
+    largest = std::max(largest, std::fabs(static_cast<double>(c[i])));
+    sum += std::fabs(static_cast<double>(g[i]) - c[i]);
+  }
+  const double mean = sum / static_cast<double>(c.size()) / std::max(largest, 1e-30);
+  std::printf("measured %s (mean): %.3g (bound %.3g)\n", what.c_str(), mean, tolerance);
+  EXPECT_LE(mean, tolerance) << what << ": mean error " << mean << " of the largest |cpu| "
+                             << largest;
+}
+
 double LargestMagnitude(const Tensor& t) {
   double largest = 0.0;
   for (float v : t.ToFloatVector()) largest = std::max(largest, std::fabs(static_cast<double>(v)));

@@ -82,6 +82,12 @@ void ExpectClose(const std::string& what, const Tensor& gpu, const Tensor& cpu,
 void ExpectCloseToLargest(const std::string& what, const Tensor& gpu, const Tensor& cpu,
                           double tolerance, double scale_floor = 0.0);
 
+// mean |gpu - cpu| <= tolerance * max |cpu| over the whole tensor (same shape and dtype): for
+// errors spread over most elements (a missing rounding) rather than large in a few. Prints
+// "measured <what> (mean): ..." like ExpectCloseToLargest.
+void ExpectMeanCloseToLargest(const std::string& what, const Tensor& gpu, const Tensor& cpu,
+                              double tolerance);
+
 // max |t| over a tensor's elements (any device), e.g. the scale_floor above.
 double LargestMagnitude(const Tensor& t);
 

@@ -1,0 +1,60 @@
+// The eager attention problems of tests/gpu/attention_test.cc (CUDA against the CPU backend)
+// and the tolerances that test applies, shared with tests/framework/ops/attention_rounding_test.cc,
+// which measures on the CPU what the tolerances must stand between: above what a change of
+// summation order alone does (what separates a correct GPU kernel from the CPU), below what a
+// missing half-precision rounding does (the bug they must catch).
+#ifndef XLMR_TESTS_TESTING_ATTENTION_CASES_H_
+#define XLMR_TESTS_TESTING_ATTENTION_CASES_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "framework/random/philox.h"
+#include "framework/tensor/tensor.h"
+
+namespace xlmr::testing {
+
+struct AttentionCase {
+  int64_t batch, seq, hidden;
+  int heads;
+  bool padding;  // batch row b keeps its first max(0, S - 2b) keys (0: all padding)
+  std::string Name() const;
+};
+
+// Realistic (XLM-R base) and awkward shapes: odd S, S = 1, small head_dim; S > one block of
+// threads (128); S > 1024 and not a multiple of 4, so a row's keys span several Philox blocks
+// per thread and rows start inside a Philox block; a fully padded batch row (softmaxes to
+// uniform, as on the CPU).
+const std::vector<AttentionCase>& AttentionCases();
+
+// The [B,S] i32 key mask of a case.
+Tensor AttentionCaseKeyMask(const AttentionCase& c);
+
+// Uniform [-2, 2) inputs rounded once to `dtype` (both backends see the same values), the mask,
+// and an upstream gradient for the backward.
+struct AttentionInputs {
+  Tensor q, k, v, key_mask, d_context;
+};
+AttentionInputs AttentionCaseInputs(const AttentionCase& c, DType dtype);
+
+// The dropout key of every case.
+inline constexpr DropoutKey kAttentionCaseKey{/*seed=*/1234567890123ull, /*step=*/7,
+                                              /*micro_step=*/1, /*layer=*/3, /*op=*/1};
+
+// What tests/gpu/attention_test.cc allows of probs, context, dq, dk and dv, each measured
+// against the CPU's tensor (the measurements behind each value: attention_rounding_test.cc):
+//   max:  max |gpu - cpu| <= max * max |cpu|. Catches errors in a few elements of O(1) of the
+//         largest (an index, a mask, a dropout element); sits above what a change of summation
+//         order alone does, which can flip one half rounding of one element.
+//   mean: mean |gpu - cpu| <= mean * max |cpu| (0: not checked, f32). Catches a missing
+//         half-precision rounding, which moves most elements by a fraction of an ulp, where a
+//         change of order moves only a few.
+struct AttentionTolerances {
+  double max, mean;
+};
+AttentionTolerances GpuAttentionTolerances(DType dtype);
+
+}  // namespace xlmr::testing
+
+#endif  // XLMR_TESTS_TESTING_ATTENTION_CASES_H_
