@@ -6,6 +6,8 @@
 #include <cstring>
 #include <filesystem>
 #include <limits>
+#include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -15,17 +17,26 @@
 namespace xlmr::recipes {
 namespace {
 
-// The double whose shortest decimal spelling is the shortest spelling of the float `value`,
-// so that the JSON shows what torch would print for a float32 tensor ("0.1", not
-// "0.10000000149011612") and still reads back, as float32, to exactly `value`.
-double ShortestFloat(double value) {
+// The float32 `value`'s shortest decimal spelling, as torch prints a float32 tensor ("0.1",
+// not "0.10000000149011612"), which reads back as float32 to exactly `value`; "null" for inf
+// and NaN (JSON has neither). Written by us, not by nlohmann: its Grisu2 printing of the
+// double nearest that spelling round-trips but is not always the shortest (0.01007934 came out
+// as 0.010079339999999999).
+std::string ShortestFloatJson(double value) {
   const float f = static_cast<float>(value);
-  if (!std::isfinite(f)) return value;  // JSON has no inf/NaN: nlohmann writes null
-  for (int digits = 1; digits <= std::numeric_limits<float>::max_digits10; ++digits) {
+  if (!std::isfinite(f)) return "null";
+  for (int digits = 1; digits < std::numeric_limits<float>::max_digits10; ++digits) {
     const std::string text = absl::StrFormat("%.*g", digits, f);
-    if (std::strtof(text.c_str(), nullptr) == f) return std::strtod(text.c_str(), nullptr);
+    if (std::strtof(text.c_str(), nullptr) == f) return text;
   }
-  return f;  // not reached: max_digits10 digits always read back
+  return absl::StrFormat("%.*g", std::numeric_limits<float>::max_digits10, f);  // always reads back
+}
+
+// A JSON array of ShortestFloatJson numbers.
+std::string ShortestFloatsJson(const std::vector<double>& values) {
+  std::string out = "[";
+  for (size_t i = 0; i < values.size(); ++i) absl::StrAppend(&out, i ? "," : "", ShortestFloatJson(values[i]));
+  return out + "]";
 }
 
 absl::Status OutputError(const std::string& path, const std::string& what) {
@@ -41,12 +52,12 @@ std::string PredictionJsonLine(int64_t index, const train::Prediction& predictio
     XLMR_CHECK(id >= 0 && id < static_cast<int32_t>(id2label.size())) << "label id " << id;
     return id2label[id];
   };
+  if (objective == train::Objective::kRegression) {
+    return absl::StrCat("{\"index\":", index, ",\"prediction\":",
+                        ShortestFloatJson(prediction.logits.at(0)), "}");
+  }
   nlohmann::ordered_json line;
   line["index"] = index;
-  if (objective == train::Objective::kRegression) {
-    line["prediction"] = ShortestFloat(prediction.logits.at(0));
-    return line.dump();
-  }
   if (objective == train::Objective::kPerToken) {
     XLMR_CHECK_LE(prediction.word_labels.size(), words.size());
     nlohmann::ordered_json labels = nlohmann::ordered_json::array();
@@ -59,11 +70,11 @@ std::string PredictionJsonLine(int64_t index, const train::Prediction& predictio
     return line.dump();
   }
   line["label"] = name(prediction.label);
-  nlohmann::ordered_json logits = nlohmann::ordered_json::array();
-  for (double logit : prediction.logits) logits.push_back(ShortestFloat(logit));
-  line["logits"] = std::move(logits);
-  line["probabilities"] = prediction.probabilities;
-  return line.dump();
+  // The logits as their shortest float32 spellings, spliced after nlohmann's part of the line.
+  const std::string head = line.dump();  // {"index":...,"label":"..."}
+  return absl::StrCat(head.substr(0, head.size() - 1), ",\"logits\":",
+                      ShortestFloatsJson(prediction.logits), ",\"probabilities\":",
+                      nlohmann::json(prediction.probabilities).dump(), "}");
 }
 
 absl::StatusOr<PredictionWriter> PredictionWriter::Open(const std::string& path,
