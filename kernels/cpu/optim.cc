@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "kernels/cpu/float_access.h"
+#include "kernels/cpu/instruction_set.h"
 #include "kernels/cpu/lane_sums.h"
 #include "kernels/cpu/parallel.h"
 
@@ -37,7 +38,7 @@ inline uint32_t NonFiniteBit(float value) {
 
 // Vectorised (BUILD: -fvect-cost-model=dynamic) and built per instruction set; multiplying and
 // testing bits are exact in all of them.
-__attribute__((target_clones("arch=x86-64-v4", "arch=haswell", "default")))
+XLMR_INSTRUCTION_SET_CLONES
 bool UnscaleAndCheckFiniteBlock(float* grads, int64_t n, float inv_scale) {
   uint32_t non_finite = 0;
   for (int64_t i = 0; i < n; ++i) {
@@ -48,7 +49,7 @@ bool UnscaleAndCheckFiniteBlock(float* grads, int64_t n, float inv_scale) {
   return non_finite == 0;
 }
 
-__attribute__((target_clones("arch=x86-64-v4", "arch=haswell", "default")))
+XLMR_INSTRUCTION_SET_CLONES
 bool AllFiniteBlock(const float* values, int64_t n) {
   uint32_t non_finite = 0;
   for (int64_t i = 0; i < n; ++i) non_finite |= NonFiniteBit(values[i]);
@@ -66,9 +67,9 @@ bool AllBlocksTrue(int64_t n, const Block& block) {
 }
 
 // The sum of one block in lane_sums.h's lane order. A product of two floats is exact in
-// double, so the compiler's choice between fma and multiply-then-add (and between instruction
-// sets: target_clones) cannot change a bit.
-__attribute__((target_clones("arch=x86-64-v4", "arch=haswell", "default")))
+// double, so the compiler's choice between fma and multiply-then-add (and so the instruction-set
+// clone) cannot change a bit.
+XLMR_INSTRUCTION_SET_CLONES
 double BlockSumOfSquares(const float* values, int64_t n) {
   double lanes[kSumLanes] = {};
   int64_t i = 0;
@@ -85,7 +86,7 @@ double BlockSumOfSquares(const float* values, int64_t n) {
   return CombineLanes(lanes);
 }
 
-__attribute__((target_clones("arch=x86-64-v4", "arch=haswell", "default")))
+XLMR_INSTRUCTION_SET_CLONES
 void ScaleRange(float* values, int64_t n, float factor) {
   for (int64_t i = 0; i < n; ++i) values[i] *= factor;
 }
@@ -97,7 +98,7 @@ void ScaleRange(float* values, int64_t n, float factor) {
 // without errno) and std::fma becomes one instruction instead of a libm call per element.
 // fma, sqrt, division, products and sums are correctly rounded in every instruction set, so all
 // three give the same bits.
-__attribute__((target_clones("arch=x86-64-v4", "arch=haswell", "default")))
+XLMR_INSTRUCTION_SET_CLONES
 void AdamWUpdateRange(const AdamWStepScalars& scalars, bool decay, float* __restrict param,
                       const float* __restrict grad, float* __restrict exp_avg,
                       float* __restrict exp_avg_sq, int64_t n) {
