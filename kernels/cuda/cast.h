@@ -1,5 +1,5 @@
-// Floating-point dtype conversion on the GPU: makes the fp16 working copy of the fp32 master
-// weights, and widens fp16/bf16 results back to fp32. Plain C++ header (the kernel is in cast.cu).
+// Floating-point dtype conversion on the GPU: makes the f16 or bf16 working copy of the fp32
+// master weights, and widens f16/bf16 results back to fp32. Plain C++ header (the kernel is in cast.cu).
 #ifndef XLMR_KERNELS_CUDA_CAST_H_
 #define XLMR_KERNELS_CUDA_CAST_H_
 

@@ -1,6 +1,6 @@
 // The optimizer-step passes over the flat fp32 buffers of a ParameterStore, on the GPU: the fp16
 // unscale + inf/NaN check, the sum of squares behind the global gradient norm, the clipping
-// multiply, and AdamW (fused with the refresh of the fp16 working copy). The CUDA twin of
+// multiply, and AdamW (fused with the refresh of the f16/bf16 working copy). The CUDA twin of
 // kernels/cpu/optim.h, called through framework/ops/optim.h: each pass mirrors the CPU's range
 // function element for element, with the same roundings, so the results are bit for bit the
 // CPU's (the norm aside: see SumOfSquares).
