@@ -28,8 +28,8 @@ void CheckAdamWArguments(const char* op, const std::vector<AdamWDecayRun>& runs,
   CheckF32(op, "exp_avg_sq", exp_avg_sq);
   const int64_t total = param.numel();
   XLMR_CHECK(grad.numel() == total && exp_avg.numel() == total && exp_avg_sq.numel() == total)
-      << op << ": param, grad, exp_avg, exp_avg_sq must have the same element count; got "
-      << total << ", " << grad.numel() << ", " << exp_avg.numel() << ", " << exp_avg_sq.numel();
+      << op << ": param, grad, exp_avg, exp_avg_sq must have the same element count; got " << total
+      << ", " << grad.numel() << ", " << exp_avg.numel() << ", " << exp_avg_sq.numel();
   if (half_param != nullptr) {
     XLMR_CHECK(half_param->dtype() == DType::kF16 || half_param->dtype() == DType::kBF16)
         << op << ": half_param must be f16 or bf16, is " << DTypeName(half_param->dtype());
@@ -56,9 +56,7 @@ void AdamWStep(const AdamWStepScalars& scalars, const std::vector<AdamWDecayRun>
   CheckAdamWArguments(kOp, runs, param, grad, exp_avg, exp_avg_sq, half_param);
   DispatchByDevice(
       kOp, device,
-      [&] {
-        kernels::cpu::AdamWStep(scalars, runs, param, grad, exp_avg, exp_avg_sq, half_param);
-      },
+      [&] { kernels::cpu::AdamWStep(scalars, runs, param, grad, exp_avg, exp_avg_sq, half_param); },
       XLMR_CUDA_KERNEL(
           kernels::cuda::AdamWStep(scalars, runs, param, grad, exp_avg, exp_avg_sq, half_param)));
 }
@@ -68,7 +66,11 @@ bool UnscaleAndCheckFinite(Tensor& grads, float inv_scale) {
   const Device device = CommonDevice(kOp, {grads});
   CheckF32(kOp, "grads", grads);
   return DispatchByDevice(
-      kOp, device, [&] { return kernels::cpu::UnscaleAndCheckFinite(grads, inv_scale); },
+      kOp, device,
+      [&] {
+        return kernels::cpu::UnscaleAndCheckFiniteRange(grads.data<float>(), grads.numel(),
+                                                        inv_scale);
+      },
       XLMR_CUDA_KERNEL(kernels::cuda::UnscaleAndCheckFinite(grads, inv_scale)));
 }
 
@@ -77,7 +79,8 @@ bool AllFinite(const Tensor& values) {
   const Device device = CommonDevice(kOp, {values});
   CheckF32(kOp, "values", values);
   return DispatchByDevice(
-      kOp, device, [&] { return kernels::cpu::AllFinite(values); },
+      kOp, device,
+      [&] { return kernels::cpu::AllFiniteRange(values.data<float>(), values.numel()); },
       XLMR_CUDA_KERNEL(kernels::cuda::AllFinite(values)));
 }
 
@@ -86,7 +89,8 @@ double SumOfSquares(const Tensor& values) {
   const Device device = CommonDevice(kOp, {values});
   CheckF32(kOp, "values", values);
   return DispatchByDevice(
-      kOp, device, [&] { return kernels::cpu::SumOfSquares(values); },
+      kOp, device,
+      [&] { return kernels::cpu::SumOfSquaresRange(values.data<float>(), values.numel()); },
       XLMR_CUDA_KERNEL(kernels::cuda::SumOfSquares(values)));
 }
 
@@ -95,7 +99,7 @@ void ScaleInPlace(Tensor& values, float factor) {
   const Device device = CommonDevice(kOp, {values});
   CheckF32(kOp, "values", values);
   DispatchByDevice(
-      kOp, device, [&] { kernels::cpu::ScaleInPlace(values, factor); },
+      kOp, device, [&] { kernels::cpu::ScaleRange(values.data<float>(), values.numel(), factor); },
       XLMR_CUDA_KERNEL(kernels::cuda::ScaleInPlace(values, factor)));
 }
 

@@ -87,7 +87,7 @@ double BlockSumOfSquares(const float* values, int64_t n) {
 }
 
 XLMR_INSTRUCTION_SET_CLONES
-void ScaleRange(float* values, int64_t n, float factor) {
+void ScaleBlock(float* values, int64_t n, float factor) {
   for (int64_t i = 0; i < n; ++i) values[i] *= factor;
 }
 
@@ -172,22 +172,9 @@ void AdamWStep(const AdamWStepScalars& scalars, const std::vector<AdamWDecayRun>
   }
 }
 
-bool UnscaleAndCheckFinite(Tensor& grads, float inv_scale) {
-  return UnscaleAndCheckFiniteRange(grads.data<float>(), grads.numel(), inv_scale);
-}
-
-bool AllFinite(const Tensor& values) {
-  return AllFiniteRange(values.data<float>(), values.numel());
-}
-
-double SumOfSquares(const Tensor& values) {
-  return SumOfSquaresRange(values.data<float>(), values.numel());
-}
-
-void ScaleInPlace(Tensor& values, float factor) {
-  float* data = values.data<float>();
-  ParallelFor(values.numel(), kElementsPerTask, [&](int64_t begin, int64_t end) {
-    ScaleRange(data + begin, end - begin, factor);
+void ScaleRange(float* values, int64_t n, float factor) {
+  ParallelFor(n, kElementsPerTask, [&](int64_t begin, int64_t end) {
+    ScaleBlock(values + begin, end - begin, factor);
   });
 }
 

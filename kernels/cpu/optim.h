@@ -19,7 +19,8 @@
 
 namespace xlmr::kernels::cpu {
 
-// ---- On tensors (framework/ops/optim.h checks devices and dtypes first) ----
+// framework/ops/optim.h checks the devices, dtypes and sizes first and passes the tensors' host
+// arrays to all but AdamWStep. tests/gpu compares these functions with the CUDA kernels.
 
 // AdamWUpdateRange over every run; elements outside the runs are left untouched.
 //   [in]     runs: in increasing offset order, non-overlapping, inside [0, param.numel()).
@@ -29,21 +30,6 @@ namespace xlmr::kernels::cpu {
 void AdamWStep(const AdamWStepScalars& scalars, const std::vector<AdamWDecayRun>& runs,
                Tensor& param, const Tensor& grad, Tensor& exp_avg, Tensor& exp_avg_sq,
                Tensor* half_param);
-
-// UnscaleAndCheckFiniteRange over all of `grads` ([n] f32).
-bool UnscaleAndCheckFinite(Tensor& grads, float inv_scale);
-
-// AllFiniteRange over all of `values` ([n] f32). Reads only.
-bool AllFinite(const Tensor& values);
-
-// SumOfSquaresRange over all of `values` ([n] f32).
-double SumOfSquares(const Tensor& values);
-
-// values[i] *= factor, rounded once. [in,out] values: [n] f32.
-void ScaleInPlace(Tensor& values, float factor);
-
-// ---- On host arrays (what the passes run per part; the tests compare them bit for bit with
-// plain statements of their contracts, and tests/gpu with the CUDA kernels) ----
 
 // One AdamW update of `n` contiguous elements, framework/optim/adamw.h's formula:
 // [in,out] param, exp_avg, exp_avg_sq; [in] grad. `decay` applies scalars.decay_factor.
@@ -59,6 +45,9 @@ bool UnscaleAndCheckFiniteRange(float* grads, int64_t n, float inv_scale);
 
 // True when all `n` values are finite; reads only.
 bool AllFiniteRange(const float* values, int64_t n);
+
+// values[i] *= factor for `n` values, each rounded once.
+void ScaleRange(float* values, int64_t n, float factor);
 
 // Sum of squares of `n` floats, accumulated in double in the order framework/optim/grad_clip.h
 // states: blocks of 2^15 elements, each in lane_sums.h's order, block sums added in block order.

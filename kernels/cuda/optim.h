@@ -56,7 +56,7 @@ bool AllFinite(const Tensor& values);
 // Waits for the stream.
 double SumOfSquares(const Tensor& values);
 
-// values[i] *= factor (rounded once, as kernels/cpu/optim.h's ScaleInPlace).
+// values[i] *= factor (rounded once, as kernels/cpu/optim.h's ScaleRange).
 // [in,out] values: [n] F32, Device::kCuda. Asynchronous.
 void ScaleInPlace(Tensor& values, float factor);
 
