@@ -1,30 +1,14 @@
 #include "framework/amp/loss_scaler.h"
 
-#include <atomic>
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 
 #include "absl/strings/str_cat.h"
 #include "framework/core/check.h"
-#include "framework/ops/dispatch.h"
-#include "kernels/cpu/parallel.h"
-
-#ifdef XLMR_WITH_CUDA
-#include "kernels/cuda/optim.h"
-#endif
+#include "framework/ops/optim.h"
 
 namespace xlmr::amp {
 namespace {
-
-// 1 when a float is infinite or NaN (its exponent bits all ones), else 0. Testing the bits
-// keeps the loops branch-free (and immune to -ffast-math's isfinite folding), and OR-ing the
-// results into an integer lets them vectorise (a bool &= does not).
-inline uint32_t NonFiniteBit(float value) {
-  uint32_t bits;
-  std::memcpy(&bits, &value, sizeof(bits));
-  return (bits & 0x7f800000u) == 0x7f800000u;
-}
 
 absl::Status InvalidFlag(const char* flag, const char* expected, double value) {
   return absl::InvalidArgumentError(absl::StrCat(flag, " must be ", expected, "; got ", value));
@@ -57,55 +41,6 @@ absl::Status ValidateLossScalerOptions(const LossScalerOptions& options) {
   return absl::OkStatus();
 }
 
-namespace {
-
-// Elements per task on the CPU threads: each element's result is its own, and the flag is an
-// AND, so the split cannot change any bit.
-constexpr int64_t kElementsPerTask = 1 << 15;
-
-// Vectorised (BUILD: -fvect-cost-model=dynamic) and built per instruction set; multiplying and
-// testing bits are exact in all of them.
-__attribute__((target_clones("arch=x86-64-v4", "arch=haswell", "default")))
-bool UnscaleAndCheckFiniteBlock(float* grads, int64_t n, float inv_scale) {
-  uint32_t non_finite = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    const float value = grads[i];
-    non_finite |= NonFiniteBit(value);
-    grads[i] = value * inv_scale;
-  }
-  return non_finite == 0;
-}
-
-__attribute__((target_clones("arch=x86-64-v4", "arch=haswell", "default")))
-bool AllFiniteBlock(const float* values, int64_t n) {
-  uint32_t non_finite = 0;
-  for (int64_t i = 0; i < n; ++i) non_finite |= NonFiniteBit(values[i]);
-  return non_finite == 0;
-}
-
-// block(begin, end) -> bool over [0, n) on the CPU threads; true when every call was.
-template <typename Block>
-bool AllBlocksTrue(int64_t n, const Block& block) {
-  std::atomic<bool> all_true{true};
-  kernels::cpu::ParallelFor(n, kElementsPerTask, [&](int64_t begin, int64_t end) {
-    if (!block(begin, end)) all_true.store(false, std::memory_order_relaxed);
-  });
-  return all_true.load(std::memory_order_relaxed);
-}
-
-}  // namespace
-
-bool UnscaleAndCheckFiniteRange(float* grads, int64_t n, float inv_scale) {
-  return AllBlocksTrue(n, [&](int64_t begin, int64_t end) {
-    return UnscaleAndCheckFiniteBlock(grads + begin, end - begin, inv_scale);
-  });
-}
-
-bool AllFiniteRange(const float* values, int64_t n) {
-  return AllBlocksTrue(
-      n, [&](int64_t begin, int64_t end) { return AllFiniteBlock(values + begin, end - begin); });
-}
-
 DynamicLossScaler::DynamicLossScaler(const LossScalerOptions& options, bool enabled)
     : options_(options), enabled_(enabled) {
   const absl::Status valid = ValidateLossScalerOptions(options);
@@ -114,23 +49,12 @@ DynamicLossScaler::DynamicLossScaler(const LossScalerOptions& options, bool enab
 }
 
 bool DynamicLossScaler::UnscaleAndCheckFinite(Tensor& flat_grads) const {
-  constexpr const char* kOp = "amp::DynamicLossScaler::UnscaleAndCheckFinite";
   XLMR_CHECK(flat_grads.dtype() == DType::kF32) << "gradients must be f32";
   if (flat_grads.numel() == 0) return true;
-  const Device device = flat_grads.device();
-  if (!enabled()) {
-    return ops::DispatchByDevice(
-        kOp, device, [&] { return AllFiniteRange(flat_grads.data<float>(), flat_grads.numel()); },
-        XLMR_CUDA_KERNEL(kernels::cuda::AllFinite(flat_grads)));
-  }
+  if (!enabled()) return ops::AllFinite(flat_grads);
   // torch: self._scale.double().reciprocal().float()
   const float inv_scale = static_cast<float>(1.0 / static_cast<double>(state_.scale));
-  return ops::DispatchByDevice(
-      kOp, device,
-      [&] {
-        return UnscaleAndCheckFiniteRange(flat_grads.data<float>(), flat_grads.numel(), inv_scale);
-      },
-      XLMR_CUDA_KERNEL(kernels::cuda::UnscaleAndCheckFinite(flat_grads, inv_scale)));
+  return ops::UnscaleAndCheckFinite(flat_grads, inv_scale);
 }
 
 absl::Status DynamicLossScaler::Update(bool finite) {

@@ -49,15 +49,6 @@ struct LossScalerState {
   int64_t consecutive_overflows = 0;  // only for the error message
 };
 
-// The fused pass over `n` contiguous gradients (host memory): multiplies each by inv_scale and
-// returns true when every value was finite. A CUDA kernel mirrors it. Non-finite values are
-// multiplied too (they stay non-finite), as torch's _amp_foreach_non_finite_check_and_unscale_.
-// Runs on the CPU threads (kernels/cpu/parallel.h); every element's result is its own.
-bool UnscaleAndCheckFiniteRange(float* grads, int64_t n, float inv_scale);
-
-// True when all `n` values are finite; reads only. Runs on the CPU threads.
-bool AllFiniteRange(const float* values, int64_t n);
-
 class DynamicLossScaler {
  public:
   // `options` must pass ValidateLossScalerOptions (checked). `enabled` is --fp16: the caller
@@ -69,9 +60,11 @@ class DynamicLossScaler {
   // when disabled.
   float scale() const { return state_.scale; }
 
-  // [in,out] flat_grads: f32, CPU or CUDA (kernels/cuda/optim.h, same arithmetic); the scaled
-  // gradients become the true ones. Returns true when all of them are finite. Disabled: reads
-  // only.
+  // One pass (ops::UnscaleAndCheckFinite): multiplies every gradient by
+  // float(1 / double(scale())) and returns true when all of them were finite before the
+  // multiply; non-finite values are multiplied too (they stay non-finite), as torch's
+  // _amp_foreach_non_finite_check_and_unscale_. [in,out] flat_grads: f32, CPU or CUDA (the same
+  // bits on both). Disabled: reads only (ops::AllFinite).
   bool UnscaleAndCheckFinite(Tensor& flat_grads) const;
 
   // Once per optimizer step with UnscaleAndCheckFinite's answer (agreed across ranks). Returns

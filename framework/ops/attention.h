@@ -5,9 +5,9 @@
 // [h * head_dim, (h + 1) * head_dim) of H (HF's view(B, S, heads, head_dim)).
 //
 // Numerics, per (batch, head), the same operations and roundings as PyTorch (under autocast
-// for f16 inputs):
-//   scores  = q_h k_h^T                 fp32 accumulation; f16: rounded to f16
-//   scores *= 1/sqrt(head_dim)          f16: computed in fp32, rounded to f16 again
+// for f16 and bf16 inputs; "half" below is q's dtype when that is f16 or bf16):
+//   scores  = q_h k_h^T                 fp32 accumulation; half: rounded to half
+//   scores *= 1/sqrt(head_dim)          half: computed in fp32, rounded to half again
 //   scores += key bias                  fp32: 0 for real keys, finfo(float32).min for padding
 //                                       keys (queries are never masked)
 //   probs   = softmax over keys         fp32 (returned: needed by backward)
@@ -31,7 +31,7 @@ struct AttentionOutput {
   Tensor probs;    // [B, heads, S, S] f32: softmax output before dropout (saved for backward)
 };
 
-// [in] q, k, v [B,S,H], all f32 or all f16, on one device; key_mask [B,S] i32, 1 = real
+// [in] q, k, v [B,S,H], one dtype f32|f16|bf16, on one device; key_mask [B,S] i32, 1 = real
 // token, 0 = padding; num_heads divides H; dropout_p in [0, 1) (0 = no dropout, no RNG);
 // dropout_key identifies this dropout site and micro-step (framework/random/philox.h).
 // Returns new tensors (kActivations).
@@ -45,9 +45,9 @@ struct AttentionGrads {
 // [in] d_context [B,S,H] in q's dtype; q, k, v, key_mask, num_heads, dropout_p and
 // dropout_key exactly as given to the forward; probs from the forward. The dropout mask is
 // regenerated from the key, not stored.
-// Backward of the numerics above: d(dropped) = d_context v_h^T (f16: rounded), through the
+// Backward of the numerics above: d(dropped) = d_context v_h^T (half: rounded), through the
 // dropout mask and 1/(1-p), softmax backward dS = P * (dP - rowsum(dP * P)) in fp32, then
-// (f16: rounded) times 1/sqrt(head_dim) (f16: rounded again), and dq = dS k_h, dk = dS^T q_h,
+// (half: rounded) times 1/sqrt(head_dim) (half: rounded again), and dq = dS k_h, dk = dS^T q_h,
 // dv = dropped^T d_context, each with fp32 accumulation rounded once to q's dtype.
 // key_mask is checked for shape only: the CPU backend reads the padding from probs (exact
 // zeros); it is in the signature for backends that recompute the scores instead.

@@ -16,12 +16,13 @@
 
 namespace xlmr::ops {
 
-// [in] x f32|f16; 0 <= p < 1; key names this dropout site and micro-step.
+// [in] x f32|f16|bf16; 0 <= p < 1; key names this dropout site and micro-step.
 // Returns y of x's shape and dtype.
 Tensor Dropout(const Tensor& x, float p, const DropoutKey& key);
 
 // Backward needs only p and the forward's key (the mask is regenerated).
-// [in] dy f32|f16 of the forward's shape. Returns dx = kept ? dy / (1 - p) : 0, dy's dtype.
+// [in] dy f32|f16|bf16 of the forward's shape. Returns dx = kept ? dy / (1 - p) : 0, dy's
+// dtype.
 Tensor DropoutBackward(const Tensor& dy, float p, const DropoutKey& key);
 
 }  // namespace xlmr::ops

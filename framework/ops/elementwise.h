@@ -10,17 +10,17 @@
 
 namespace xlmr::ops {
 
-// [in] a, b: same shape, f32|f16 (dtypes may differ). Returns a + b computed in fp32 and
-// rounded once to out_dtype (f32|f16), as a new kActivations tensor.
+// [in] a, b: same shape, f32|f16|bf16 (dtypes may differ). Returns a + b computed in fp32 and
+// rounded once to out_dtype (f32|f16|bf16), as a new kActivations tensor.
 Tensor Add(const Tensor& a, const Tensor& b, DType out_dtype);
 
-// [in] x f32|f16. Returns x rounded once to dtype (f32|f16) as a new kActivations tensor, or
-// x itself (shared, no copy) when it already has that dtype.
+// [in] x f32|f16|bf16. Returns x rounded once to dtype (f32|f16|bf16) as a new kActivations
+// tensor, or x itself (shared, no copy) when it already has that dtype.
 Tensor Cast(const Tensor& x, DType dtype);
 
-// [in] x f32|f16. [out] out: a tensor of x's shape and dtype f32|f16 on x's device (e.g. the
-// fp16 working copy of the weights, a view into its flat buffer); each element is overwritten
-// with x rounded once to out's dtype.
+// [in] x f32|f16|bf16. [out] out: a tensor of x's shape and dtype f32|f16|bf16 on x's device
+// (e.g. the f16 or bf16 working copy of the weights, a view into its flat buffer); each element
+// is overwritten with x rounded once to out's dtype.
 void CastInto(const Tensor& x, Tensor* out);
 
 }  // namespace xlmr::ops

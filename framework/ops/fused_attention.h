@@ -5,10 +5,10 @@
 // scores from q, k, v and the logsumexp, and the dropout mask from its Philox key.
 //
 // B = batch, S = sequence length, H = hidden = heads * D (D = head_dim); head h uses columns
-// [h * D, (h + 1) * D). dt = q's dtype (f32 or f16). Per (batch b, head h, query row i), with
+// [h * D, (h + 1) * D). dt = q's dtype (f32, f16 or bf16). Per (batch b, head h, query row i), with
 // keys visited in tiles of kFusedAttentionKeyTile in order (kernels/common/fused_attention_tiles.h):
 //
-//   s_ij = fp32(q_i . k_j) * (1/sqrt(D)) + bias_j     q, k read exactly (f16 -> fp32 is exact);
+//   s_ij = fp32(q_i . k_j) * (1/sqrt(D)) + bias_j     q, k read exactly (any dt -> fp32 is exact);
 //                                                     fp32 accumulation, NO rounding to dt;
 //                                                     bias_j = 0, or finfo(f32).min for padding
 //   per tile t:  m_new = max(m, max_{j in t} s_ij)    m starts at -inf
@@ -28,8 +28,8 @@
 // equal scores s_ij = 0 instead: the same uniform softmax as eager and HF, and a logsumexp of
 // log(S) that fp32 can hold (finfo.min + log(S) rounds back to finfo.min, which would break the
 // backward's P = exp(s - logsumexp)). Versus eager attention the differences are rounding only: in fp32 the
-// summation order of the softmax (tile by tile) and of the products; in f16 also the places
-// where dt roundings happen (eager rounds the scores to f16; fused rounds e_ij instead, as
+// summation order of the softmax (tile by tile) and of the products; in f16 and bf16 also the
+// places where dt roundings happen (eager rounds the scores to dt; fused rounds e_ij instead, as
 // FlashAttention does).
 //
 // Backward, per row i and key j (the same s_ij, z_ij), D_i = sum_d fp32(dcontext_id * context_id)
@@ -41,8 +41,9 @@
 //   dq_i   = dt( (sum_j dt(dS_ij) k_j) * (1/sqrt(D)) ),   dk_j = dt( (sum_i dt(dS_ij) q_i) * (1/sqrt(D)) )
 // with fp32 accumulation of every sum.
 //
-// Which shapes have a fused kernel: FusedAttentionSupported. The CPU kernel takes any head_dim;
-// the CUDA kernel head_dim 64 (XLM-R base and large) in f16 and f32. Gradient convention: no
+// Which shapes have a fused kernel: FusedAttentionSupported. The CPU kernel takes any head_dim
+// in f32, f16 and bf16; the CUDA kernel head_dim 64 (XLM-R base and large) in f32 and f16 only
+// (bf16 runs eager attention there). Gradient convention: no
 // parameters; dq, dk, dv are RETURNED (new tensors, `=`).
 #ifndef XLMR_FRAMEWORK_OPS_FUSED_ATTENTION_H_
 #define XLMR_FRAMEWORK_OPS_FUSED_ATTENTION_H_
@@ -65,7 +66,7 @@ struct FusedAttentionOutput {
   Tensor logsumexp;  // [B, heads, S] f32: each query row's log of the softmax denominator
 };
 
-// [in] q, k, v [B,S,H], all f32 or all f16, on one device; key_mask [B,S] i32, 1 = real
+// [in] q, k, v [B,S,H], one dtype f32|f16|bf16, on one device; key_mask [B,S] i32, 1 = real
 // token, 0 = padding; num_heads divides H; dropout_p in [0, 1); dropout_key as for
 // ops::Attention. FusedAttentionSupported(device, dtype, H / num_heads) must hold.
 // Returns new tensors (kActivations).

@@ -16,12 +16,12 @@ struct LayerNormOutput {
   Tensor rstd;  // [rows] f32: 1 / sqrt(biased variance + eps), saved for the backward
 };
 
-// [in] x [..., H] f32|f16 (rank >= 1); gamma, beta [H] f32. out_dtype f32|f16.
+// [in] x [..., H] f32|f16|bf16 (rank >= 1); gamma, beta [H] f32. out_dtype f32|f16|bf16.
 LayerNormOutput LayerNorm(const Tensor& x, const Tensor& gamma, const Tensor& beta, float eps,
                           DType out_dtype);
 
 // Backward needs x, gamma and the forward's mean and rstd (not y).
-// [in] dy [..., H] f32|f16 (x's shape). [in,out] dgamma, dbeta [H] f32 (+=).
+// [in] dy [..., H] f32|f16|bf16 (x's shape). [in,out] dgamma, dbeta [H] f32 (+=).
 // Returns dx of x's shape and dtype.
 Tensor LayerNormBackward(const Tensor& dy, const Tensor& x, const Tensor& gamma, const Tensor& mean,
                          const Tensor& rstd, Tensor* dgamma, Tensor* dbeta);

@@ -10,8 +10,8 @@
 // the micro-batches gives loss_scale times the gradient of the mean over the whole batch.
 //
 // Gradient convention: no parameters; the logits' gradient is RETURNED as a new f32 tensor
-// (`=`), kActivations. To feed an f16 graph, round it with ops::Cast: torch rounds the fp32
-// loss gradient to the logits' dtype at the same point, once.
+// (`=`), kActivations. To feed an f16 or bf16 graph, round it with ops::Cast: torch rounds the
+// fp32 loss gradient to the logits' dtype at the same point, once.
 #ifndef XLMR_FRAMEWORK_OPS_LOSS_H_
 #define XLMR_FRAMEWORK_OPS_LOSS_H_
 
@@ -26,19 +26,19 @@ struct LossSum {
   int64_t count = 0;  // terms in the sum: CE: non-ignored rows; MSE, BCE: N * C
 };
 
-// [in] logits [N,C] f32|f16, C >= 1; labels [N] i32 in [0, C), or -100 to ignore the row (any
-// other value is a fatal check: the data layer validates labels).
+// [in] logits [N,C] f32|f16|bf16, C >= 1; labels [N] i32 in [0, C), or -100 to ignore the row
+// (any other value is a fatal check: the data layer validates labels).
 // Per row: logsumexp(logits) - logits[label].
 LossSum CrossEntropyLoss(const Tensor& logits, const Tensor& labels);
 // Returns dlogits [N,C] f32 = scale * (softmax(logits) - onehot(label)); ignored rows are 0.
 Tensor CrossEntropyBackward(const Tensor& logits, const Tensor& labels, float scale);
 
-// [in] predictions [N,C] f32|f16; targets [N,C] f32. Per element: (p - t)^2.
+// [in] predictions [N,C] f32|f16|bf16; targets [N,C] f32. Per element: (p - t)^2.
 LossSum MseLoss(const Tensor& predictions, const Tensor& targets);
 // Returns dpredictions [N,C] f32 = scale * 2 * (p - t).
 Tensor MseBackward(const Tensor& predictions, const Tensor& targets, float scale);
 
-// [in] logits [N,C] f32|f16; targets [N,C] f32 in [0, 1]. Per element:
+// [in] logits [N,C] f32|f16|bf16; targets [N,C] f32 in [0, 1]. Per element:
 // -(t log sigmoid(x) + (1 - t) log(1 - sigmoid(x))), in the stable form above.
 LossSum BceWithLogitsLoss(const Tensor& logits, const Tensor& targets);
 // Returns dlogits [N,C] f32 = scale * (sigmoid(x) - t).

@@ -10,10 +10,10 @@
 
 namespace xlmr::ops {
 
-// [in] x [B,S,H] f32|f16, S >= 1. Returns [B,H] of x's dtype: x[b, 0, :].
+// [in] x [B,S,H] f32|f16|bf16, S >= 1. Returns [B,H] of x's dtype: x[b, 0, :].
 Tensor SelectFirstToken(const Tensor& x);
 
-// [in] dy [B,H] f32|f16; x_shape: the forward input's shape {B, S, H}.
+// [in] dy [B,H] f32|f16|bf16; x_shape: the forward input's shape {B, S, H}.
 // Returns dx [B,S,H] of dy's dtype: dy at token 0, zeros at every other token.
 Tensor SelectFirstTokenBackward(const Tensor& dy, const Shape& x_shape);
 

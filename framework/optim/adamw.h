@@ -11,6 +11,8 @@
 // The scalars are computed in double, as torch computes them in Python floats, then rounded
 // to float once, as torch's kernels do. The fused multiply-adds are the ones torch's CPU
 // kernels (vectorized and scalar tails) and CUDA kernels execute.
+// This header decides the arithmetic; the passes that evaluate it over the flat buffers are
+// ops::AdamWStep's kernels (kernels/cpu/optim.h, kernels/cuda/optim.h).
 //
 // Known differences from torch, all below the tests' tolerance:
 //   * torch's CPU float sqrt is not correctly rounded (1 ulp off for about a fifth of the
@@ -29,6 +31,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "framework/ops/optim.h"
 #include "framework/tensor/parameter_store.h"
 #include "framework/tensor/tensor.h"
 
@@ -46,27 +49,12 @@ struct AdamWOptions {
 // weight_decay >= 0, all finite.
 absl::Status ValidateAdamWOptions(const AdamWOptions& options);
 
-// The per-step scalars, rounded to float exactly where torch rounds them. A CUDA kernel takes
-// this struct by value and mirrors AdamWUpdateRange.
-struct AdamWStepScalars {
-  float decay_factor = 1.0f;           // float(1 - lr * weight_decay)
-  float lerp_weight = 0.0f;            // float(1 - beta1)
-  float beta2 = 0.0f;                  // float(beta2)
-  float one_minus_beta2 = 0.0f;        // float(1 - beta2)
-  float bias_correction2_sqrt = 1.0f;  // float((1 - beta2^t) ** 0.5)
-  float eps = 0.0f;                    // float(eps)
-  float neg_step_size = 0.0f;          // float(-(lr / (1 - beta1^t)))
-};
+// The per-step scalars (declared once, for the kernels too, in kernels/common/adamw_step.h),
+// rounded to float exactly where torch rounds them.
+using ops::AdamWStepScalars;
 
 // [in] step: the step count t after the increment, >= 1.
 AdamWStepScalars ComputeAdamWStepScalars(const AdamWOptions& options, double lr, int64_t step);
-
-// One AdamW update of `n` contiguous elements (host memory, f32):
-// [in,out] param, exp_avg, exp_avg_sq; [in] grad. `decay` applies scalars.decay_factor.
-// A kernel mirroring it must fuse exactly the two multiply-adds written as fma here and round
-// every other product and sum (nvcc contracts a * b + c by default: use __fmul_rn/__fadd_rn).
-void AdamWUpdateRange(const AdamWStepScalars& scalars, bool decay, float* param,
-                      const float* grad, float* exp_avg, float* exp_avg_sq, int64_t n);
 
 // A contiguous run of the flat buffers whose parameters all decay, or all do not.
 struct AdamWSegment {
@@ -90,8 +78,8 @@ class AdamW {
   // it only reads) with learning rate `lr` (finite, >= 0). lr is a double because the
   // schedule's rate is a Python float in torch and step_size = lr / (1 - beta1^t) is formed in
   // double before rounding. When the store has an fp16 working copy, Step also rewrites it
-  // from the new masters (CPU: AdamWUpdateRange per segment, then the copy; CUDA: one fused
-  // pass, kernels/cuda/optim.h), so callers never refresh it themselves.
+  // from the new masters in the same pass (ops::AdamWStep), so callers never refresh it
+  // themselves.
   void Step(double lr);
 
   int64_t step_count() const { return step_count_; }
@@ -111,6 +99,7 @@ class AdamW {
   ParameterStore& store_;
   AdamWOptions options_;
   std::vector<AdamWSegment> segments_;
+  std::vector<ops::AdamWDecayRun> runs_;  // segments_ as ops::AdamWStep takes them
   Tensor exp_avg_;
   Tensor exp_avg_sq_;
   int64_t step_count_ = 0;

@@ -17,15 +17,12 @@
 
 namespace xlmr::optim {
 
-// Sum of squares of `n` contiguous floats (host memory), accumulated in double in a fixed order
-// that depends on n alone: blocks of 2^15 elements, each summed in 8 interleaved partial sums
-// (element i into partial sum i % 8, combined pairwise), block sums added in block order. The
-// blocks run on the CPU threads; the result is the same for every thread count.
-double SumOfSquaresRange(const float* values, int64_t n);
-
-// sqrt(sum of g^2) over every element. [in] flat_grads: f32, CPU or CUDA (a deterministic
-// two-stage double reduction there, see kernels/cuda/optim.h's SumOfSquares). Infinite or NaN
-// gradients give an infinite or NaN norm.
+// sqrt(sum of g^2) over every element. [in] flat_grads: f32, CPU or CUDA. Infinite or NaN
+// gradients give an infinite or NaN norm. The sum (ops::SumOfSquares) is accumulated in double
+// in an order fixed by the element count alone, never by the thread count: on the CPU, blocks
+// of 2^15 elements, each summed in 8 interleaved partial sums (element i into partial sum i % 8,
+// combined pairwise), block sums added in block order; on CUDA a deterministic two-stage
+// reduction (kernels/cuda/optim.h's SumOfSquares).
 double GlobalL2Norm(const Tensor& flat_grads);
 
 // The factor the gradients are multiplied by, in torch's float32 arithmetic:

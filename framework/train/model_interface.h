@@ -70,11 +70,13 @@ class TrainableModel {
   virtual recompute::PassMemory MeasurePassMemory(int64_t batch_size, int64_t sequence_length,
                                                   const PassContext& context) = 0;
 
-  // Returns logits [B, num_labels]; keeps activations for Backward when keep_activations.
+  // Returns logits in the matmul dtype: [B, num_labels] for a task with one prediction per
+  // sequence (classification, regression), [B, S, num_labels] for one per token (token
+  // classification); keeps activations for Backward when keep_activations.
   virtual Tensor Forward(const ModelInputs& inputs, const PassContext& context,
                          bool keep_activations) = 0;
-  // Accumulates (+=) parameter gradients for d_logits and reports each finished bucket, in
-  // the store's bucket order (0, 1, 2, ...).
+  // Accumulates (+=) parameter gradients for d_logits (shaped as the logits) and reports each
+  // finished bucket, in the store's bucket order (0, 1, 2, ...).
   virtual void Backward(const Tensor& d_logits, const PassContext& context,
                         const BucketReadyFn& on_bucket_ready) = 0;
   virtual void ReleaseActivations() = 0;

@@ -2,6 +2,7 @@
 
 #include "kernels/cpu/dropout_uniforms.h"
 #include "kernels/cpu/float_access.h"
+#include "kernels/cpu/instruction_set.h"
 
 namespace xlmr::kernels::cpu {
 namespace {
@@ -9,7 +10,7 @@ namespace {
 // out[i] = uniforms[i] >= p ? values[i] * scale : 0 (out may be values). Vectorised (BUILD:
 // -fvect-cost-model=dynamic) and built per instruction set; a compare, a product and a select
 // round the same in all of them.
-__attribute__((target_clones("arch=x86-64-v4", "arch=haswell", "default")))
+XLMR_INSTRUCTION_SET_CLONES
 void KeepOrZero(const float* values, const float* uniforms, int64_t count, float p, float scale,
                 float* out) {
   for (int64_t i = 0; i < count; ++i) out[i] = uniforms[i] >= p ? values[i] * scale : 0.0f;

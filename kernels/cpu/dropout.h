@@ -12,8 +12,8 @@
 
 namespace xlmr::kernels::cpu {
 
-// [in] x f32|f16, 0 < p < 1. Returns y (x's shape and dtype): x * DropoutScale(p) in fp32 where
-// kept, else 0, rounded once. The same function applied to dy is the backward.
+// [in] x f32|f16|bf16, 0 < p < 1. Returns y (x's shape and dtype): x * DropoutScale(p) in fp32
+// where kept, else 0, rounded once. The same function applied to dy is the backward.
 Tensor DropoutApply(const Tensor& x, float p, const DropoutKey& key);
 
 }  // namespace xlmr::kernels::cpu

@@ -6,17 +6,10 @@
 #include <cstring>
 
 #include "framework/core/check.h"
-
-// The vector functions below carry target attributes instead of the whole file being built with
-// -mavx2 or -mavx512f: the binary keeps running on CPUs without them (they take a narrower path
-// or DropoutUniforms), and no floating-point code of the file changes with the instruction set.
-#define XLMR_TARGET_AVX2 __attribute__((target("avx2")))
-#define XLMR_TARGET_AVX512 __attribute__((target("avx512f")))
+#include "kernels/cpu/instruction_set.h"
 
 namespace xlmr::kernels::cpu {
 namespace {
-
-using dropout_uniforms_internal::Isa;
 
 // The Philox inputs of one dropout site, everything but the block index (counter word 0).
 struct DropoutSite {
@@ -195,20 +188,13 @@ struct VectorPath {
 
 constexpr int64_t kMaxStepElements = 64;
 
-VectorPath PathFor(Isa isa) {
+VectorPath PathFor(InstructionSet isa) {
   switch (isa) {
-    case Isa::kAvx512: return {16, BlockUniformsAvx512};
-    case Isa::kAvx2: return {8, BlockUniformsAvx2};
-    case Isa::kScalar: break;
+    case InstructionSet::kAvx512: return {16, BlockUniformsAvx512};
+    case InstructionSet::kAvx2: return {8, BlockUniformsAvx2};
+    case InstructionSet::kScalar: break;
   }
   return {0, nullptr};
-}
-
-Isa BestIsa() {
-  static const Isa best = dropout_uniforms_internal::CpuSupports(Isa::kAvx512) ? Isa::kAvx512
-                          : dropout_uniforms_internal::CpuSupports(Isa::kAvx2) ? Isa::kAvx2
-                                                                              : Isa::kScalar;
-  return best;
 }
 
 void CheckRange(int64_t begin, int64_t count) {
@@ -240,7 +226,8 @@ void RunVectorPath(const VectorPath& path, const DropoutKey& key, int64_t begin,
   }
 }
 
-void UniformsWith(Isa isa, const DropoutKey& key, int64_t begin, int64_t count, float* out) {
+void UniformsWith(InstructionSet isa, const DropoutKey& key, int64_t begin, int64_t count,
+                  float* out) {
   CheckRange(begin, count);
   if (count == 0) return;
   const VectorPath path = PathFor(isa);
@@ -254,21 +241,12 @@ void UniformsWith(Isa isa, const DropoutKey& key, int64_t begin, int64_t count, 
 }  // namespace
 
 void DropoutUniformsVectorized(const DropoutKey& key, int64_t begin, int64_t count, float* out) {
-  UniformsWith(BestIsa(), key, begin, count, out);
+  UniformsWith(WidestInstructionSet(), key, begin, count, out);
 }
 
 namespace dropout_uniforms_internal {
 
-bool CpuSupports(Isa isa) {
-  switch (isa) {
-    case Isa::kAvx512: return __builtin_cpu_supports("avx512f");
-    case Isa::kAvx2: return __builtin_cpu_supports("avx2");
-    case Isa::kScalar: return true;
-  }
-  return false;
-}
-
-void DropoutUniformsWith(Isa isa, const DropoutKey& key, int64_t begin, int64_t count,
+void DropoutUniformsWith(InstructionSet isa, const DropoutKey& key, int64_t begin, int64_t count,
                          float* out) {
   XLMR_CHECK(CpuSupports(isa)) << "this CPU lacks the instruction set asked for";
   UniformsWith(isa, key, begin, count, out);

@@ -14,6 +14,7 @@
 #include <cstdint>
 
 #include "framework/random/philox.h"
+#include "kernels/cpu/instruction_set.h"
 
 namespace xlmr::kernels::cpu {
 
@@ -24,14 +25,9 @@ void DropoutUniformsVectorized(const DropoutKey& key, int64_t begin, int64_t cou
 
 namespace dropout_uniforms_internal {
 
-// The instruction sets DropoutUniformsVectorized can use, for tests that check each one
-// against DropoutUniforms on a CPU that would pick only the best.
-enum class Isa { kScalar, kAvx2, kAvx512 };
-
-bool CpuSupports(Isa isa);
-
-// DropoutUniformsVectorized on the given instruction set; the CPU must support it (checked).
-void DropoutUniformsWith(Isa isa, const DropoutKey& key, int64_t begin, int64_t count,
+// DropoutUniformsVectorized on the given instruction set, for tests that check each one against
+// DropoutUniforms on a CPU that would pick only the widest; the CPU must support it (checked).
+void DropoutUniformsWith(InstructionSet isa, const DropoutKey& key, int64_t begin, int64_t count,
                          float* out);
 
 }  // namespace dropout_uniforms_internal

@@ -16,7 +16,7 @@ namespace xlmr::kernels::cpu {
 // Returns out [..., H] of out_dtype: row ids[i] of the table, rounded once.
 Tensor EmbeddingForward(const Tensor& table, const Tensor& ids, DType out_dtype);
 
-// [in] dy [..., H] f32|f16; ids as in the forward; padding_idx < 0 means none.
+// [in] dy [..., H] f32|f16|bf16; ids as in the forward; padding_idx < 0 means none.
 // [in,out] dtable [V, H] f32: row ids[i] += dy row i, except rows equal to padding_idx.
 void EmbeddingBackward(const Tensor& dy, const Tensor& ids, int64_t padding_idx, Tensor* dtable);
 

@@ -16,7 +16,7 @@
 
 namespace xlmr::kernels::cpu {
 
-// [in] q, k, v [B,S,H] f32|f16 (one dtype); key_mask [B,S] i32 (nonzero = real token).
+// [in] q, k, v [B,S,H] f32|f16|bf16 (one dtype); key_mask [B,S] i32 (nonzero = real token).
 // [out] context: set to a new [B,S,H] tensor of q's dtype; logsumexp: set to a new
 // [B,heads,S] f32 tensor.
 void FusedAttentionForward(const Tensor& q, const Tensor& k, const Tensor& v,

@@ -4,11 +4,10 @@
 
 #include <cmath>
 
-// As in dropout_uniforms.cc: the AVX2 functions carry a target attribute, so the binary still
-// runs on CPUs without AVX2 (they take the scalar path). FMA is deliberately not enabled: a
-// fused multiply-add rounds once where the scalar path rounds twice.
-#define XLMR_TARGET_AVX2 __attribute__((target("avx2")))
-#define XLMR_TARGET_AVX512 __attribute__((target("avx512f")))
+#include "kernels/cpu/instruction_set.h"
+
+// The vector paths enable no FMA (instruction_set.h's target macros): a fused multiply-add
+// rounds once where the scalar path rounds twice.
 
 namespace xlmr::kernels::cpu {
 namespace {
@@ -137,11 +136,6 @@ namespace gelu_internal {
 float Erf(float z) { return std::copysign(EvaluateAbs(std::fabs(z)).erf_abs, z); }
 float ExpNegSquare(float z) { return EvaluateAbs(std::fabs(z)).exp_neg_square; }
 
-bool HasAvx2() {
-  static const bool has_avx2 = __builtin_cpu_supports("avx2");
-  return has_avx2;
-}
-
 void GeluForwardScalar(const float* x, int64_t n, float* y) {
   for (int64_t i = 0; i < n; ++i) y[i] = GeluScalar(x[i]);
 }
@@ -176,11 +170,6 @@ XLMR_TARGET_AVX2 void GeluBackwardAvx2(const float* dy, const float* x, int64_t 
   GeluBackwardScalar(dy + vector_end, x + vector_end, n - vector_end, dx + vector_end);
 }
 
-bool HasAvx512() {
-  static const bool has_avx512 = __builtin_cpu_supports("avx512f");
-  return has_avx512;
-}
-
 // Sixteen lanes at a time; the rest (fewer than 16) through the AVX2 path, which gives the
 // same bits and leaves its own remainder to the scalar path.
 XLMR_TARGET_AVX512 void GeluForwardAvx512(const float* x, int64_t n, float* y) {
@@ -213,22 +202,18 @@ XLMR_TARGET_AVX512 void GeluBackwardAvx512(const float* dy, const float* x, int6
 }  // namespace gelu_internal
 
 void GeluForwardF32(const float* x, int64_t n, float* y) {
-  if (gelu_internal::HasAvx512()) {
-    gelu_internal::GeluForwardAvx512(x, n, y);
-  } else if (gelu_internal::HasAvx2()) {
-    gelu_internal::GeluForwardAvx2(x, n, y);
-  } else {
-    gelu_internal::GeluForwardScalar(x, n, y);
+  switch (WidestInstructionSet()) {
+    case InstructionSet::kAvx512: return gelu_internal::GeluForwardAvx512(x, n, y);
+    case InstructionSet::kAvx2: return gelu_internal::GeluForwardAvx2(x, n, y);
+    case InstructionSet::kScalar: return gelu_internal::GeluForwardScalar(x, n, y);
   }
 }
 
 void GeluBackwardF32(const float* dy, const float* x, int64_t n, float* dx) {
-  if (gelu_internal::HasAvx512()) {
-    gelu_internal::GeluBackwardAvx512(dy, x, n, dx);
-  } else if (gelu_internal::HasAvx2()) {
-    gelu_internal::GeluBackwardAvx2(dy, x, n, dx);
-  } else {
-    gelu_internal::GeluBackwardScalar(dy, x, n, dx);
+  switch (WidestInstructionSet()) {
+    case InstructionSet::kAvx512: return gelu_internal::GeluBackwardAvx512(dy, x, n, dx);
+    case InstructionSet::kAvx2: return gelu_internal::GeluBackwardAvx2(dy, x, n, dx);
+    case InstructionSet::kScalar: return gelu_internal::GeluBackwardScalar(dy, x, n, dx);
   }
 }
 

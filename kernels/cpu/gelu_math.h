@@ -35,10 +35,8 @@ float Erf(float z);
 float ExpNegSquare(float z);
 
 // The paths of the array functions, so that a test can compare them bit for bit. The AVX2
-// ones may be called only when HasAvx2(), the AVX-512 ones only when HasAvx512() (a CPU with
-// AVX-512 has AVX2).
-bool HasAvx2();
-bool HasAvx512();
+// ones may be called only when CpuSupports(InstructionSet::kAvx2), the AVX-512 ones only when
+// CpuSupports(InstructionSet::kAvx512) (instruction_set.h; a CPU with AVX-512 has AVX2).
 void GeluForwardScalar(const float* x, int64_t n, float* y);
 void GeluBackwardScalar(const float* dy, const float* x, int64_t n, float* dx);
 void GeluForwardAvx2(const float* x, int64_t n, float* y);

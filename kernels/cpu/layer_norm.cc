@@ -5,20 +5,20 @@
 #include <vector>
 
 #include "kernels/cpu/float_access.h"
+#include "kernels/cpu/instruction_set.h"
 #include "kernels/cpu/lane_sums.h"
 
 namespace xlmr::kernels::cpu {
 namespace {
 
-// Each function below is built per instruction set (AVX-512, AVX2, plain x86-64) and its loops
-// vectorise (BUILD: -fvect-cost-model=dynamic, -ffp-contract=off). Every clone performs the same
+// Each function below is built per instruction set (XLMR_INSTRUCTION_SET_CLONES: AVX-512, AVX2,
+// plain x86-64) and its loops vectorise (BUILD: -fvect-cost-model=dynamic, -ffp-contract=off). Every clone performs the same
 // roundings in the same order, so all three give the same bits:
 // - the row sums run in double in the lane order of lane_sums.h (the loops below write the lanes
 //   out so that the compiler sees them);
 // - the column sums of the parameter gradients keep one running double per column, adding the
 //   rows in order (vectorised across columns);
 // - everything else is element by element.
-#define XLMR_LAYER_NORM_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=haswell", "default")))
 
 struct RowStatistics {
   float mean;
@@ -28,7 +28,7 @@ struct RowStatistics {
 // Biased variance (divide by H) and eps inside the square root, as torch. The sums run in
 // double so that the result is limited by fp32 storage, not by summation error. Writes
 // out = (row - mean) * rstd * gamma + beta.
-XLMR_LAYER_NORM_CLONES
+XLMR_INSTRUCTION_SET_CLONES
 RowStatistics NormaliseRow(const float* row, const float* gamma, const float* beta, int64_t width,
                            float eps, float* out) {
   double lanes[kSumLanes] = {};
@@ -60,7 +60,7 @@ RowStatistics NormaliseRow(const float* row, const float* gamma, const float* be
 
 // One row of dx = rstd * (g - mean_j(g) - xhat * mean_j(g * xhat)), g = dy * gamma,
 // xhat = (x - mean) * rstd as the forward computed it. grad: scratch of width floats.
-XLMR_LAYER_NORM_CLONES
+XLMR_INSTRUCTION_SET_CLONES
 void InputGradRow(const float* x_row, const float* dy_row, const float* gamma, float row_mean,
                   float row_rstd, int64_t width, float* grad, float* out) {
   for (int64_t j = 0; j < width; ++j) grad[j] = dy_row[j] * gamma[j];
@@ -104,7 +104,7 @@ void LayerNormInputGradRows(const Tensor& dy, const Tensor& x, const Tensor& gam
 }
 
 // dgamma_sum[j] += dy * xhat and dbeta_sum[j] += dy for one row's `columns` columns.
-XLMR_LAYER_NORM_CLONES
+XLMR_INSTRUCTION_SET_CLONES
 void AccumulateParamGradRow(const float* x_row, const float* dy_row, float row_mean,
                             float row_rstd, int64_t columns, double* dgamma_sum,
                             double* dbeta_sum) {

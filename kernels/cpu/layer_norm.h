@@ -10,12 +10,12 @@
 
 namespace xlmr::kernels::cpu {
 
-// [in] x [rows..., H] f32|f16; gamma, beta [H] f32.
+// [in] x [rows..., H] f32|f16|bf16; gamma, beta [H] f32.
 // [out] y [rows..., H] of out_dtype; mean, rstd [rows] f32 (new tensors, assigned).
 void LayerNormForward(const Tensor& x, const Tensor& gamma, const Tensor& beta, float eps,
                       DType out_dtype, Tensor* y, Tensor* mean, Tensor* rstd);
 
-// [in] dy, x [rows..., H] f32|f16; gamma [H] f32; mean, rstd [rows] f32 from the forward.
+// [in] dy, x [rows..., H] f32|f16|bf16; gamma [H] f32; mean, rstd [rows] f32 from the forward.
 // [in,out] dgamma, dbeta [H] f32 (+=). Returns dx [rows..., H] of x's dtype.
 Tensor LayerNormBackward(const Tensor& dy, const Tensor& x, const Tensor& gamma, const Tensor& mean,
                          const Tensor& rstd, Tensor* dgamma, Tensor* dbeta);

@@ -6,6 +6,7 @@
 
 #include "kernels/cpu/float_access.h"
 #include "kernels/cpu/gemm.h"
+#include "kernels/cpu/instruction_set.h"
 
 namespace xlmr::kernels::cpu {
 namespace {
@@ -31,7 +32,7 @@ void BroadcastBiasRows(const Tensor& bias, int64_t rows, float* y) {
 // sums[j] = sum of column j of dy [rows, width] for j < columns (<= kColumnBlock), over the
 // rows in order, in double. Vectorised across the columns (each column's additions keep their
 // order), built per instruction set; every clone rounds the same.
-__attribute__((target_clones("arch=x86-64-v4", "arch=haswell", "default")))
+XLMR_INSTRUCTION_SET_CLONES
 void SumColumnBlock(const float* dy, int64_t rows, int64_t width, int64_t columns, double* sums) {
   double running[kColumnBlock] = {};
   if (columns == kColumnBlock) {  // a constant trip count: the whole row of the block at once

@@ -10,12 +10,13 @@
 
 namespace xlmr::kernels::cpu {
 
-// [in] x [..., in] f32|f16, weight [out, in] f32|f16, bias [out] f32|f16 or undefined.
+// [in] x [..., in] f32|f16|bf16, weight [out, in] f32|f16|bf16, bias [out] f32|f16|bf16 or
+// undefined.
 // Returns y [..., out] of out_dtype: fp32 GEMM of the exact fp32 values, bias added in fp32,
 // one rounding to out_dtype.
 Tensor LinearForward(const Tensor& x, const Tensor& weight, const Tensor& bias, DType out_dtype);
 
-// [in] dy [..., out], x [..., in], weight [out, in] (f32|f16 each).
+// [in] dy [..., out], x [..., in], weight [out, in] (f32|f16|bf16 each).
 // [in,out] dweight [out, in] f32 += dy^T x;  dbias [out] f32 (may be null) += column sums of dy.
 // Returns dx [..., in] = dy * weight, rounded once to dx_dtype.
 Tensor LinearBackward(const Tensor& dy, const Tensor& x, const Tensor& weight, Tensor* dweight,

@@ -15,18 +15,18 @@
 
 namespace xlmr::kernels::cpu {
 
-// [in] logits [N,C] f32|f16; labels [N] i32 in [0, C) or -100 (ignored; checked, fatal).
+// [in] logits [N,C] f32|f16|bf16; labels [N] i32 in [0, C) or -100 (ignored; checked, fatal).
 // Returns the sum over non-ignored rows of logsumexp(row) - row[label], and their count.
 LossTotals CrossEntropyLossSum(const Tensor& logits, const Tensor& labels);
 // Returns dlogits [N,C] f32 = scale * (softmax(row) - onehot(label)); ignored rows are 0.
 Tensor CrossEntropyBackward(const Tensor& logits, const Tensor& labels, float scale);
 
-// [in] predictions [N,C] f32|f16; targets [N,C] f32. Returns sum (p - t)^2 and N*C.
+// [in] predictions [N,C] f32|f16|bf16; targets [N,C] f32. Returns sum (p - t)^2 and N*C.
 LossTotals MseLossSum(const Tensor& predictions, const Tensor& targets);
 // Returns dpredictions [N,C] f32 = (2 * scale) * (p - t).
 Tensor MseBackward(const Tensor& predictions, const Tensor& targets, float scale);
 
-// [in] logits [N,C] f32|f16; targets [N,C] f32 in [0, 1]. Returns the sum of
+// [in] logits [N,C] f32|f16|bf16; targets [N,C] f32 in [0, 1]. Returns the sum of
 // max(x, 0) - x * t + log1p(exp(-|x|)) and N*C.
 LossTotals BceWithLogitsLossSum(const Tensor& logits, const Tensor& targets);
 // Returns dlogits [N,C] f32 = (sigmoid(x) - t) * scale.

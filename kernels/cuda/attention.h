@@ -1,6 +1,6 @@
 // CUDA kernels of masked multi-head self-attention (the part of Hugging Face's eager
 // XLMRobertaSelfAttention after the Q/K/V projections): the GPU twin of
-// kernels/cpu/attention.h, with the same contract and the same fp16 rounding points.
+// kernels/cpu/attention.h, with the same contract and the same f16/bf16 rounding points.
 //
 // Called through ops::Attention / ops::AttentionBackward (framework/ops/attention.h), which
 // check the shapes and dtypes documented there and state the numerics; these kernels assume
@@ -19,8 +19,8 @@
 // Workspace (MemoryCategory::kWorkspace), beyond the results: at most two head-major copies
 // (2 * B * S * H elements of q's dtype) at any time, and [B, heads, S, S] tensors in q's dtype:
 // forward, the dropped probabilities (none for f32 without dropout: P v reads probs); backward,
-// d_scores and the dropped probabilities (again none for f32 without dropout). So with f16
-// inputs the only fp32 [B, heads, S, S] tensor is probs.
+// d_scores and the dropped probabilities (again none for f32 without dropout). So with f16 or
+// bf16 inputs the only fp32 [B, heads, S, S] tensor is probs.
 // All work is queued on CudaContext::Current().compute_stream() (asynchronous).
 // Gradient convention: no parameters; dq, dk, dv are RETURNED (new tensors, `=`).
 #ifndef XLMR_KERNELS_CUDA_ATTENTION_H_
@@ -31,8 +31,8 @@
 
 namespace xlmr::kernels::cuda {
 
-// [in] q, k, v [B,S,H] f32|f16 (one dtype), Device::kCuda; key_mask [B,S] i32 on the device
-// (nonzero = real token).
+// [in] q, k, v [B,S,H] f32|f16|bf16 (one dtype), Device::kCuda; key_mask [B,S] i32 on the
+// device (nonzero = real token).
 // [out] context: set to a new [B,S,H] tensor of q's dtype; probs: set to a new [B,heads,S,S]
 // f32 tensor holding the softmax before dropout (padding keys exactly 0).
 void AttentionForward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& key_mask,

@@ -1,6 +1,6 @@
-// Floating-point dtype conversion on the GPU: makes the fp16 working copy of the fp32 master
-// weights, widens fp16/bf16 results back to fp32, and copies strided batches of matrices between
-// layouts (the GEMM's aligned fallback, gemm.cc). Plain C++ header (the kernels are in cast.cu).
+// Floating-point dtype conversion on the GPU: makes the f16 or bf16 working copy of the fp32
+// master weights, widens f16/bf16 results back to fp32, and copies strided batches of matrices
+// between layouts (the GEMM's staging, gemm.cc). Plain C++ header (the kernels are in cast.cu).
 #ifndef XLMR_KERNELS_CUDA_CAST_H_
 #define XLMR_KERNELS_CUDA_CAST_H_
 

@@ -9,14 +9,14 @@
 
 namespace xlmr::kernels::cuda {
 
-// [in] a, b: same shape, f32|f16 each (the dtypes may differ), Device::kCuda.
-// Returns a + b, one fp32 addition per element rounded once to out_dtype (f32|f16), as a new
-// kActivations CUDA tensor: bit for bit what kernels::cpu::AddForward computes.
+// [in] a, b: same shape, f32|f16|bf16 each (the dtypes may differ), Device::kCuda.
+// Returns a + b, one fp32 addition per element rounded once to out_dtype (f32|f16|bf16), as a
+// new kActivations CUDA tensor: bit for bit what kernels::cpu::AddForward computes.
 Tensor AddForward(const Tensor& a, const Tensor& b, DType out_dtype);
 
-// [in] x f32|f16. [out] out: a CUDA tensor of x's shape, f32|f16, not overlapping x (e.g. a view
-// into the fp16 weight buffer); every element is overwritten with x rounded once to out's dtype
-// (CastTensor of cast.h), bit for bit kernels::cpu::CastInto.
+// [in] x f32|f16|bf16. [out] out: a CUDA tensor of x's shape, f32|f16|bf16, not overlapping x
+// (e.g. a view into the f16 or bf16 weight buffer); every element is overwritten with x rounded
+// once to out's dtype (CastTensor of cast.h), bit for bit kernels::cpu::CastInto.
 void CastInto(const Tensor& x, Tensor* out);
 
 }  // namespace xlmr::kernels::cuda

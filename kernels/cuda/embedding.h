@@ -22,11 +22,11 @@
 namespace xlmr::kernels::cuda {
 
 // [in] table [V, H] f32; ids [...] i32, each in [0, V); both CUDA.
-// Returns out [..., H] of out_dtype (f32|f16), a new kActivations tensor: out[i, :] =
+// Returns out [..., H] of out_dtype (f32|f16|bf16), a new kActivations tensor: out[i, :] =
 // table[ids[i], :], each value rounded once.
 Tensor EmbeddingForward(const Tensor& table, const Tensor& ids, DType out_dtype);
 
-// [in] dy [..., H] f32|f16 (ids' shape plus H); ids as in the forward; padding_idx < 0: none.
+// [in] dy [..., H] f32|f16|bf16 (ids' shape plus H); ids as in the forward; padding_idx < 0: none.
 // [in,out] dtable [V, H] f32 CUDA: dtable[ids[i], :] += dy[i, :] for every i with
 // ids[i] != padding_idx.
 void EmbeddingBackward(const Tensor& dy, const Tensor& ids, int64_t padding_idx, Tensor* dtable);

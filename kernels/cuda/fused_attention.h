@@ -32,8 +32,9 @@ inline constexpr int64_t kFusedAttentionHeadDim = 64;
 // fused attention on CUDA only then.
 bool FusedAttentionFitsCurrentDevice(DType dtype);
 
-// [in] q, k, v [B,S,H] f32|f16 (one dtype), Device::kCuda, H / num_heads ==
-// kFusedAttentionHeadDim; key_mask [B,S] i32 on the device (nonzero = real token).
+// [in] q, k, v [B,S,H] f32|f16 (one dtype; no bf16 kernel: framework/ops' FusedAttentionSupported
+// sends bf16 to eager attention), Device::kCuda, H / num_heads == kFusedAttentionHeadDim;
+// key_mask [B,S] i32 on the device (nonzero = real token).
 // [out] context: set to a new [B,S,H] tensor of q's dtype; logsumexp: set to a new
 // [B,heads,S] f32 tensor.
 void FusedAttentionForward(const Tensor& q, const Tensor& k, const Tensor& v,

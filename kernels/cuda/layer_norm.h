@@ -21,14 +21,14 @@ namespace xlmr::kernels::cuda {
 // the result do not depend on the GPU).
 inline constexpr int64_t kLayerNormRowsPerChunk = 128;
 
-// [in] x [rows..., H] f32|f16; gamma, beta [H] f32; all CUDA; eps > 0; out_dtype f32|f16.
+// [in] x [rows..., H] f32|f16|bf16; gamma, beta [H] f32; all CUDA; eps > 0; out_dtype f32|f16|bf16.
 // [out] y [rows..., H] of out_dtype: (x - mean) * rstd * gamma + beta, rounded once;
 //       mean, rstd [rows] f32 (1 / sqrt(biased variance + eps)). New kActivations tensors,
 //       assigned to *y, *mean, *rstd.
 void LayerNormForward(const Tensor& x, const Tensor& gamma, const Tensor& beta, float eps,
                       DType out_dtype, Tensor* y, Tensor* mean, Tensor* rstd);
 
-// [in] dy, x [rows..., H] f32|f16 (same shape); gamma [H] f32; mean, rstd [rows] f32 from the
+// [in] dy, x [rows..., H] f32|f16|bf16 (same shape); gamma [H] f32; mean, rstd [rows] f32 from the
 // forward; all CUDA. [in,out] dgamma, dbeta [H] f32 CUDA: += sum over rows of dy * xhat and dy.
 // Returns dx [rows..., H] of x's dtype: rstd * (g - mean_j(g) - xhat * mean_j(g * xhat)),
 // g = dy * gamma. Uses 2 * ceil(rows / kLayerNormRowsPerChunk) * H floats of kWorkspace memory.

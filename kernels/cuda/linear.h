@@ -6,10 +6,11 @@
 // assume them, and every tensor is on Device::kCuda.
 // Gradient convention: dweight and dbias are ACCUMULATED (+=); dx is RETURNED (new tensor).
 //
-// Numerics: products accumulate in fp32 (fp16 x fp16 on tensor cores; f32 x f32 in true fp32,
-// no TF32), the fp32 bias is added in fp32, and each output is rounded once. When the two
-// operands of a product differ in dtype (f32 and f16), the f16 one is first widened exactly to
-// f32, as the CPU kernel does; the model casts both to the matmul dtype, so this path is rare.
+// Numerics: products accumulate in fp32 (f16 x f16 and bf16 x bf16 on tensor cores; f32 x f32
+// in true fp32, no TF32), the bias (of any of the three dtypes) is added in fp32, and each
+// output is rounded once. When the two operands of a product differ in dtype (f32 and a half
+// dtype), the half one is first widened exactly to f32, as the CPU kernel does; the model casts
+// both to the matmul dtype, so this path is rare.
 // Results differ from the CPU's only by the order of the fp32 sums.
 // All work is queued on CudaContext::Current().compute_stream().
 #ifndef XLMR_KERNELS_CUDA_LINEAR_H_
@@ -19,12 +20,13 @@
 
 namespace xlmr::kernels::cuda {
 
-// [in] x [..., in] f32|f16, weight [out, in] f32|f16, bias [out] f32|f16 or undefined.
+// [in] x [..., in] f32|f16|bf16, weight [out, in] f32|f16|bf16, bias [out] f32|f16|bf16 or
+// undefined.
 // Returns y [..., out] of out_dtype (a new kActivations tensor): one fp32 GEMM with the bias
 // fused into its epilogue, rounded once to out_dtype.
 Tensor LinearForward(const Tensor& x, const Tensor& weight, const Tensor& bias, DType out_dtype);
 
-// [in] dy [..., out], x [..., in], weight [out, in] (f32|f16 each).
+// [in] dy [..., out], x [..., in], weight [out, in] (f32|f16|bf16 each).
 // [in,out] dweight [out, in] f32 += dy^T x (the GEMM accumulates into it with beta = 1, so
 //          micro-steps sum straight into the gradient buffer).
 // [in,out] dbias [out] f32 (may be null) += column sums of dy, summed in fp32 in a fixed order

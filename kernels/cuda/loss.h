@@ -1,6 +1,6 @@
 // CUDA kernels of the training criteria (softmax cross-entropy, mean squared error, binary
 // cross-entropy with logits): the GPU twin of kernels/cpu/loss.h, with the same contract.
-// Everything is computed in fp32 from the exact values of f32|f16 inputs; per-term losses are
+// Everything is computed in fp32 from the exact values of f32|f16|bf16 inputs; per-term losses are
 // fp32 and summed in double by a two-level reduction whose shape depends only on the element
 // count, so a sum is reproducible run to run (it differs from the CPU's sequential double sum
 // only by summation order).
@@ -25,19 +25,19 @@ namespace xlmr::kernels::cuda {
 
 // A summed loss and how many terms it has: the CPU backend's struct, so the ops layer sees one.
 
-// [in] logits [N,C] f32|f16, Device::kCuda; labels [N] i32 on the device, in [0, C) or -100
+// [in] logits [N,C] f32|f16|bf16, Device::kCuda; labels [N] i32 on the device, in [0, C) or -100
 // (ignored). Returns the sum over non-ignored rows of logsumexp(row) - row[label], and their
 // count.
 LossTotals CrossEntropyLossSum(const Tensor& logits, const Tensor& labels);
 // Returns dlogits [N,C] f32 = scale * (softmax(row) - onehot(label)); ignored rows are 0.
 Tensor CrossEntropyBackward(const Tensor& logits, const Tensor& labels, float scale);
 
-// [in] predictions [N,C] f32|f16; targets [N,C] f32. Returns sum (p - t)^2 and N*C.
+// [in] predictions [N,C] f32|f16|bf16; targets [N,C] f32. Returns sum (p - t)^2 and N*C.
 LossTotals MseLossSum(const Tensor& predictions, const Tensor& targets);
 // Returns dpredictions [N,C] f32 = (2 * scale) * (p - t).
 Tensor MseBackward(const Tensor& predictions, const Tensor& targets, float scale);
 
-// [in] logits [N,C] f32|f16; targets [N,C] f32 in [0, 1]. Returns the sum of
+// [in] logits [N,C] f32|f16|bf16; targets [N,C] f32 in [0, 1]. Returns the sum of
 // max(x, 0) - x * t + log1p(exp(-|x|)) and N*C.
 LossTotals BceWithLogitsLossSum(const Tensor& logits, const Tensor& targets);
 // Returns dlogits [N,C] f32 = (sigmoid(x) - t) * scale.

@@ -92,7 +92,7 @@ struct RunGroup {
 };
 static_assert(sizeof(RunGroup) <= 4000, "kernel parameters are limited to 4 KiB");
 
-// ATen's scalar-weight lerp, as framework/optim's TorchLerp.
+// ATen's scalar-weight lerp, as kernels/cpu/optim.cc's AdamWUpdateRange evaluates it.
 __device__ __forceinline__ float TorchLerp(float self, float end, float weight) {
   const float diff = __fsub_rn(end, self);
   return fabsf(weight) < 0.5f ? __fmaf_rn(weight, diff, self)
@@ -108,7 +108,7 @@ __device__ __forceinline__ void StoreRounded(__nv_bfloat16* out, float value) {
 // writes none (half_param is null).
 template <typename H>
 __global__ void __launch_bounds__(kThreadsPerBlock)
-    AdamWKernel(const AdamWScalars s, const __grid_constant__ RunGroup group,
+    AdamWKernel(const AdamWStepScalars s, const __grid_constant__ RunGroup group,
                 float* __restrict__ param, const float* __restrict__ grad,
                 float* __restrict__ exp_avg, float* __restrict__ exp_avg_sq,
                 H* __restrict__ half_param) {
@@ -272,8 +272,9 @@ __global__ void __launch_bounds__(kThreadsPerBlock)
 
 }  // namespace
 
-void AdamWStep(const AdamWScalars& scalars, const std::vector<AdamWDecayRun>& runs, Tensor& param,
-               const Tensor& grad, Tensor& exp_avg, Tensor& exp_avg_sq, Tensor* half_param) {
+void AdamWStep(const AdamWStepScalars& scalars, const std::vector<AdamWDecayRun>& runs,
+               Tensor& param, const Tensor& grad, Tensor& exp_avg, Tensor& exp_avg_sq,
+               Tensor* half_param) {
   constexpr const char* kFn = "AdamWStep";
   CheckDeviceF32(kFn, "param", param);
   CheckDeviceF32(kFn, "grad", grad);

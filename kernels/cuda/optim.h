@@ -1,12 +1,9 @@
 // The optimizer-step passes over the flat fp32 buffers of a ParameterStore, on the GPU: the fp16
 // unscale + inf/NaN check, the sum of squares behind the global gradient norm, the clipping
-// multiply, and AdamW (fused with the refresh of the fp16 working copy). Each mirrors a CPU
-// range function of framework/{amp,optim} element for element, with the same roundings, so the
-// results are bit for bit the CPU's (the norm aside: see SumOfSquares).
-//
-// framework/optim and framework/amp call these for CUDA tensors; they cannot be named here
-// (they depend on this target), so the AdamW scalars and decay runs are restated below and
-// converted field by field in framework/optim/adamw.cc.
+// multiply, and AdamW (fused with the refresh of the f16/bf16 working copy). The CUDA twin of
+// kernels/cpu/optim.h, called through framework/ops/optim.h: each pass mirrors the CPU's range
+// function element for element, with the same roundings, so the results are bit for bit the
+// CPU's (the norm aside: see SumOfSquares).
 //
 // Plain C++ header. All work is queued on CudaContext::Current().compute_stream(); functions that
 // return a value computed on the device wait for that stream.
@@ -17,28 +14,11 @@
 #include <vector>
 
 #include "framework/tensor/tensor.h"
+#include "kernels/common/adamw_step.h"
 
 namespace xlmr::kernels::cuda {
 
-// framework/optim's AdamWStepScalars: the per-step constants, already rounded to float.
-struct AdamWScalars {
-  float decay_factor = 1.0f;           // float(1 - lr * weight_decay)
-  float lerp_weight = 0.0f;            // float(1 - beta1)
-  float beta2 = 0.0f;                  // float(beta2)
-  float one_minus_beta2 = 0.0f;        // float(1 - beta2)
-  float bias_correction2_sqrt = 1.0f;  // float((1 - beta2^t) ** 0.5)
-  float eps = 0.0f;                    // float(eps)
-  float neg_step_size = 0.0f;          // float(-(lr / (1 - beta1^t)))
-};
-
-// framework/optim's AdamWSegment: elements [offset, offset + size) all decay, or all do not.
-struct AdamWDecayRun {
-  int64_t offset = 0;
-  int64_t size = 0;
-  bool decay = false;
-};
-
-// One AdamW update of every element covered by `runs`, exactly framework/optim's
+// One AdamW update of every element covered by `runs`, exactly kernels/cpu/optim.h's
 // AdamWUpdateRange per run (the same two fused multiply-adds, every other product, quotient,
 // square root and sum rounded on its own; decay_factor applied only where run.decay).
 //   [in]     runs: in increasing offset order, non-overlapping, inside [0, param.numel());
@@ -51,31 +31,32 @@ struct AdamWDecayRun {
 // Asynchronous. The runs travel as kernel arguments (up to kRunsPerLaunch per launch), so no
 // table is uploaded and nothing synchronises: XLM-R large with weight decay (about 300 runs)
 // takes two launches.
-void AdamWStep(const AdamWScalars& scalars, const std::vector<AdamWDecayRun>& runs, Tensor& param,
-               const Tensor& grad, Tensor& exp_avg, Tensor& exp_avg_sq, Tensor* half_param);
+void AdamWStep(const AdamWStepScalars& scalars, const std::vector<AdamWDecayRun>& runs,
+               Tensor& param, const Tensor& grad, Tensor& exp_avg, Tensor& exp_avg_sq,
+               Tensor* half_param);
 
-// framework/amp's UnscaleAndCheckFiniteRange over all of `grads` ([n] F32, Device::kCuda): one
-// pass multiplying every value by inv_scale (non-finite ones too) and noting whether any was
-// inf or NaN before the multiply. Returns true when all were finite. Waits for the stream (the
+// kernels/cpu/optim.h's UnscaleAndCheckFiniteRange over all of `grads` ([n] F32,
+// Device::kCuda): one pass multiplying every value by inv_scale (non-finite ones too) and
+// noting whether any was inf or NaN before the multiply. Returns true when all were finite. Waits for the stream (the
 // answer decides on the host whether the step runs).
 bool UnscaleAndCheckFinite(Tensor& grads, float inv_scale);
 
-// framework/amp's AllFiniteRange: true when every value of `values` ([n] F32, Device::kCuda) is
-// finite. Reads only. Waits for the stream.
+// kernels/cpu/optim.h's AllFiniteRange: true when every value of `values` ([n] F32,
+// Device::kCuda) is finite. Reads only. Waits for the stream.
 bool AllFinite(const Tensor& values);
 
 // Sum of v^2 over `values` ([n] F32, Device::kCuda), accumulated in double (each square is exact
 // in double), with a fixed two-stage reduction: a grid of min(ceil(n / 256), 1024) blocks whose
 // shape depends on n only, each thread summing a grid stride in index order, a fixed tree per
 // block, then one block summing the partials in a fixed order. Deterministic: the same input
-// gives the same bits on every run and every GPU. The order differs from framework/optim's
-// SumOfSquaresRange (one running double sum in index order), so the two may differ by rounding:
+// gives the same bits on every run and every GPU. The order differs from kernels/cpu/optim.h's
+// SumOfSquaresRange (blocks of interleaved partial sums), so the two may differ by rounding:
 // both are within (n - 1) * 2^-53 relative of the exact sum (all terms are >= 0), far below the
 // float32 rounding the norm then gets. Infinite or NaN values give inf or NaN. 0 for n == 0.
 // Waits for the stream.
 double SumOfSquares(const Tensor& values);
 
-// values[i] *= factor (rounded once, as the CPU loop of framework/optim's ClipGradNorm).
+// values[i] *= factor (rounded once, as kernels/cpu/optim.h's ScaleRange).
 // [in,out] values: [n] F32, Device::kCuda. Asynchronous.
 void ScaleInPlace(Tensor& values, float factor);
 

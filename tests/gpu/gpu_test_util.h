@@ -48,7 +48,7 @@ class GpuTest : public ::testing::Test {
   void SetUp() override;
 };
 
-// A CPU tensor of `shape` and `dtype` (f32|f16) with values offset + scale * N(0, 1), rounded
+// A CPU tensor of `shape` and `dtype` (f32|f16|bf16) with values offset + scale * N(0, 1), rounded
 // once to dtype; the same seed gives the same values.
 Tensor RandomTensor(const Shape& shape, DType dtype, uint32_t seed, float scale = 1.0f,
                     float offset = 0.0f);

@@ -1,5 +1,5 @@
-// kernels/cuda/optim.h against the CPU passes of framework/optim and framework/amp, called the
-// way the trainer calls them (AdamW::Step, GlobalL2Norm, ClipGradNorm, DynamicLossScaler on a
+// kernels/cuda/optim.h against its CPU twin kernels/cpu/optim.h, called the way the trainer
+// calls them (AdamW::Step, GlobalL2Norm, ClipGradNorm, DynamicLossScaler on a
 // CUDA ParameterStore) and directly where a contract detail needs it (gaps between AdamW runs,
 // the sum of squares at sizes around the reduction's block and grid limits).
 //
@@ -44,6 +44,7 @@
 #include "framework/tensor/parameter_store.h"
 #include "framework/tensor/tensor.h"
 #include "gtest/gtest.h"
+#include "kernels/cpu/optim.h"
 #include "tests/gpu/gpu_test_util.h"
 
 namespace xlmr::kernels::cuda {
@@ -231,20 +232,12 @@ TEST_F(CudaOptimTest, AdamWStepUpdatesOnlyItsRunsAndSkipsEmptyOnes) {
 
   optim::AdamWOptions options;
   options.weight_decay = 0.1;
-  const optim::AdamWStepScalars s = optim::ComputeAdamWStepScalars(options, 1e-3, 3);
-  AdamWScalars scalars;
-  scalars.decay_factor = s.decay_factor;
-  scalars.lerp_weight = s.lerp_weight;
-  scalars.beta2 = s.beta2;
-  scalars.one_minus_beta2 = s.one_minus_beta2;
-  scalars.bias_correction2_sqrt = s.bias_correction2_sqrt;
-  scalars.eps = s.eps;
-  scalars.neg_step_size = s.neg_step_size;
-  AdamWStep(scalars, runs, gpu_param, GpuTensor(grad), gpu_m, gpu_v, &half);
+  const AdamWStepScalars s = optim::ComputeAdamWStepScalars(options, 1e-3, 3);
+  AdamWStep(s, runs, gpu_param, GpuTensor(grad), gpu_m, gpu_v, &half);
 
   for (const AdamWDecayRun& run : runs) {
-    optim::AdamWUpdateRange(s, run.decay, &param[run.offset], &grad[run.offset], &m[run.offset],
-                            &v[run.offset], run.size);
+    cpu::AdamWUpdateRange(s, run.decay, &param[run.offset], &grad[run.offset], &m[run.offset],
+                          &v[run.offset], run.size);
   }
   ExpectWithinUlps("parameters (gaps unchanged)", gpu_param.ToFloatVector(), param, 1);
   ExpectWithinUlps("exp_avg (gaps unchanged)", gpu_m.ToFloatVector(), m, 0);
@@ -319,7 +312,7 @@ TEST_F(CudaOptimTest, SumOfSquaresMatchesCpuWithinTheSummationBound) {
     SCOPED_TRACE("n = " + std::to_string(n));
     const std::vector<float> values = RandomFloats(n, 40 + static_cast<uint32_t>(n % 1000), 1e-2f);
     const Tensor gpu = GpuTensor(values);
-    const double cpu_sum = optim::SumOfSquaresRange(values.data(), n);
+    const double cpu_sum = cpu::SumOfSquaresRange(values.data(), n);
     const double gpu_sum = SumOfSquares(gpu);
     const double relative = 2.0 * static_cast<double>(std::max<int64_t>(n - 1, 0)) *
                             std::ldexp(1.0, -53);

@@ -5,7 +5,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -105,62 +104,6 @@ TEST(AdamWTest, MatchesTorchAdamWTrajectories) {
   const json golden = ReadJson(kGolden);
   ASSERT_EQ(golden.at("cases").size(), 2u);
   for (const json& golden_case : golden.at("cases")) RunGoldenCase(golden_case);
-}
-
-// The update as adamw.h states it, one element at a time in plain scalar code (this file is
-// built without -mfma, so the compiler cannot contract anything here). AdamWUpdateRange is
-// vectorised and built per instruction set; it must give these bits exactly, for both of
-// torch's lerp formulas, with and without decay, through its vector body and its tail.
-void ScalarAdamWUpdate(const AdamWStepScalars& s, bool decay, float* param, const float* grad,
-                       float* exp_avg, float* exp_avg_sq, int64_t n) {
-  const float decay_factor = decay ? s.decay_factor : 1.0f;
-  for (int64_t i = 0; i < n; ++i) {
-    const float diff = grad[i] - exp_avg[i];
-    const float m = std::fabs(s.lerp_weight) < 0.5f
-                        ? std::fma(s.lerp_weight, diff, exp_avg[i])
-                        : std::fma(s.lerp_weight - 1.0f, diff, grad[i]);
-    const float product = s.one_minus_beta2 * grad[i];
-    const float v = std::fma(product, grad[i], exp_avg_sq[i] * s.beta2);
-    const float root = std::sqrt(v);
-    const float denom = root / s.bias_correction2_sqrt + s.eps;
-    const float step = s.neg_step_size * m;
-    const float decayed = param[i] * decay_factor;
-    param[i] = decayed + step / denom;
-    exp_avg[i] = m;
-    exp_avg_sq[i] = v;
-  }
-}
-
-TEST(AdamWTest, UpdateRangeIsTheScalarFormulaBitForBit) {
-  std::mt19937 random(7);
-  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
-  for (double beta1 : {0.9, 0.3}) {  // lerp weight 0.1 (from exp_avg) and 0.7 (from grad)
-    AdamWOptions options;
-    options.beta1 = beta1;
-    options.weight_decay = 0.01;
-    const AdamWStepScalars scalars = ComputeAdamWStepScalars(options, 3e-3, 4);
-    for (bool decay : {true, false}) {
-      for (int64_t n : {1, 7, 16, 17, 64 + 13, 1000}) {
-        SCOPED_TRACE(testing::Message() << "beta1 " << beta1 << ", decay " << decay << ", n " << n);
-        std::vector<float> param(n), grad(n), m(n), v(n);
-        for (int64_t i = 0; i < n; ++i) {
-          param[i] = uniform(random);
-          grad[i] = uniform(random) * 1e-2f;
-          m[i] = uniform(random) * 1e-2f;
-          v[i] = std::fabs(uniform(random)) * 1e-4f;
-        }
-        std::vector<float> param_ref = param, m_ref = m, v_ref = v;
-        AdamWUpdateRange(scalars, decay, param.data(), grad.data(), m.data(), v.data(), n);
-        ScalarAdamWUpdate(scalars, decay, param_ref.data(), grad.data(), m_ref.data(),
-                          v_ref.data(), n);
-        for (int64_t i = 0; i < n; ++i) {
-          ASSERT_EQ(UlpDistance(param[i], param_ref[i]), 0) << "param[" << i << "]";
-          ASSERT_EQ(UlpDistance(m[i], m_ref[i]), 0) << "exp_avg[" << i << "]";
-          ASSERT_EQ(UlpDistance(v[i], v_ref[i]), 0) << "exp_avg_sq[" << i << "]";
-        }
-      }
-    }
-  }
 }
 
 // The first three sizes are multiples of ParameterStore's 64-element alignment, so the four

@@ -108,7 +108,7 @@ double DocumentedSumOfSquares(const std::vector<float>& values) {
   return sum;
 }
 
-TEST(GradClipTest, SumOfSquaresFollowsItsDocumentedOrder) {
+TEST(GradClipTest, NormSumsInItsDocumentedOrder) {
   std::mt19937 random(3);
   std::uniform_real_distribution<float> exponent(-8.0f, 2.0f);
   for (size_t n : {size_t{5}, size_t{1} << 15, (size_t{3} << 15) + 11}) {
@@ -116,7 +116,6 @@ TEST(GradClipTest, SumOfSquaresFollowsItsDocumentedOrder) {
     std::vector<float> values(n);
     for (float& v : values) v = std::pow(10.0f, exponent(random)) * (random() % 2 ? 1.0f : -1.0f);
     const double documented = DocumentedSumOfSquares(values);
-    EXPECT_EQ(SumOfSquaresRange(values.data(), static_cast<int64_t>(n)), documented);
     EXPECT_EQ(GlobalL2Norm(FromFloats(values)), std::sqrt(documented));
     if (n > 1000) {
       double running = 0.0;

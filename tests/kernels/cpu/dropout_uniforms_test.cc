@@ -4,14 +4,13 @@
 #include <vector>
 
 #include "framework/random/philox.h"
+#include "kernels/cpu/instruction_set.h"
 #include "gtest/gtest.h"
 
 namespace xlmr::kernels::cpu {
 namespace {
 
-using dropout_uniforms_internal::CpuSupports;
 using dropout_uniforms_internal::DropoutUniformsWith;
-using dropout_uniforms_internal::Isa;
 
 // Tolerance 0: the vectorised paths are integer arithmetic plus an exact conversion, so they
 // must return exactly framework/random's uniforms, whatever the alignment and length of the
@@ -24,7 +23,7 @@ void ExpectSameAsDropoutUniforms(const DropoutKey& key, int64_t begin, int64_t c
   for (int64_t i = 0; i < count; ++i) {
     ASSERT_EQ(actual[i], expected[i]) << "begin " << begin << " count " << count << " i " << i;
   }
-  for (Isa isa : {Isa::kAvx2, Isa::kAvx512}) {
+  for (InstructionSet isa : {InstructionSet::kAvx2, InstructionSet::kAvx512}) {
     if (!CpuSupports(isa)) continue;
     std::vector<float> with(count + 1, -1.0f);  // one sentinel past the end
     DropoutUniformsWith(isa, key, begin, count, with.data());

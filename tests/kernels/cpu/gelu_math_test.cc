@@ -17,6 +17,8 @@
 #include <limits>
 #include <vector>
 
+#include "kernels/cpu/instruction_set.h"
+
 namespace xlmr::kernels::cpu {
 namespace {
 
@@ -157,14 +159,14 @@ void ExpectScalarPathsBits(ForwardPath forward, BackwardPath backward,
 }
 
 TEST(GeluMathTest, Avx2PathGivesTheScalarPathsBits) {
-  if (!gelu_internal::HasAvx2()) GTEST_SKIP() << "this CPU has no AVX2";
+  if (!CpuSupports(InstructionSet::kAvx2)) GTEST_SKIP() << "this CPU has no AVX2";
   ExpectScalarPathsBits(gelu_internal::GeluForwardAvx2, gelu_internal::GeluBackwardAvx2,
                         {13, 7, 0});
 }
 
 // The AVX-512 path leaves fewer than 16 elements to the AVX2 and scalar paths.
 TEST(GeluMathTest, Avx512PathGivesTheScalarPathsBits) {
-  if (!gelu_internal::HasAvx512()) GTEST_SKIP() << "this CPU has no AVX-512";
+  if (!CpuSupports(InstructionSet::kAvx512)) GTEST_SKIP() << "this CPU has no AVX-512";
   ExpectScalarPathsBits(gelu_internal::GeluForwardAvx512, gelu_internal::GeluBackwardAvx512,
                         {16 + 13, 16 + 7, 15, 0});
 }

@@ -1,0 +1,40 @@
+// Instruction-set selection for the CPU kernels, in one place. The build targets plain x86-64
+// (no -march), so one binary runs on any x86-64 CPU; the hot loops still use the widest vectors
+// the CPU has, picked at run time in one of two ways:
+//
+//   * XLMR_INSTRUCTION_SET_CLONES before a function of plain loops that the compiler vectorises
+//     itself: GCC builds it three times, for AVX-512 (x86-64-v4), for AVX2 + FMA (haswell) and
+//     for plain x86-64, and the loader picks the clone this CPU runs. The library adds
+//     -fvect-cost-model=dynamic (GCC 12's -O2 leaves loops of unknown length scalar).
+//   * XLMR_TARGET_AVX2 / XLMR_TARGET_AVX512 on hand-written intrinsics, called only when
+//     CpuSupports says so (WidestInstructionSet picks for a kernel).
+//
+// The results must not depend on the CPU (DECISIONS.md, "Instruction sets"): every variant
+// performs the same IEEE operations in the same order. Where a loop multiplies and then adds,
+// its library is built with -ffp-contract=off, or the FMA clones would fuse what the plain one
+// rounds twice; the hand-written paths enable no FMA at all.
+#ifndef XLMR_KERNELS_CPU_INSTRUCTION_SET_H_
+#define XLMR_KERNELS_CPU_INSTRUCTION_SET_H_
+
+#define XLMR_INSTRUCTION_SET_CLONES \
+  __attribute__((target_clones("arch=x86-64-v4", "arch=haswell", "default")))
+
+// Per function rather than -mavx2 / -mavx512f for a whole file, so that the rest of the file
+// (the scalar fallback included) keeps running on CPUs without them.
+#define XLMR_TARGET_AVX2 __attribute__((target("avx2")))
+#define XLMR_TARGET_AVX512 __attribute__((target("avx512f")))
+
+namespace xlmr::kernels::cpu {
+
+// The hand-written vector paths, narrowest first.
+enum class InstructionSet { kScalar, kAvx2, kAvx512 };
+
+// Whether this CPU runs `isa` (kScalar: always).
+bool CpuSupports(InstructionSet isa);
+
+// The widest instruction set this CPU supports (read once).
+InstructionSet WidestInstructionSet();
+
+}  // namespace xlmr::kernels::cpu
+
+#endif  // XLMR_KERNELS_CPU_INSTRUCTION_SET_H_

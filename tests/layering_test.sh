@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# docs/ARCHITECTURE.md's layering rules, checked: every line its three grep commands print (an
+# include of kernels/ outside framework/ops, kernels/cpu and kernels/cuda including each other,
+# a CUDA header outside kernels/cuda) must be a row of its exceptions table, and every row must
+# still be needed. The table is the allowlist (each row names files, their includes and why), so
+# the document and the test cannot disagree.
+#
+# Catches: a new #include that goes around the diagram without a row (say framework/train
+# including kernels/cpu/parallel.h), and a row left behind after its include went away.
+#
+# It reads the source tree itself, found through the document's runfile: see tests/BUILD.
+set -euo pipefail
+
+runfiles=${RUNFILES_DIR:-$TEST_SRCDIR}/${TEST_WORKSPACE:-xlmr_trainer}
+doc=$runfiles/docs/ARCHITECTURE.md
+root=$(cd "$(dirname "$(readlink -f "$doc")")/.." && pwd)
+[ -f "$root/framework/ops/dispatch.h" ] || { echo "FAIL: no source tree at $root" >&2; exit 1; }
+cd "$root"
+
+# One word with {a,b} groups, expanded as the shell would (without eval).
+expand_braces() {
+  local word=$1
+  if [[ $word != *"{"*"}"* ]]; then
+    echo "$word"
+    return
+  fi
+  local prefix=${word%%\{*} rest=${word#*\{}
+  local choices=${rest%%\}*} suffix=${rest#*\}} choice
+  IFS=, read -ra choices_array <<< "$choices"
+  for choice in "${choices_array[@]}"; do expand_braces "$prefix$choice$suffix"; done
+}
+
+# The words in `backquotes` of one table cell, braces expanded.
+cell_words() {
+  grep -o '`[^`]*`' <<< "$1" | tr -d '`' | while read -r word; do expand_braces "$word"; done || true
+}
+
+# "file include" for every pair the table allows, from the rows under its header line.
+allowed_pairs() {
+  local header='| file | includes | why it goes around the diagram |'
+  awk -v header="$header" '
+    $0 == header { in_table = 1; next }
+    in_table && !/^\|/ { exit }
+    in_table && !/^\|---/ { print }' docs/ARCHITECTURE.md |
+    while IFS='|' read -r _ files includes why _; do
+      if [ -z "${why// /}" ]; then
+        echo "FAIL: docs/ARCHITECTURE.md: the row for $files gives no reason" >&2
+        echo "missing-reason"
+        continue
+      fi
+      for file in $(cell_words "$files"); do
+        for include in $(cell_words "$includes"); do echo "$file $include"; done
+      done
+    done
+}
+
+# "file include" for every line the document's three commands print, run from the tree's root.
+actual_pairs() {
+  {
+    grep -rn '#include "kernels/' framework models recipes | grep -v '^framework/ops/' || true
+    grep -rn '#include "kernels/cpu' kernels/cuda || true
+    grep -rn '#include "kernels/cuda' kernels/cpu || true
+    grep -rnE '#include <(cuda|cublas|nccl)' framework models recipes || true
+  } | sed -E 's/^([^:]+):[0-9]+:#include ("([^"]+)"|(<[^>]+>)).*/\1 \3\4/'
+}
+
+allowed=$(allowed_pairs | sort -u)
+actual=$(actual_pairs | sort -u)
+[ -n "$allowed" ] || { echo "FAIL: docs/ARCHITECTURE.md has no layering table rows" >&2; exit 1; }
+[[ $allowed != *missing-reason* ]] || exit 1
+
+failures=0
+while read -r file include; do
+  [ -n "$file" ] || continue
+  echo "FAIL: $file includes $include, which goes around the dependency diagram and is not a row" \
+    "of docs/ARCHITECTURE.md's layering table: go through framework/ops (kernels/cuda for CUDA" \
+    "headers), or add a row that says why" >&2
+  failures=$((failures + 1))
+done < <(comm -13 <(echo "$allowed") <(echo "$actual"))
+while read -r file include; do
+  [ -n "$file" ] || continue
+  echo "FAIL: docs/ARCHITECTURE.md's layering table lists $file including $include, which it" \
+    "no longer does: remove it from the row" >&2
+  failures=$((failures + 1))
+done < <(comm -23 <(echo "$allowed") <(echo "$actual"))
+
+[ "$failures" -eq 0 ] || exit 1
+echo "PASS: $(wc -l <<< "$actual") includes around the diagram, each a row of the table"
