@@ -78,17 +78,10 @@ struct BudgetedPlan {
 };
 
 // The plan for request.activation_memory_budget (which must be set), or InvalidArgument naming
-// the flag when no plan fits (with the smallest budget that would).
+// the flag when no plan fits (with the smallest budget that would;
+// framework/recompute/plan_report.h words the report).
 absl::StatusOr<BudgetedPlan> PlanForBudget(const MemoryPlanRequest& request,
                                            const recompute::PassMemory& memory);
-
-// One line: the plan, its predicted peak against the budget, its recompute.
-std::string DescribePlan(const BudgetedPlan& plan, const recompute::PassMemory& memory);
-
-// The Pareto front as a table, `chosen` (if any) marked with '*'.
-std::string FormatParetoFront(const std::vector<recompute::PlannedRecompute>& front,
-                              const recompute::PassMemory& memory, const MemoryPlanRequest& request,
-                              const std::optional<recompute::RecomputePlan>& chosen);
 
 }  // namespace xlmr::recipes
 

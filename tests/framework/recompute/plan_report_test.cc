@@ -1,0 +1,108 @@
+// What the report says about a pass: every plan of the front in the table with its exact
+// bytes and FLOPs, the chosen plan marked, the pass and the attention named in the header, and
+// one-line forms that name the plan, the budget, or the smallest budget that would fit.
+// Catches a report that drops or mislabels a row, marks the wrong plan, or wraps a line that a
+// user's script (or the one-line error contract) reads as one.
+#include "framework/recompute/plan_report.h"
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+
+namespace xlmr::recompute {
+namespace {
+
+// Three identical blocks; selective recompute offered (eager attention) unless told otherwise.
+PassMemory ThreeBlockPass(bool selective_offered) {
+  PassMemory m;
+  m.inputs_bytes = 100;
+  m.embedding_forward_peak = 400;
+  m.embedding_resident_bytes = 200;
+  m.head_peak = 300;
+  m.loss_resident_bytes = 10;
+  m.embedding_backward_peak = 300;
+  BlockMemory block;
+  block.input_bytes = 100;
+  block.selective_bytes = 400;
+  block.keep_bytes = 1000;
+  block.forward_peak = 1200;
+  block.selective_recompute_peak = 500;
+  block.backward_peak = 1300;
+  block.full_recompute_flops = 2'000'000'000;
+  block.selective_recompute_flops = 500'000'000;
+  block.selective_offered = selective_offered;
+  m.blocks.assign(3, block);
+  return m;
+}
+
+const MeasuredPass kPass{8, 128, "fp16"};
+
+TEST(PlanReportTest, TableListsTheFrontAndMarksTheChosenPlan) {
+  const PassMemory memory = ThreeBlockPass(/*selective_offered=*/true);
+  const std::vector<PlannedRecompute> front = ParetoFront(memory);
+  ASSERT_GE(front.size(), 3u);
+  const RecomputePlan chosen = front[1].plan;
+  const std::string table = FormatParetoFront(front, memory, kPass, chosen);
+  EXPECT_EQ(table.rfind("memory/recompute trade-off (Pareto front) at batch [8, 128], fp16, eager attention, "
+                        "3 blocks",
+                        0),
+            0u)
+      << table;
+  EXPECT_EQ(table.find("S not offered"), std::string::npos) << table;
+  for (const PlannedRecompute& point : front) {
+    const char mark = point.plan == chosen ? '*' : ' ';
+    EXPECT_NE(table.find(absl::StrCat("\n", std::string(1, mark), " ", point.plan.ToString(), " ")), std::string::npos)
+        << point.plan.ToString() << "\n" << table;
+    EXPECT_NE(table.find(absl::StrCat(" ", point.cost.peak_bytes, " ")), std::string::npos) << table;
+    EXPECT_NE(table.find(absl::StrCat(" ", point.cost.recompute_flops, " ")), std::string::npos) << table;
+  }
+  int marked_rows = 0;
+  for (size_t at = table.find("\n*"); at != std::string::npos; at = table.find("\n*", at + 1)) ++marked_rows;
+  EXPECT_EQ(marked_rows, 1) << table;
+}
+
+TEST(PlanReportTest, FusedAttentionTableSaysWhySelectiveRecomputeIsNotOffered) {
+  const PassMemory memory = ThreeBlockPass(/*selective_offered=*/false);
+  const std::string table = FormatParetoFront(ParetoFront(memory), memory, kPass, std::nullopt);
+  EXPECT_NE(table.find(", fused attention, "), std::string::npos) << table;
+  EXPECT_NE(table.find("\n  S not offered: fused attention keeps no"), std::string::npos) << table;
+  EXPECT_EQ(table.find("\n*"), std::string::npos) << "nothing chosen, nothing marked\n" << table;
+}
+
+TEST(PlanReportTest, PlanLineNamesThePlanItsPeakTheBudgetAndTheShareOfTheForward) {
+  const PassMemory memory = ThreeBlockPass(/*selective_offered=*/true);
+  const PlannedRecompute planned{RecomputePlan::Uniform(3, BlockRecompute::kFull),
+                                 EvaluatePlan(memory, RecomputePlan::Uniform(3, BlockRecompute::kFull))};
+  const std::string line = DescribePlan(planned, 5000, memory);
+  EXPECT_EQ(line.rfind("recompute plan RRR (K keep, S selective recompute, R recompute whole): predicted "
+                       "activation peak ",
+                       0),
+            0u)
+      << line;
+  EXPECT_NE(line.find(absl::StrCat("(", planned.cost.peak_bytes, " bytes) within the budget of")), std::string::npos)
+      << line;
+  EXPECT_NE(line.find("(5000 bytes)"), std::string::npos) << line;
+  EXPECT_NE(line.find("recompute 6.000 GFLOP per micro-step, 1.00 of the encoder's forward"), std::string::npos)
+      << line;  // every block recomputed whole: the whole forward again
+  EXPECT_EQ(line.find('\n'), std::string::npos) << line;
+}
+
+TEST(PlanReportTest, NoPlanFitsIsOneLineNamingTheSettingAndTheSmallestBudget) {
+  const PassMemory memory = ThreeBlockPass(/*selective_offered=*/true);
+  const PlannedRecompute lowest = LowestPeakPlan(memory);
+  const std::string line = DescribeNoPlanFits("--activation_memory_budget=1KiB", 1024, kPass, memory);
+  EXPECT_EQ(line.rfind("--activation_memory_budget=1KiB: no recompute plan fits in 1.00 KiB (1024 bytes) at "
+                       "batch [8, 128]; ",
+                       0),
+            0u)
+      << line;
+  EXPECT_NE(line.find(absl::StrCat("(", lowest.cost.peak_bytes, " bytes, ")), std::string::npos) << line;
+  EXPECT_NE(line.find(absl::StrCat("plan ", lowest.plan.ToString(), "): give at least that")), std::string::npos)
+      << line;
+  EXPECT_EQ(line.find('\n'), std::string::npos) << line;
+}
+
+}  // namespace
+}  // namespace xlmr::recompute
