@@ -6,6 +6,7 @@
 #include "framework/core/check.h"
 #include "framework/core/status_macros.h"
 #include "framework/recompute/plan_report.h"
+#include "recipes/common_flags.h"
 
 namespace xlmr::recipes {
 namespace {
@@ -19,8 +20,7 @@ constexpr char kBudgetFlag[] = "activation_memory_budget";
 
 // The request's worst-case pass, as the plan report names it.
 recompute::MeasuredPass MeasuredPassOf(const MemoryPlanRequest& request) {
-  return {request.batch_size, request.max_seq_length,
-          request.autocast == DType::kF16 ? "fp16" : request.autocast == DType::kBF16 ? "bf16" : "fp32"};
+  return {request.batch_size, request.max_seq_length, AutocastName(request.autocast)};
 }
 
 int64_t KeepAllPeak(const PassMemory& memory) {
@@ -55,7 +55,7 @@ MemoryPlanRequest MemoryPlanRequestFrom(const FinetuneConfig& config) {
   request.batch_size = config.trainer.per_device_train_batch_size;
   request.max_seq_length = config.max_seq_length;
   request.gradient_accumulation_steps = config.trainer.gradient_accumulation_steps;
-  request.autocast = train::AutocastDType(config.trainer.fp16, config.trainer.bf16);
+  request.autocast = config.trainer.autocast;
   request.seed = config.trainer.seed;
   request.device = config.trainer.device;
   return request;
@@ -101,7 +101,6 @@ absl::Status ConfigureRecompute(const MemoryPlanRequest& request, train::Trainab
     }
     return absl::OkStatus();
   }
-  if (request.autocast != DType::kF32) model.parameters().EnableHalfCopy(request.autocast);
   const PassMemory memory = MeasureForRequest(request, model);
   if (request.print_memory_plan) {
     if (is_main) PrintFront(request, memory);

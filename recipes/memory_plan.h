@@ -49,7 +49,7 @@ struct MemoryPlanRequest {
   int64_t batch_size = 8;                   // --per_device_train_batch_size
   int64_t max_seq_length = 128;             // --max_seq_length
   int64_t gradient_accumulation_steps = 1;  // host batches held during a step on CPU
-  DType autocast = DType::kF32;  // --fp16 / --bf16
+  DType autocast = DType::kF32;  // --fp16 / --bf16 (TrainerOptions::autocast)
   uint64_t seed = 42;
   Device device = Device::kCpu;
 };
@@ -57,8 +57,9 @@ struct MemoryPlanRequest {
 MemoryPlanRequest MemoryPlanRequestFrom(const FinetuneConfig& config);
 
 // Applies the plan the request asks for to `model` (see the table above). `is_main`: rank 0,
-// the only one that prints. Under fp16/bf16 it enables the model's half weight copy (the probe
-// runs the fp16 pass). InvalidArgument names --activation_memory_budget when no plan fits.
+// the only one that prints. Under fp16/bf16 the model's half working copy of the weights must
+// exist (the probe runs the autocast pass). InvalidArgument names --activation_memory_budget
+// when no plan fits.
 absl::Status ConfigureRecompute(const MemoryPlanRequest& request, train::TrainableModel& model,
                                 bool is_main);
 

@@ -78,7 +78,7 @@ struct TrainingRun {
 TinyTrainerOptions StepOptions(Device device, bool fp16) {
   TinyTrainerOptions options;
   options.device = device;
-  options.fp16 = fp16;
+  if (fp16) options.autocast = DType::kF16;
   options.model.dropout = 0.1;
   options.lr_schedule = "linear";
   options.warmup_steps = 1;

@@ -60,7 +60,7 @@ enum class Order { kAsIs, kBatchReversed, kHiddenReversed };
 
 Run Train(bool fp16, Order order) {
   TinyTrainerOptions options;
-  options.fp16 = fp16;
+  if (fp16) options.autocast = DType::kF16;
   options.lr_schedule = "linear";
   options.warmup_steps = 1;
   options.total_steps = 10;
