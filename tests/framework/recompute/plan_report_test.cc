@@ -10,43 +10,28 @@
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
+#include "tests/testing/hand_worked_pass.h"
 
 namespace xlmr::recompute {
 namespace {
 
-// Three identical blocks; selective recompute offered (eager attention) unless told otherwise.
-PassMemory ThreeBlockPass(bool selective_offered) {
-  PassMemory m;
-  m.inputs_bytes = 100;
-  m.embedding_forward_peak = 400;
-  m.embedding_resident_bytes = 200;
-  m.head_peak = 300;
-  m.loss_resident_bytes = 10;
-  m.embedding_backward_peak = 300;
-  BlockMemory block;
-  block.input_bytes = 100;
-  block.selective_bytes = 400;
-  block.keep_bytes = 1000;
-  block.forward_peak = 1200;
-  block.selective_recompute_peak = 500;
-  block.backward_peak = 1300;
-  block.full_recompute_flops = 2'000'000'000;
-  block.selective_recompute_flops = 500'000'000;
-  block.selective_offered = selective_offered;
-  m.blocks.assign(3, block);
+// The hand-worked pass, its blocks offering selective recompute (eager attention) or not (fused).
+PassMemory Pass(bool selective_offered) {
+  PassMemory m = testing::HandWorkedPass();
+  for (BlockMemory& block : m.blocks) block.selective_offered = selective_offered;
   return m;
 }
 
 const MeasuredPass kPass{8, 128, "fp16"};
 
 TEST(PlanReportTest, TableListsTheFrontAndMarksTheChosenPlan) {
-  const PassMemory memory = ThreeBlockPass(/*selective_offered=*/true);
+  const PassMemory memory = Pass(/*selective_offered=*/true);
   const std::vector<PlannedRecompute> front = ParetoFront(memory);
-  ASSERT_GE(front.size(), 3u);
+  ASSERT_GE(front.size(), 2u);
   const RecomputePlan chosen = front[1].plan;
   const std::string table = FormatParetoFront(front, memory, kPass, chosen);
   EXPECT_EQ(table.rfind("memory/recompute trade-off (Pareto front) at batch [8, 128], fp16, eager attention, "
-                        "3 blocks",
+                        "2 blocks",
                         0),
             0u)
       << table;
@@ -64,7 +49,7 @@ TEST(PlanReportTest, TableListsTheFrontAndMarksTheChosenPlan) {
 }
 
 TEST(PlanReportTest, FusedAttentionTableSaysWhySelectiveRecomputeIsNotOffered) {
-  const PassMemory memory = ThreeBlockPass(/*selective_offered=*/false);
+  const PassMemory memory = Pass(/*selective_offered=*/false);
   const std::string table = FormatParetoFront(ParetoFront(memory), memory, kPass, std::nullopt);
   EXPECT_NE(table.find(", fused attention, "), std::string::npos) << table;
   EXPECT_NE(table.find("\n  S not offered: fused attention keeps no"), std::string::npos) << table;
@@ -72,11 +57,12 @@ TEST(PlanReportTest, FusedAttentionTableSaysWhySelectiveRecomputeIsNotOffered) {
 }
 
 TEST(PlanReportTest, PlanLineNamesThePlanItsPeakTheBudgetAndTheShareOfTheForward) {
-  const PassMemory memory = ThreeBlockPass(/*selective_offered=*/true);
-  const PlannedRecompute planned{RecomputePlan::Uniform(3, BlockRecompute::kFull),
-                                 EvaluatePlan(memory, RecomputePlan::Uniform(3, BlockRecompute::kFull))};
+  PassMemory memory = Pass(/*selective_offered=*/true);
+  for (BlockMemory& block : memory.blocks) block.full_recompute_flops = 3'000'000'000;
+  const RecomputePlan every_block = RecomputePlan::Uniform(2, BlockRecompute::kFull);
+  const PlannedRecompute planned{every_block, EvaluatePlan(memory, every_block)};
   const std::string line = DescribePlan(planned, 5000, memory);
-  EXPECT_EQ(line.rfind("recompute plan RRR (K keep, S selective recompute, R recompute whole): predicted "
+  EXPECT_EQ(line.rfind("recompute plan RR (K keep, S selective recompute, R recompute whole): predicted "
                        "activation peak ",
                        0),
             0u)
@@ -90,7 +76,7 @@ TEST(PlanReportTest, PlanLineNamesThePlanItsPeakTheBudgetAndTheShareOfTheForward
 }
 
 TEST(PlanReportTest, NoPlanFitsIsOneLineNamingTheSettingAndTheSmallestBudget) {
-  const PassMemory memory = ThreeBlockPass(/*selective_offered=*/true);
+  const PassMemory memory = Pass(/*selective_offered=*/true);
   const PlannedRecompute lowest = LowestPeakPlan(memory);
   const std::string line = DescribeNoPlanFits("--activation_memory_budget=1KiB", 1024, kPass, memory);
   EXPECT_EQ(line.rfind("--activation_memory_budget=1KiB: no recompute plan fits in 1.00 KiB (1024 bytes) at "
