@@ -49,6 +49,9 @@ ABSL_FLAG(bool, fp16, false, "fp16 autocast");
 namespace xlmr::bench {
 namespace {
 
+// The autocast dtype of --fp16 (this benchmark has no --bf16).
+DType Autocast() { return absl::GetFlag(FLAGS_fp16) ? DType::kF16 : DType::kF32; }
+
 using recompute::BlockRecompute;
 using recompute::PassMemory;
 using recompute::RecomputePlan;
@@ -97,11 +100,11 @@ class Harness {
   explicit Harness(models::XlmrTaskModel& model)
       : model_(model),
         sync_(comm_, model.parameters()),
-        scaler_(amp::LossScalerOptions{}, absl::GetFlag(FLAGS_fp16)),
+        scaler_(amp::LossScalerOptions{}, /*enabled=*/Autocast() == DType::kF16),
         optimizer_(model.parameters(), optim::AdamWOptions{}),
         schedule_(*optim::MakeLrSchedule("constant", 2e-5, 1000, 0, 0.0)),
         step_(model, sync_, scaler_, optimizer_, schedule_,
-              train::StepSettings{train::AutocastDType(absl::GetFlag(FLAGS_fp16), false), 1.0, 42, Device::kCpu}) {}
+              train::StepSettings{Autocast(), 1.0, 42, Device::kCpu}) {}
 
   // One step under r.plan: records its activation peak (less what the process holds besides
   // the batch, as the trainer's window sees it) and returns its seconds.
@@ -187,12 +190,12 @@ int Main() {
   const int layers = static_cast<int>(config.num_hidden_layers);
   models::XlmrTaskModel model(config, Device::kCpu);
   models::InitializeAllWeights(model, 42);
-  if (absl::GetFlag(FLAGS_fp16)) model.parameters().EnableHalfCopy(DType::kF16);
+  if (Autocast() != DType::kF32) model.parameters().EnableHalfCopy(Autocast());
   const data::Batch batch = SyntheticBatch(config, batch_size, seq);
 
   train::PassContext context;
   context.training = true;
-  context.autocast = train::AutocastDType(absl::GetFlag(FLAGS_fp16), false);
+  context.autocast = Autocast();
   PassMemory memory = model.MeasurePassMemory(batch_size, seq, context);
   memory.external_bytes = static_cast<int64_t>(batch.input_ids.bytes() + batch.attention_mask.bytes() +
                                                batch.labels.bytes());

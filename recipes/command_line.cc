@@ -1,6 +1,7 @@
 #include "recipes/command_line.h"
 
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -17,6 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "recipes/program_usage.h"
 
 namespace xlmr::recipes {
 namespace {
@@ -126,6 +128,9 @@ absl::Status Checker::Check(const std::vector<Argument>& arguments, int depth) {
         continue;
       }
     }
+    // Abseil's usage flags are no registered flags; ParseCommandLine never sees them (it
+    // would exit 1 after printing): main prints what they ask for instead.
+    if (flag == nullptr && RecordUsageRequest(name, has_value ? arg.substr(equals + 1) : "")) continue;
     if (flag == nullptr || flag->IsRetired()) {
       return Error(argument, absl::StrCat("--", name, ": unknown flag (--helpfull lists the flags)"));
     }
@@ -170,10 +175,20 @@ absl::StatusOr<std::vector<std::string>> CheckCommandLine(int argc, char** argv)
   return checker.TakeExpanded();
 }
 
-void ParseCheckedCommandLine(char* program, std::vector<std::string> arguments) {
-  std::vector<char*> argv = {program};
-  for (std::string& argument : arguments) argv.push_back(argument.data());
-  absl::ParseCommandLine(static_cast<int>(argv.size()), argv.data());
+std::optional<int> ParseCommandLineOrStop(int argc, char** argv, const char* program,
+                                          std::vector<std::string>* checked_arguments) {
+  absl::StatusOr<std::vector<std::string>> arguments = CheckCommandLine(argc, argv);
+  if (!arguments.ok()) {
+    std::fprintf(stderr, "%s: %s\n", program, std::string(arguments.status().message()).c_str());
+    return 2;
+  }
+  if (PrintRequestedUsage()) return 0;
+  std::vector<std::string> parsed = *arguments;  // ParseCommandLine takes mutable strings
+  std::vector<char*> parse_argv = {argv[0]};
+  for (std::string& argument : parsed) parse_argv.push_back(argument.data());
+  absl::ParseCommandLine(static_cast<int>(parse_argv.size()), parse_argv.data());
+  if (checked_arguments != nullptr) *checked_arguments = *std::move(arguments);
+  return std::nullopt;
 }
 
 }  // namespace xlmr::recipes

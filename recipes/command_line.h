@@ -19,9 +19,13 @@
 //   --tryfromenv=a,b   the same for the variables that are set.
 // An error inside a flagfile names the file and line ("flags.txt:3: --max_steps: invalid
 // value ..."), one from the environment its variable.
+//
+// Abseil's usage flags (--help, -h, --helpfull, --version, ...: program_usage.h) are valid:
+// they are recorded for PrintRequestedUsage and left out of the result.
 #ifndef XLMR_RECIPES_COMMAND_LINE_H_
 #define XLMR_RECIPES_COMMAND_LINE_H_
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -39,8 +43,15 @@ namespace xlmr::recipes {
 // Sets the flags it checks (ParseCommandLine sets them again, the same).
 absl::StatusOr<std::vector<std::string>> CheckCommandLine(int argc, char** argv);
 
-// absl::ParseCommandLine on `program` (argv[0]) followed by CheckCommandLine's `arguments`.
-void ParseCheckedCommandLine(char* program, std::vector<std::string> arguments);
+// What both programs' main does with the command line before any work: CheckCommandLine (on
+// an error, one line "<program>: <message>" on stderr and exit status 2); when a usage flag
+// was given, PrintRequestedUsage (exit status 0); else absl::ParseCommandLine on argv[0] and
+// the checked arguments, which it reads as they are (no file of its own). Returns the exit
+// status when the program is to stop now; otherwise nullopt, with every flag set and
+// `checked_arguments` (when not null) holding CheckCommandLine's result.
+// Call ConfigureUsage (program_usage.h) first.
+std::optional<int> ParseCommandLineOrStop(int argc, char** argv, const char* program,
+                                          std::vector<std::string>* checked_arguments);
 
 }  // namespace xlmr::recipes
 

@@ -11,28 +11,24 @@
 #include "framework/optim/grad_clip.h"
 #include "framework/optim/lr_schedule.h"
 #include "framework/recompute/memory_budget.h"
+#include "recipes/common_flags.h"
 #include "recipes/embedded_default.h"
 #include "recipes/runfiles.h"
 
+// xlmr_finetune's own flags; those it shares with xlmr_predict (--model_dir, the text columns,
+// --max_seq_length, --per_device_eval_batch_size, --fp16, --bf16, --device) are common_flags.cc's.
 // Model and data.
-ABSL_FLAG(std::string, model_dir, "", "Hugging Face model directory (config.json, model.safetensors, "
-          "sentencepiece.bpe.model); default: the embedded tiny model, randomly initialised");
 ABSL_FLAG(std::string, train_file, "", "training data (.tsv, .csv, .jsonl); default: embedded data set");
 ABSL_FLAG(std::string, eval_file, "", "evaluation data; default: embedded dev split (with the embedded "
           "training data) or none");
 ABSL_FLAG(std::string, test_file, "", "test data evaluated at the end; default: embedded test split "
           "(with the embedded training data) or none");
-ABSL_FLAG(std::string, text_column, "text", "column holding the text");
-ABSL_FLAG(std::string, text_pair_column, "", "column holding the second text of a pair (none by default)");
 ABSL_FLAG(std::string, label_column, "label", "column holding the label (a string; a number for regression)");
 ABSL_FLAG(std::string, task, "", "sequence_classification | regression | token_classification; default: "
           "what --model_dir's config.json says (architectures, problem_type), else sequence_classification");
-ABSL_FLAG(std::string, tokens_column, "tokens", "token classification, .jsonl data: the field holding the words");
 ABSL_FLAG(std::string, tags_column, "ner_tags", "token classification, .jsonl data: the field holding the tags");
-ABSL_FLAG(int, max_seq_length, 128, "tokens per example, special tokens included");
 // Batch.
 ABSL_FLAG(int64_t, per_device_train_batch_size, 8, "examples per micro-step per process");
-ABSL_FLAG(int64_t, per_device_eval_batch_size, 32, "examples per evaluation batch per process");
 ABSL_FLAG(int64_t, gradient_accumulation_steps, 1, "micro-steps per optimizer step");
 ABSL_FLAG(bool, group_by_length, false, "batch examples of similar length together (less padding)");
 // Optimiser.
@@ -48,8 +44,6 @@ ABSL_FLAG(int64_t, warmup_steps, 0, "warm-up steps");
 ABSL_FLAG(double, num_train_epochs, 3.0, "epochs (fractional allowed)");
 ABSL_FLAG(int64_t, max_steps, -1, "optimizer steps; overrides num_train_epochs when > 0");
 // Precision.
-ABSL_FLAG(bool, fp16, false, "fp16 autocast with fp32 master weights and dynamic loss scaling");
-ABSL_FLAG(bool, bf16, false, "bf16 autocast with fp32 master weights, no loss scaling (not with --fp16)");
 ABSL_FLAG(double, loss_scale_init, 65536.0, "initial loss scale");
 ABSL_FLAG(int64_t, loss_scale_growth_interval, 2000, "finite steps before the scale grows");
 ABSL_FLAG(double, loss_scale_growth_factor, 2.0, "scale growth factor");
@@ -66,7 +60,6 @@ ABSL_FLAG(bool, print_memory_plan, false, "print the memory/recompute trade-off 
 ABSL_FLAG(std::string, dropout, "", "overrides hidden, attention and classifier dropout (default: config.json)");
 // Run.
 ABSL_FLAG(int64_t, seed, 42, "seed of initialisation, shuffling and dropout");
-ABSL_FLAG(std::string, device, "auto", "auto | cpu | cuda");
 ABSL_FLAG(std::string, output_dir, "xlmr_finetune_out", "where the model, checkpoints and metrics go");
 ABSL_FLAG(bool, overwrite_output_dir, false, "train from scratch and replace what --output_dir holds (at the "
           "new run's first checkpoint); without it a checkpoint-<step> there is resumed, and other content "
@@ -83,15 +76,10 @@ ABSL_FLAG(std::string, cache_dir, "", "tokenized-data cache (default: $XDG_CACHE
 namespace xlmr::recipes {
 namespace {
 
-absl::Status Expect(bool ok, const char* flag, const std::string& expected, const std::string& got) {
-  if (ok) return absl::OkStatus();
-  return absl::InvalidArgumentError(absl::StrCat("--", flag, ": expected ", expected, ", got ", got));
-}
-
 template <typename T>
 absl::Status ExpectPositive(const absl::Flag<T>& flag, const char* name) {
   const T value = absl::GetFlag(flag);
-  return Expect(value > 0, name, "a positive number", absl::StrCat(value));
+  return ExpectFlag(value > 0, name, "a positive number", absl::StrCat(value));
 }
 
 std::string DefaultCacheDir() {
@@ -110,7 +98,7 @@ absl::Status ReadTaskFlag(FinetuneConfig& c) {
   const std::string task = absl::GetFlag(FLAGS_task);
   if (!task.empty()) {
     const std::optional<models::XlmrTask> parsed = models::ParseXlmrTask(task);
-    XLMR_RETURN_IF_ERROR(Expect(parsed.has_value(), "task",
+    XLMR_RETURN_IF_ERROR(ExpectFlag(parsed.has_value(), "task",
                                 "sequence_classification, regression or token_classification", task));
     c.task = *parsed;
     c.task_given = true;
@@ -124,14 +112,14 @@ absl::Status ReadTaskFlag(FinetuneConfig& c) {
 }
 
 absl::Status ReadDataFlags(FinetuneConfig& c) {
-  c.model_dir = UserPath(absl::GetFlag(FLAGS_model_dir));
+  c.model_dir = ModelDirFlag();
   XLMR_RETURN_IF_ERROR(ReadTaskFlag(c));
   const bool per_token = c.task == models::XlmrTask::kTokenClassification;
   c.train_file = UserPath(absl::GetFlag(FLAGS_train_file));
   c.eval_file = UserPath(absl::GetFlag(FLAGS_eval_file));
   c.test_file = UserPath(absl::GetFlag(FLAGS_test_file));
   if (c.train_file.empty()) {  // the embedded data set, with its own dev and test splits
-    XLMR_RETURN_IF_ERROR(Expect(c.task != models::XlmrTask::kRegression, "task",
+    XLMR_RETURN_IF_ERROR(ExpectFlag(c.task != models::XlmrTask::kRegression, "task",
                                 "--train_file with numeric labels for regression (no embedded "
                                 "regression data set)", "regression"));
     const std::string extension = per_token ? ".conll" : ".tsv";
@@ -139,29 +127,24 @@ absl::Status ReadDataFlags(FinetuneConfig& c) {
     if (c.eval_file.empty()) c.eval_file = EmbeddedDataFile(c.task, "dev" + extension);
     if (c.test_file.empty()) c.test_file = EmbeddedDataFile(c.task, "test" + extension);
   }
-  c.tagged_columns.tokens_column = absl::GetFlag(FLAGS_tokens_column);
-  c.tagged_columns.tags_column = absl::GetFlag(FLAGS_tags_column);
-  XLMR_RETURN_IF_ERROR(Expect(!c.tagged_columns.tokens_column.empty(), "tokens_column", "a field name", "''"));
-  XLMR_RETURN_IF_ERROR(Expect(!c.tagged_columns.tags_column.empty(), "tags_column", "a field name", "''"));
-  c.columns.text_column = absl::GetFlag(FLAGS_text_column);
-  c.columns.label_column = absl::GetFlag(FLAGS_label_column);
-  if (!absl::GetFlag(FLAGS_text_pair_column).empty()) {
-    XLMR_RETURN_IF_ERROR(Expect(!per_token, "text_pair_column", "no text pairs with --task=token_classification",
-                                absl::GetFlag(FLAGS_text_pair_column)));
-    c.columns.text_pair_column = absl::GetFlag(FLAGS_text_pair_column);
+  XLMR_ASSIGN_OR_RETURN(const TextFlags text, ReadTextFlags());
+  c.columns.text_column = text.text_column;
+  if (text.text_pair_column.has_value()) {
+    XLMR_RETURN_IF_ERROR(ExpectFlag(!per_token, "text_pair_column", "no text pairs with --task=token_classification",
+                                    *text.text_pair_column));
+    c.columns.text_pair_column = text.text_pair_column;
   }
-  XLMR_RETURN_IF_ERROR(Expect(!c.columns.text_column.empty(), "text_column", "a column name", "''"));
-  XLMR_RETURN_IF_ERROR(Expect(!c.columns.label_column.empty(), "label_column", "a column name", "''"));
-  c.max_seq_length = absl::GetFlag(FLAGS_max_seq_length);
-  const int min_length = c.columns.text_pair_column.has_value() ? 5 : 3;
-  XLMR_RETURN_IF_ERROR(Expect(c.max_seq_length >= min_length, "max_seq_length",
-                              absl::StrCat("at least ", min_length, " (special tokens + 1)"),
-                              absl::StrCat(c.max_seq_length)));
+  c.columns.label_column = absl::GetFlag(FLAGS_label_column);
+  XLMR_RETURN_IF_ERROR(ExpectFlag(!c.columns.label_column.empty(), "label_column", "a column name", ""));
+  c.tagged_columns.tokens_column = text.tokens_column;
+  c.tagged_columns.tags_column = absl::GetFlag(FLAGS_tags_column);
+  XLMR_RETURN_IF_ERROR(ExpectFlag(!c.tagged_columns.tags_column.empty(), "tags_column", "a field name", ""));
+  c.max_seq_length = text.max_seq_length;
   const std::string dropout = absl::GetFlag(FLAGS_dropout);
   if (!dropout.empty()) {
     double value = 0;
     const bool parsed = absl::SimpleAtod(dropout, &value);
-    XLMR_RETURN_IF_ERROR(Expect(parsed && value >= 0 && value < 1, "dropout", "a number in [0, 1)", dropout));
+    XLMR_RETURN_IF_ERROR(ExpectFlag(parsed && value >= 0 && value < 1, "dropout", "a number in [0, 1)", dropout));
     c.dropout = value;
   }
   c.cache_dir = absl::GetFlag(FLAGS_cache_dir).empty() ? DefaultCacheDir() : UserPath(absl::GetFlag(FLAGS_cache_dir));
@@ -170,10 +153,9 @@ absl::Status ReadDataFlags(FinetuneConfig& c) {
 
 absl::Status ReadOptimizerFlags(train::TrainerOptions& t) {
   XLMR_RETURN_IF_ERROR(ExpectPositive(FLAGS_per_device_train_batch_size, "per_device_train_batch_size"));
-  XLMR_RETURN_IF_ERROR(ExpectPositive(FLAGS_per_device_eval_batch_size, "per_device_eval_batch_size"));
   XLMR_RETURN_IF_ERROR(ExpectPositive(FLAGS_gradient_accumulation_steps, "gradient_accumulation_steps"));
   t.per_device_train_batch_size = absl::GetFlag(FLAGS_per_device_train_batch_size);
-  t.per_device_eval_batch_size = absl::GetFlag(FLAGS_per_device_eval_batch_size);
+  XLMR_ASSIGN_OR_RETURN(t.per_device_eval_batch_size, ReadEvalBatchSizeFlag());
   t.gradient_accumulation_steps = absl::GetFlag(FLAGS_gradient_accumulation_steps);
   t.group_by_length = absl::GetFlag(FLAGS_group_by_length);
   t.learning_rate = absl::GetFlag(FLAGS_learning_rate);
@@ -194,7 +176,7 @@ absl::Status ReadOptimizerFlags(train::TrainerOptions& t) {
       optim::MakeLrSchedule(t.lr_scheduler_type, t.learning_rate, 1, t.warmup_steps, t.warmup_ratio).status());
   t.num_train_epochs = absl::GetFlag(FLAGS_num_train_epochs);
   t.max_steps = absl::GetFlag(FLAGS_max_steps);
-  XLMR_RETURN_IF_ERROR(Expect(t.max_steps > 0 || (t.max_steps == -1 && std::isfinite(t.num_train_epochs) &&
+  XLMR_RETURN_IF_ERROR(ExpectFlag(t.max_steps > 0 || (t.max_steps == -1 && std::isfinite(t.num_train_epochs) &&
                                                   t.num_train_epochs > 0),
                               t.max_steps > 0 || t.max_steps == -1 ? "num_train_epochs" : "max_steps",
                               "a positive number (max_steps: -1 to train for num_train_epochs)",
@@ -205,11 +187,7 @@ absl::Status ReadOptimizerFlags(train::TrainerOptions& t) {
 
 absl::Status ReadRunFlags(FinetuneConfig& c) {
   train::TrainerOptions& t = c.trainer;
-  t.fp16 = absl::GetFlag(FLAGS_fp16);
-  t.bf16 = absl::GetFlag(FLAGS_bf16);
-  if (t.fp16 && t.bf16) {
-    return absl::InvalidArgumentError("--fp16 and --bf16: expected at most one autocast dtype, got both");
-  }
+  XLMR_ASSIGN_OR_RETURN(t.autocast, ReadAutocastFlag());
   t.loss_scaler.init_scale = absl::GetFlag(FLAGS_loss_scale_init);
   t.loss_scaler.growth_interval = absl::GetFlag(FLAGS_loss_scale_growth_interval);
   t.loss_scaler.growth_factor = absl::GetFlag(FLAGS_loss_scale_growth_factor);
@@ -226,24 +204,24 @@ absl::Status ReadRunFlags(FinetuneConfig& c) {
   const std::string attention = absl::GetFlag(FLAGS_attention);
   const std::optional<models::AttentionImplementation> parsed_attention =
       models::ParseAttentionImplementation(attention);
-  XLMR_RETURN_IF_ERROR(Expect(parsed_attention.has_value(), "attention", "fused or eager", attention));
+  XLMR_RETURN_IF_ERROR(ExpectFlag(parsed_attention.has_value(), "attention", "fused or eager", attention));
   c.attention = *parsed_attention;
   const int64_t seed = absl::GetFlag(FLAGS_seed);
-  XLMR_RETURN_IF_ERROR(Expect(seed >= 0, "seed", "a non-negative integer", absl::StrCat(seed)));
+  XLMR_RETURN_IF_ERROR(ExpectFlag(seed >= 0, "seed", "a non-negative integer", absl::StrCat(seed)));
   t.seed = static_cast<uint64_t>(seed);
-  XLMR_ASSIGN_OR_RETURN(c.device, ParseDeviceChoice(absl::GetFlag(FLAGS_device)));
+  XLMR_ASSIGN_OR_RETURN(c.device, ReadDeviceFlag());
   t.output_dir = UserPath(absl::GetFlag(FLAGS_output_dir));
-  XLMR_RETURN_IF_ERROR(Expect(!t.output_dir.empty(), "output_dir", "a directory", "''"));
+  XLMR_RETURN_IF_ERROR(ExpectFlag(!t.output_dir.empty(), "output_dir", "a directory", ""));
   c.overwrite_output_dir = absl::GetFlag(FLAGS_overwrite_output_dir);
   t.metrics_file = UserPath(absl::GetFlag(FLAGS_metrics_file));
   t.logging_steps = absl::GetFlag(FLAGS_logging_steps);
   XLMR_RETURN_IF_ERROR(ExpectPositive(FLAGS_logging_steps, "logging_steps"));
   t.eval_steps = absl::GetFlag(FLAGS_eval_steps);
   t.save_steps = absl::GetFlag(FLAGS_save_steps);
-  XLMR_RETURN_IF_ERROR(Expect(t.eval_steps >= 0, "eval_steps", "a non-negative integer", absl::StrCat(t.eval_steps)));
-  XLMR_RETURN_IF_ERROR(Expect(t.save_steps >= 0, "save_steps", "a non-negative integer", absl::StrCat(t.save_steps)));
+  XLMR_RETURN_IF_ERROR(ExpectFlag(t.eval_steps >= 0, "eval_steps", "a non-negative integer", absl::StrCat(t.eval_steps)));
+  XLMR_RETURN_IF_ERROR(ExpectFlag(t.save_steps >= 0, "save_steps", "a non-negative integer", absl::StrCat(t.save_steps)));
   t.save_total_limit = absl::GetFlag(FLAGS_save_total_limit);
-  XLMR_RETURN_IF_ERROR(Expect(t.save_total_limit >= 0, "save_total_limit", "a non-negative integer",
+  XLMR_RETURN_IF_ERROR(ExpectFlag(t.save_total_limit >= 0, "save_total_limit", "a non-negative integer",
                               absl::StrCat(t.save_total_limit)));
   c.resume_from_checkpoint = absl::GetFlag(FLAGS_resume_from_checkpoint);
   c.resume = !c.resume_from_checkpoint.empty();

@@ -49,7 +49,7 @@ struct MemoryPlanRequest {
   int64_t batch_size = 8;                   // --per_device_train_batch_size
   int64_t max_seq_length = 128;             // --max_seq_length
   int64_t gradient_accumulation_steps = 1;  // host batches held during a step on CPU
-  DType autocast = DType::kF32;  // --fp16 / --bf16
+  DType autocast = DType::kF32;  // --fp16 / --bf16 (TrainerOptions::autocast)
   uint64_t seed = 42;
   Device device = Device::kCpu;
 };
@@ -57,8 +57,9 @@ struct MemoryPlanRequest {
 MemoryPlanRequest MemoryPlanRequestFrom(const FinetuneConfig& config);
 
 // Applies the plan the request asks for to `model` (see the table above). `is_main`: rank 0,
-// the only one that prints. Under fp16/bf16 it enables the model's half weight copy (the probe
-// runs the fp16 pass). InvalidArgument names --activation_memory_budget when no plan fits.
+// the only one that prints. Under fp16/bf16 the model's half working copy of the weights must
+// exist (the probe runs the autocast pass). InvalidArgument names --activation_memory_budget
+// when no plan fits.
 absl::Status ConfigureRecompute(const MemoryPlanRequest& request, train::TrainableModel& model,
                                 bool is_main);
 
@@ -78,17 +79,10 @@ struct BudgetedPlan {
 };
 
 // The plan for request.activation_memory_budget (which must be set), or InvalidArgument naming
-// the flag when no plan fits (with the smallest budget that would).
+// the flag when no plan fits (with the smallest budget that would;
+// framework/recompute/plan_report.h words the report).
 absl::StatusOr<BudgetedPlan> PlanForBudget(const MemoryPlanRequest& request,
                                            const recompute::PassMemory& memory);
-
-// One line: the plan, its predicted peak against the budget, its recompute.
-std::string DescribePlan(const BudgetedPlan& plan, const recompute::PassMemory& memory);
-
-// The Pareto front as a table, `chosen` (if any) marked with '*'.
-std::string FormatParetoFront(const std::vector<recompute::PlannedRecompute>& front,
-                              const recompute::PassMemory& memory, const MemoryPlanRequest& request,
-                              const std::optional<recompute::RecomputePlan>& chosen);
 
 }  // namespace xlmr::recipes
 

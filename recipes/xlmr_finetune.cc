@@ -17,7 +17,6 @@
 
 #include "absl/flags/commandlineflag.h"
 #include "absl/flags/reflection.h"
-#include "absl/flags/usage.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "framework/core/status_macros.h"
@@ -27,15 +26,31 @@
 #include "models/xlmr/hf_checkpoint.h"
 #include "models/xlmr/init.h"
 #include "recipes/command_line.h"
+#include "recipes/common_flags.h"
 #include "recipes/device_choice.h"
 #include "recipes/embedded_default.h"
 #include "recipes/finetune_data.h"
 #include "recipes/finetune_flags.h"
 #include "recipes/memory_plan.h"
 #include "recipes/output_dir_policy.h"
+#include "recipes/program_usage.h"
 #include "recipes/runfiles.h"
 #include "recipes/tokenize_fn.h"
 
+
+namespace {
+
+// What --help prints before the flags.
+constexpr char kUsage[] =
+    "fine-tunes XLM-RoBERTa for sequence classification, regression or token classification (--task) and "
+    "saves a Hugging Face model directory (docs/CONTRACT.md).\n\n"
+    "  xlmr_finetune                      the embedded default: a small model on recipes/data/langid, minutes on a CPU\n"
+    "  xlmr_finetune --model_dir=DIR --train_file=FILE [--eval_file=FILE] [--test_file=FILE] [flags]\n"
+    "  mpirun -np N xlmr_finetune [the same flags]\n\n"
+    "Exit status: 0 done; 2 a flag, file or row was invalid; 1 training failed; 143 / 130 stopped by SIGTERM / "
+    "SIGINT after saving a checkpoint (the same command resumes).";
+
+}  // namespace
 
 namespace xlmr::recipes {
 namespace {
@@ -97,7 +112,7 @@ void PrintAttentionFallback(const models::XlmrConfig& config, Device device, DTy
 std::vector<distributed::Setting> FlagSettings() {
   std::vector<distributed::Setting> settings;
   for (const auto& [name, flag] : absl::GetAllFlags()) {
-    if (flag->Filename().find("absl/flags/") != std::string::npos) continue;
+    if (!IsProgramFlagFile(flag->Filename())) continue;
     settings.push_back({std::string(name), flag->CurrentValue()});
   }
   return settings;
@@ -123,27 +138,22 @@ absl::Status Prepare(const std::set<std::string>& given, PreparedRun& run) {
     XLMR_ASSIGN_OR_RETURN(weights_dir, train::ResolveCheckpoint(c.resume_from_checkpoint, c.trainer.output_dir));
     c.trainer.resume_from_checkpoint = weights_dir;
   }
-  if (!c.model_dir.empty() && !std::filesystem::exists(c.model_dir + "/config.json")) {
-    return absl::NotFoundError(absl::StrCat("--model_dir=", c.model_dir, ": expected a Hugging Face model "
-                                            "directory (config.json, model.safetensors, ", kTokenizerFileName, ")"));
-  }
+  if (!c.model_dir.empty()) XLMR_RETURN_IF_ERROR(CheckModelDir(c.model_dir));
   const std::string config_path =
       c.model_dir.empty() ? EmbeddedDataFile("config.json") : c.model_dir + "/config.json";
   run.tokenizer_path = c.model_dir.empty() ? EmbeddedDataFile(kTokenizerFileName) : c.model_dir + "/" + kTokenizerFileName;
   XLMR_ASSIGN_OR_RETURN(const models::XlmrConfig model_config, models::LoadXlmrConfig(config_path));
-  const int64_t max_positions = model_config.max_position_embeddings - model_config.pad_token_id - 1;
-  if (c.max_seq_length > max_positions) {
-    return absl::InvalidArgumentError(absl::StrCat("--max_seq_length: expected at most ", max_positions,
-                                                   " (max_position_embeddings of ", config_path, "), got ",
-                                                   c.max_seq_length));
-  }
+  XLMR_RETURN_IF_ERROR(CheckMaxSeqLengthFits(c.max_seq_length, model_config, config_path));
   XLMR_ASSIGN_OR_RETURN(models::XlmrTokenizer tokenizer,
                         models::XlmrTokenizer::Load(run.tokenizer_path, model_config.vocab_size));
   XLMR_ASSIGN_OR_RETURN(FinetuneData data, LoadFinetuneData(c, tokenizer, run.tokenizer_path));
   run.data.emplace(std::move(data));
   XLMR_RETURN_IF_ERROR(BuildModel(run, weights_dir, device));
-  if (run.comm->rank() == 0) PrintAttentionFallback(run.model->config(), device,
-                                                         train::AutocastDType(c.trainer.fp16, c.trainer.bf16));
+  // Matrix products under --fp16 / --bf16 read a half working copy of the weights (the memory
+  // probe's pass and every training step, which keeps it current): made once, here, now that the
+  // weights are final.
+  if (c.trainer.autocast != DType::kF32) run.model->parameters().EnableHalfCopy(c.trainer.autocast);
+  if (run.comm->rank() == 0) PrintAttentionFallback(run.model->config(), device, c.trainer.autocast);
   XLMR_RETURN_IF_ERROR(ConfigureRecompute(MemoryPlanRequestFrom(c), *run.model, run.comm->rank() == 0));
   c.trainer.label_names = run.data->labels.id2label();
   c.trainer.objective = models::ObjectiveOf(c.task);
@@ -216,16 +226,13 @@ int Main(const std::set<std::string>& given) {
 }  // namespace xlmr::recipes
 
 int main(int argc, char** argv) {
-  absl::SetProgramUsageMessage("Fine-tunes XLM-RoBERTa for sequence classification.");
-  // Abseil would exit with status 1 and several lines on a bad flag: one line and 2 instead.
-  // Flagfiles and --fromenv are expanded and checked too; Abseil parses the expanded list.
-  absl::StatusOr<std::vector<std::string>> arguments = xlmr::recipes::CheckCommandLine(argc, argv);
-  if (!arguments.ok()) {
-    std::fprintf(stderr, "xlmr_finetune: %s\n", std::string(arguments.status().message()).c_str());
-    return 2;
+  xlmr::recipes::ConfigureUsage(argv[0], kUsage);
+  // A bad flag: one line and exit status 2 (Abseil would print several and exit 1); --help and
+  // --version: Abseil's text and exit status 0. Flagfiles and --fromenv are expanded and checked.
+  std::vector<std::string> arguments;
+  if (const std::optional<int> status = xlmr::recipes::ParseCommandLineOrStop(argc, argv, "xlmr_finetune", &arguments)) {
+    return *status;
   }
-  const std::set<std::string> given = xlmr::recipes::FlagsGiven(*arguments);
-  xlmr::recipes::ParseCheckedCommandLine(argv[0], std::move(*arguments));
   xlmr::recipes::SetProgramPath(argv[0]);
-  return xlmr::recipes::Main(given);
+  return xlmr::recipes::Main(xlmr::recipes::FlagsGiven(arguments));
 }

@@ -15,7 +15,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <filesystem>
 #include <memory>
 #include <optional>
 #include <string>
@@ -23,7 +22,6 @@
 #include <vector>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/usage.h"
 #include "absl/strings/str_cat.h"
 #include "framework/core/status_macros.h"
 #include "framework/data/record_reader.h"
@@ -32,26 +30,31 @@
 #include "framework/train/evaluate.h"
 #include "models/xlmr/hf_checkpoint.h"
 #include "recipes/command_line.h"
+#include "recipes/common_flags.h"
 #include "recipes/device_choice.h"
 #include "recipes/predict_writer.h"
+#include "recipes/program_usage.h"
 #include "recipes/runfiles.h"
 #include "recipes/tokenize_fn.h"
 
 
-ABSL_FLAG(std::string, model_dir, "", "fine-tuned Hugging Face model directory (config.json, "
-          "model.safetensors, sentencepiece.bpe.model), e.g. xlmr_finetune's --output_dir");
+// xlmr_predict's own flags; those it shares with xlmr_finetune (--model_dir, the text columns,
+// --max_seq_length, --per_device_eval_batch_size, --fp16, --bf16, --device) are common_flags.cc's.
 ABSL_FLAG(std::string, input_file, "", "rows to predict (.tsv, .csv, .jsonl; token classification: .conll, "
           ".txt, .jsonl sentences); labels are ignored");
 ABSL_FLAG(std::string, output_file, "", "JSON lines: index, label, logits, probabilities (regression: "
           "prediction; token classification: words, labels)");
-ABSL_FLAG(std::string, tokens_column, "tokens", "token classification, .jsonl input: the field holding the words");
-ABSL_FLAG(std::string, text_column, "text", "column holding the text");
-ABSL_FLAG(std::string, text_pair_column, "", "column holding the second text of a pair (none by default)");
-ABSL_FLAG(int, max_seq_length, 128, "tokens per example, special tokens included (use the training value)");
-ABSL_FLAG(int64_t, per_device_eval_batch_size, 32, "examples per forward pass");
-ABSL_FLAG(bool, fp16, false, "fp16 matrix products with fp32 accumulation, as in fp16 evaluation");
-ABSL_FLAG(bool, bf16, false, "bf16 matrix products with fp32 accumulation, as in bf16 evaluation (not with --fp16)");
-ABSL_FLAG(std::string, device, "auto", "auto | cpu | cuda (cuda once every op has a CUDA kernel)");
+
+namespace {
+
+// What --help prints before the flags.
+constexpr char kUsage[] =
+    "predicts every row (token classification: every sentence) of a data file with a fine-tuned XLM-RoBERTa "
+    "model directory, whose config.json says the task; one JSON line per row (docs/CONTRACT.md).\n\n"
+    "  xlmr_predict --model_dir=DIR --input_file=FILE --output_file=FILE [flags]\n\n"
+    "Exit status: 0 done; 2 a flag or file was invalid (no output file); 1 the output could not be written.";
+
+}  // namespace
 
 namespace xlmr::recipes {
 namespace {
@@ -64,39 +67,22 @@ struct PredictConfig {
   train::EvalSettings eval;
 };
 
-absl::Status Expect(bool ok, const char* flag, const std::string& expected, const std::string& got) {
-  if (ok) return absl::OkStatus();
-  return absl::InvalidArgumentError(absl::StrCat("--", flag, ": expected ", expected, ", got '", got, "'"));
-}
-
 absl::StatusOr<PredictConfig> ReadPredictFlags() {
   PredictConfig c;
-  c.model_dir = UserPath(absl::GetFlag(FLAGS_model_dir));
+  c.model_dir = ModelDirFlag();
   c.input_file = UserPath(absl::GetFlag(FLAGS_input_file));
   c.output_file = UserPath(absl::GetFlag(FLAGS_output_file));
-  XLMR_RETURN_IF_ERROR(Expect(!c.model_dir.empty(), "model_dir", "a fine-tuned model directory", ""));
-  XLMR_RETURN_IF_ERROR(Expect(!c.input_file.empty(), "input_file", "a .tsv, .csv or .jsonl file", ""));
-  XLMR_RETURN_IF_ERROR(Expect(!c.output_file.empty(), "output_file", "a file to write", ""));
-  c.tagged_columns.tokens_column = absl::GetFlag(FLAGS_tokens_column);
-  XLMR_RETURN_IF_ERROR(Expect(!c.tagged_columns.tokens_column.empty(), "tokens_column", "a field name", ""));
-  c.columns.text_column = absl::GetFlag(FLAGS_text_column);
-  XLMR_RETURN_IF_ERROR(Expect(!c.columns.text_column.empty(), "text_column", "a column name", ""));
-  if (!absl::GetFlag(FLAGS_text_pair_column).empty()) {
-    c.columns.text_pair_column = absl::GetFlag(FLAGS_text_pair_column);
-  }
-  c.max_seq_length = absl::GetFlag(FLAGS_max_seq_length);
-  const int min_length = c.columns.text_pair_column.has_value() ? 5 : 3;
-  XLMR_RETURN_IF_ERROR(Expect(c.max_seq_length >= min_length, "max_seq_length",
-                              absl::StrCat("at least ", min_length, " (special tokens + 1)"),
-                              absl::StrCat(c.max_seq_length)));
-  c.eval.batch_size = absl::GetFlag(FLAGS_per_device_eval_batch_size);
-  XLMR_RETURN_IF_ERROR(Expect(c.eval.batch_size > 0, "per_device_eval_batch_size", "a positive number",
-                              absl::StrCat(c.eval.batch_size)));
-  if (absl::GetFlag(FLAGS_fp16) && absl::GetFlag(FLAGS_bf16)) {
-    return absl::InvalidArgumentError("--fp16 and --bf16: expected at most one autocast dtype, got both");
-  }
-  c.eval.autocast = train::AutocastDType(absl::GetFlag(FLAGS_fp16), absl::GetFlag(FLAGS_bf16));
-  XLMR_ASSIGN_OR_RETURN(const DeviceChoice device, ParseDeviceChoice(absl::GetFlag(FLAGS_device)));
+  XLMR_RETURN_IF_ERROR(ExpectFlag(!c.model_dir.empty(), "model_dir", "a fine-tuned model directory", c.model_dir));
+  XLMR_RETURN_IF_ERROR(ExpectFlag(!c.input_file.empty(), "input_file", "a .tsv, .csv or .jsonl file", c.input_file));
+  XLMR_RETURN_IF_ERROR(ExpectFlag(!c.output_file.empty(), "output_file", "a file to write", c.output_file));
+  XLMR_ASSIGN_OR_RETURN(const TextFlags text, ReadTextFlags());
+  c.columns.text_column = text.text_column;
+  c.columns.text_pair_column = text.text_pair_column;
+  c.tagged_columns.tokens_column = text.tokens_column;
+  c.max_seq_length = text.max_seq_length;
+  XLMR_ASSIGN_OR_RETURN(c.eval.batch_size, ReadEvalBatchSizeFlag());
+  XLMR_ASSIGN_OR_RETURN(c.eval.autocast, ReadAutocastFlag());
+  XLMR_ASSIGN_OR_RETURN(const DeviceChoice device, ReadDeviceFlag());
   XLMR_ASSIGN_OR_RETURN(c.eval.device, ChooseDevice(device, /*gpu_ordinal=*/0, /*warn=*/true, "xlmr_predict"));
   return c;
 }
@@ -104,10 +90,7 @@ absl::StatusOr<PredictConfig> ReadPredictFlags() {
 // The directory's model with its trained head and its own labels; a directory without a
 // head (e.g. the hub's backbone-only xlm-roberta-base) cannot classify anything.
 absl::StatusOr<std::unique_ptr<models::XlmrTaskModel>> LoadClassifier(const PredictConfig& c) {
-  if (!std::filesystem::exists(c.model_dir + "/config.json")) {
-    return absl::NotFoundError(absl::StrCat("--model_dir=", c.model_dir, ": expected a Hugging Face model "
-                                            "directory (config.json, model.safetensors, ", kTokenizerFileName, ")"));
-  }
+  XLMR_RETURN_IF_ERROR(CheckModelDir(c.model_dir));
   models::LoadOptions options;  // labels unset: keep the directory's id2label
   options.device = c.eval.device;
   XLMR_ASSIGN_OR_RETURN(models::LoadedModel loaded, models::LoadPretrained(c.model_dir, options));
@@ -122,11 +105,7 @@ absl::StatusOr<std::unique_ptr<models::XlmrTaskModel>> LoadClassifier(const Pred
 // keeps the sentences read in `sentences` (the output names their words).
 absl::StatusOr<data::TokenizedDataset> ReadInputs(const PredictConfig& c, const models::XlmrConfig& model_config,
                                                   std::vector<data::TaggedSentence>* sentences) {
-  const int64_t max_positions = model_config.max_position_embeddings - model_config.pad_token_id - 1;
-  XLMR_RETURN_IF_ERROR(Expect(c.max_seq_length <= max_positions, "max_seq_length",
-                              absl::StrCat("at most ", max_positions, " (max_position_embeddings of ",
-                                           c.model_dir, "/config.json)"),
-                              absl::StrCat(c.max_seq_length)));
+  XLMR_RETURN_IF_ERROR(CheckMaxSeqLengthFits(c.max_seq_length, model_config, c.model_dir + "/config.json"));
   XLMR_ASSIGN_OR_RETURN(const models::XlmrTokenizer tokenizer,
                         models::XlmrTokenizer::Load(c.model_dir + "/" + kTokenizerFileName, model_config.vocab_size));
   if (model_config.task == models::XlmrTask::kTokenClassification) {
@@ -203,15 +182,12 @@ int Main() {
 }  // namespace xlmr::recipes
 
 int main(int argc, char** argv) {
-  absl::SetProgramUsageMessage("Predicts the rows of a data file with a fine-tuned XLM-RoBERTa model.");
-  // Abseil would exit with status 1 and several lines on a bad flag: one line and 2 instead.
-  // Flagfiles and --fromenv are expanded and checked too; Abseil parses the expanded list.
-  absl::StatusOr<std::vector<std::string>> arguments = xlmr::recipes::CheckCommandLine(argc, argv);
-  if (!arguments.ok()) {
-    std::fprintf(stderr, "xlmr_predict: %s\n", std::string(arguments.status().message()).c_str());
-    return 2;
+  xlmr::recipes::ConfigureUsage(argv[0], kUsage);
+  // A bad flag: one line and exit status 2 (Abseil would print several and exit 1); --help and
+  // --version: Abseil's text and exit status 0. Flagfiles and --fromenv are expanded and checked.
+  if (const std::optional<int> status = xlmr::recipes::ParseCommandLineOrStop(argc, argv, "xlmr_predict", nullptr)) {
+    return *status;
   }
-  xlmr::recipes::ParseCheckedCommandLine(argv[0], std::move(*arguments));
   xlmr::recipes::SetProgramPath(argv[0]);
   return xlmr::recipes::Main();
 }

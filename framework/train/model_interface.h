@@ -37,12 +37,6 @@ struct PassContext {
   }
 };
 
-// The autocast dtype of a run's precision flags (HF TrainingArguments' fp16 / bf16; at most one
-// is set, the flags check it): kF16, kBF16, or kF32 (autocast off).
-inline DType AutocastDType(bool fp16, bool bf16) {
-  return fp16 ? DType::kF16 : bf16 ? DType::kBF16 : DType::kF32;
-}
-
 // A padded batch on the model's device.
 struct ModelInputs {
   Tensor input_ids;       // [B,S] i32, padded with the model's pad id

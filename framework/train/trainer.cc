@@ -54,7 +54,7 @@ class Trainer::Run {
         optimizer_(t.model_.parameters(),
                    optim::AdamWOptions{options_.adam_beta1, options_.adam_beta2, options_.adam_epsilon,
                                        options_.weight_decay}),
-        scaler_(options_.loss_scaler, options_.fp16),
+        scaler_(options_.loss_scaler, /*enabled=*/options_.autocast == DType::kF16),
         sync_(t.comm_, t.model_.parameters()),
         progress_(Progress::ForStderr(options_.logging_steps, is_main_)) {}
 
@@ -130,8 +130,6 @@ absl::Status Trainer::Run::Prepare() {
     scaler.growth_tracker = loaded.state.loss_scale_growth_tracker;
     XLMR_RETURN_IF_ERROR(scaler_.RestoreState(scaler));
   }
-  const DType autocast = AutocastDType(options_.fp16, options_.bf16);
-  if (autocast != DType::kF32) t_.model_.parameters().EnableHalfCopy(autocast);
   std::error_code error;
   if (is_main_ && write_dir_ != options_.output_dir) std::filesystem::remove_all(write_dir_, error);  // a dead run's
   if (is_main_) std::filesystem::create_directories(write_dir_, error);
@@ -174,7 +172,7 @@ absl::Status Trainer::Run::TrainOneStep() {
   AllocatorFor(options_.device).ResetPeakReserved();
   const auto begin = std::chrono::steady_clock::now();
   TrainStep step(t_.model_, sync_, scaler_, optimizer_, *schedule_,
-                 StepSettings{AutocastDType(options_.fp16, options_.bf16), options_.max_grad_norm, options_.seed,
+                 StepSettings{options_.autocast, options_.max_grad_norm, options_.seed,
                               options_.device, options_.objective});
   XLMR_ASSIGN_OR_RETURN(StepOutcome outcome,
                         step.Run(state_.global_step, micro_batches, loss_terms));
@@ -350,14 +348,16 @@ Trainer::Trainer(TrainableModel& model, const data::TokenizedDataset& train_data
                  TrainerOptions options, distributed::Communicator& comm, SaveModelFn save_model)
     : model_(model), train_data_(train_data), eval_data_(eval_data), test_data_(test_data),
       options_(std::move(options)), comm_(comm), save_model_(std::move(save_model)) {
-  XLMR_CHECK(!(options_.fp16 && options_.bf16)) << "fp16 and bf16 autocast are exclusive";
+  XLMR_CHECK(options_.autocast == DType::kF32 || model_.parameters().half_dtype() == options_.autocast)
+      << "autocast " << DTypeName(options_.autocast) << " needs the model's half working copy of that dtype "
+      << "(ParameterStore::EnableHalfCopy) before the Trainer is built";
   batch_plan_ = data::BatchPlanOptions{train_data_.size(), options_.per_device_train_batch_size,
                                        options_.gradient_accumulation_steps, comm_.world_size(),
                                        comm_.rank(), options_.seed, /*shuffle=*/true, {}};
   if (options_.group_by_length) {
     for (int64_t i = 0; i < train_data_.size(); ++i) batch_plan_.lengths.push_back(train_data_.num_tokens(i));
   }
-  eval_settings_ = EvalSettings{options_.per_device_eval_batch_size, AutocastDType(options_.fp16, options_.bf16),
+  eval_settings_ = EvalSettings{options_.per_device_eval_batch_size, options_.autocast,
                                 options_.pad_id, options_.device, options_.objective};
 }
 

@@ -39,9 +39,11 @@ struct TrainerOptions {
   int64_t warmup_steps = 0;
   double num_train_epochs = 3.0;
   int64_t max_steps = -1;
-  bool fp16 = false;                   // fp16 autocast; also switches the loss scaler on
-  bool bf16 = false;                   // bf16 autocast, no loss scaling (not with fp16)
-  amp::LossScalerOptions loss_scaler;  // its settings (used only with fp16)
+  // PassContext::autocast: kF32 (off), kF16 (--fp16; also switches the loss scaler on) or kBF16
+  // (--bf16; no loss scaling). Under kF16 or kBF16 the model's half working copy of the weights
+  // must exist (ParameterStore::EnableHalfCopy) when the Trainer is built.
+  DType autocast = DType::kF32;
+  amp::LossScalerOptions loss_scaler;  // its settings (used only under kF16)
   uint64_t seed = 42;
   Device device = Device::kCpu;
   std::string output_dir = "xlmr_finetune_out";

@@ -86,7 +86,7 @@ struct TrainingRun {
 TinyTrainerOptions StepOptions(Device device, bool fp16, TinyModelOptions model = {}) {
   TinyTrainerOptions options;
   options.device = device;
-  options.fp16 = fp16;
+  if (fp16) options.autocast = DType::kF16;
   options.model = model;
   options.model.dropout = 0.1;
   options.lr_schedule = "linear";
@@ -175,9 +175,9 @@ TEST_F(TrainStepGpuTest, RecomputedBlocksMatchTheCpuBackend) {
 // bf16: CUDA has no fused bf16 kernel and runs eager attention, so both backends run eager (the
 // CPU would otherwise run fused, another rounding contract).
 TrainingRun TrainHead64(Device device, DType autocast, bool recompute_every_block = false) {
-  TinyTrainerOptions options = StepOptions(device, autocast == DType::kF16, Head64ModelOptions());
-  options.bf16 = autocast == DType::kBF16;
-  if (options.bf16) options.model.attention = models::AttentionImplementation::kEager;
+  TinyTrainerOptions options = StepOptions(device, /*fp16=*/false, Head64ModelOptions());
+  options.autocast = autocast;
+  if (autocast == DType::kBF16) options.model.attention = models::AttentionImplementation::kEager;
   return Train(options, recompute_every_block, nullptr, Head64DataOptions());
 }
 

@@ -114,17 +114,15 @@ TinyTrainer::TinyTrainer(const TinyTrainerOptions& options, distributed::Communi
     : objective_(models::ObjectiveOf(options.model.task)),
       model_(TinyXlmrConfig(options.model), options.device),
       sync_(CommOrLocal(comm, owned_comm_), model_.parameters()),
-      scaler_(ScalerOptions(options), options.fp16),
+      scaler_(ScalerOptions(options), /*enabled=*/options.autocast == DType::kF16),
       optimizer_(model_.parameters(), options.adam),
       schedule_(*optim::MakeLrSchedule(options.lr_schedule, options.learning_rate, options.total_steps,
                                        options.warmup_steps, 0.0)),
       step_(model_, sync_, scaler_, optimizer_, schedule_,
-            train::StepSettings{train::AutocastDType(options.fp16, options.bf16), options.max_grad_norm,
+            train::StepSettings{options.autocast, options.max_grad_norm,
                                 options.dropout_seed, options.device, objective_}) {
   models::InitializeAllWeights(model_, options.init_seed);
-  if (options.fp16 || options.bf16) {
-    model_.parameters().EnableHalfCopy(train::AutocastDType(options.fp16, options.bf16));
-  }
+  if (options.autocast != DType::kF32) model_.parameters().EnableHalfCopy(options.autocast);
 }
 
 train::StepOutcome TinyTrainer::Step(int step, const std::vector<data::Batch>& batches,

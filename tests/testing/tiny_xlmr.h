@@ -15,6 +15,7 @@
 #include "framework/distributed/communicator.h"
 #include "framework/distributed/gradient_synchronizer.h"
 #include "framework/optim/adamw.h"
+#include "framework/tensor/dtype.h"
 #include "framework/optim/lr_schedule.h"
 #include "framework/train/train_step.h"
 #include "models/xlmr/model.h"
@@ -64,8 +65,8 @@ struct TinyTrainerOptions {
   TinyModelOptions model;
   uint64_t init_seed = 7;
   uint64_t dropout_seed = 11;
-  bool fp16 = false;
-  bool bf16 = false;  // bf16 autocast: no loss scaling (not with fp16)
+  // Autocast dtype, as TrainerOptions::autocast: kF16 scales the loss, kBF16 does not.
+  DType autocast = DType::kF32;
   double loss_scale = 1024.0;  // initial scale under fp16
   std::string lr_schedule = "constant";
   double learning_rate = 1e-3;

@@ -24,7 +24,7 @@ testing::TinyTrainerOptions Options(bool fp16, double init_scale, double initial
   o.model.dropout = 0.1;
   o.model.initializer_range = initializer_range;
   o.model.labels = {"a", "b"};
-  o.fp16 = fp16;
+  if (fp16) o.autocast = DType::kF16;
   o.loss_scale = init_scale;
   o.lr_schedule = "linear";
   o.warmup_steps = 2;

@@ -3,35 +3,12 @@
 #include "framework/recompute/memory_model.h"
 
 #include "gtest/gtest.h"
+#include "tests/testing/hand_worked_pass.h"
 
 namespace xlmr::recompute {
 namespace {
 
-// external 1, inputs 2, embeddings: forward peak 30, resident 4, backward peak 20; head peak
-// 50; loss resident 3. So forward_base = 7, backward_base = 10, fixed phases peak 33.
-// Block: input 10, selective 40, keep 100; forward peak 150, selective recompute peak 70,
-// backward peak 160; recompute 1000 FLOPs whole, 100 selective.
-PassMemory HandWorkedPass() {
-  PassMemory m;
-  m.external_bytes = 1;
-  m.inputs_bytes = 2;
-  m.embedding_forward_peak = 30;
-  m.embedding_resident_bytes = 4;
-  m.head_peak = 50;
-  m.loss_resident_bytes = 3;
-  m.embedding_backward_peak = 20;
-  BlockMemory b;
-  b.input_bytes = 10;
-  b.selective_bytes = 40;
-  b.keep_bytes = 100;
-  b.forward_peak = 150;
-  b.selective_recompute_peak = 70;
-  b.backward_peak = 160;
-  b.full_recompute_flops = 1000;
-  b.selective_recompute_flops = 100;
-  m.blocks = {b, b};
-  return m;
-}
+using testing::HandWorkedPass;  // its numbers, and the bases and fixed peak they give, are in its header
 
 PlanCost Evaluate(const char* plan) {
   auto parsed = ParseRecomputePlan(plan);

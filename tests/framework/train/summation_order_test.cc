@@ -79,8 +79,7 @@ Setup Head64(DType autocast) {
 Run Train(const Setup& setup, Order order) {
   TinyTrainerOptions options;
   options.model = setup.model;
-  options.fp16 = setup.autocast == DType::kF16;
-  options.bf16 = setup.autocast == DType::kBF16;
+  options.autocast = setup.autocast;
   options.lr_schedule = "linear";
   options.warmup_steps = 1;
   options.total_steps = 10;

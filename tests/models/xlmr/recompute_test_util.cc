@@ -81,7 +81,7 @@ TinyTrainerOptions RecomputeTraining(int layers, const RecomputeVariant& variant
   TinyTrainerOptions options;
   options.model = RecomputeModel(layers);
   options.model.attention = variant.attention;
-  options.fp16 = variant.fp16;
+  if (variant.fp16) options.autocast = DType::kF16;
   options.dropout_seed = dropout_seed;
   return options;
 }
