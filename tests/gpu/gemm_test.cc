@@ -35,21 +35,6 @@ namespace {
 constexpr double kSumRelative = 1e-5;  // fp32 vs double accumulation, times scale
 constexpr int kF16OutputUlps = 1;      // the output's own rounding to f16 or bf16
 
-// One ulp of `v` in f16 (11 significant bits) or bf16 (8; float's exponent range).
-double HalfUlp(double v, DType dtype = DType::kF16) {
-  v = std::fabs(v);
-  if (dtype == DType::kBF16) {
-    if (v < std::ldexp(1.0, -126)) return std::ldexp(1.0, -133);
-    int exponent = 0;
-    std::frexp(v, &exponent);
-    return std::ldexp(1.0, exponent - 8);
-  }
-  if (v < std::ldexp(1.0, -14)) return std::ldexp(1.0, -24);
-  int exponent = 0;
-  std::frexp(v, &exponent);
-  return std::ldexp(1.0, exponent - 11);
-}
-
 // Runs the test body once directly and once with every product staged (the header's note).
 class CudaGemmTest : public xlmr::testing::GpuTest,
                      public ::testing::WithParamInterface<bool> {
@@ -120,7 +105,7 @@ void ExpectMatches(const Tensor& c_gpu, const Reference& ref) {
   std::ostringstream first;
   for (size_t i = 0; i < got.size(); ++i) {
     const double bound =
-        kSumRelative * ref.scale[i] + ulps * HalfUlp(ref.value[i], c_gpu.dtype()) * (ref.scale[i] > 0);
+        kSumRelative * ref.scale[i] + ulps * xlmr::testing::HalfUlp(ref.value[i], c_gpu.dtype()) * (ref.scale[i] > 0);
     if (std::fabs(got[i] - ref.value[i]) <= bound) continue;
     if (violations++ == 0) {
       first << "element " << i << ": gpu " << got[i] << ", expected " << ref.value[i] << " (bound "

@@ -145,9 +145,7 @@ void ExpectClose(const std::string& what, const Tensor& gpu, const Tensor& cpu,
       what, gpu, cpu,
       [&](float want) {
         return f32_tolerance * std::max(1.0, std::fabs(double{want})) +
-               (dtype == DType::kF16    ? HalfUlpAt(want)
-                : dtype == DType::kBF16 ? BFloat16UlpAt(want)
-                                        : 0.0);
+               HalfUlp(want, dtype);
       },
       rule.str());
 }
@@ -198,6 +196,11 @@ void ExpectMeanCloseToLargest(const std::string& what, const Tensor& gpu, const 
   std::printf("measured %s (mean): %.3g (bound %.3g)\n", what.c_str(), mean, tolerance);
   EXPECT_LE(mean, tolerance) << what << ": mean error " << mean << " of the largest |cpu| "
                              << largest;
+}
+
+double HalfUlp(double value, DType dtype) {
+  const float f = static_cast<float>(value);
+  return dtype == DType::kF16 ? HalfUlpAt(f) : dtype == DType::kBF16 ? BFloat16UlpAt(f) : 0.0;
 }
 
 double LargestMagnitude(const Tensor& t) {

@@ -88,6 +88,10 @@ void ExpectCloseToLargest(const std::string& what, const Tensor& gpu, const Tens
 void ExpectMeanCloseToLargest(const std::string& what, const Tensor& gpu, const Tensor& cpu,
                               double tolerance);
 
+// The spacing of `dtype` values just above |value| rounded to `dtype` (f16: 2^-24 among the
+// subnormals, inf beyond the range; bf16: 8 significant bits in float's range); 0 for f32.
+double HalfUlp(double value, DType dtype);
+
 // max |t| over a tensor's elements (any device), e.g. the scale_floor above.
 double LargestMagnitude(const Tensor& t);
 

@@ -31,6 +31,8 @@
 namespace xlmr {
 namespace {
 
+using testing::HalfUlp;
+
 struct Tolerance {
   double sum_relative;  // times scale: fp32 accumulation in a different order
   int output_ulps;      // f16/bf16 ulps of the final rounding (0 for f32)
@@ -43,22 +45,6 @@ Tolerance ToleranceFor(DType output) {
       /* bf16 */ {1e-5, 1},
   };
   return kTolerances[output == DType::kF16 ? 1 : output == DType::kBF16 ? 2 : 0];
-}
-
-// The spacing of fp16 values around |v| (2^-24 among the subnormals); of bf16 values (8
-// significant bits, float's exponent range) when dtype is bf16.
-double HalfUlp(double v, DType dtype = DType::kF16) {
-  v = std::fabs(v);
-  if (dtype == DType::kBF16) {
-    if (v < std::ldexp(1.0, -126)) return std::ldexp(1.0, -133);
-    int exponent = 0;
-    std::frexp(v, &exponent);
-    return std::ldexp(1.0, exponent - 8);
-  }
-  if (v < std::ldexp(1.0, -14)) return std::ldexp(1.0, -24);
-  int exponent = 0;
-  std::frexp(v, &exponent);  // v = m * 2^exponent, m in [0.5, 1)
-  return std::ldexp(1.0, exponent - 1 - 10);
 }
 
 // Compares every element; reports the number of violations and the worst one.

@@ -48,21 +48,15 @@ TEST(HuggingFaceParityTest, FusedAttentionMatchesSdpaUnderBf16Autocast) {
 // Heads 64 wide (kHead64GoldenDir): fused attention inside the model, in every precision, over
 // two key tiles with padding, against HF's sdpa under autocast (fp32: against eager, which
 // sdpa equals to fp32 rounding). The CUDA twin of each is in tests/gpu/hf_parity_test.cc.
-TEST(HuggingFaceParityTest, Head64FusedAttentionMatchesFp32) {
-  testing::ExpectHuggingFaceParity(Device::kCpu, testing::Precision::kFp32,
-                                   AttentionImplementation::kFused, testing::kHead64GoldenDir);
+TEST(HuggingFaceParityTest, Head64FusedAttentionMatchesEveryPrecision) {
+  for (testing::Precision precision : {testing::Precision::kFp32, testing::Precision::kFp16Autocast,
+                                       testing::Precision::kBf16Autocast}) {
+    testing::ExpectHuggingFaceParity(Device::kCpu, precision, AttentionImplementation::kFused,
+                                     testing::kHead64GoldenDir);
+  }
 }
 
-TEST(HuggingFaceParityTest, Head64FusedAttentionMatchesSdpaUnderFp16Autocast) {
-  testing::ExpectHuggingFaceParity(Device::kCpu, testing::Precision::kFp16Autocast,
-                                   AttentionImplementation::kFused, testing::kHead64GoldenDir);
-}
-
-TEST(HuggingFaceParityTest, Head64FusedAttentionMatchesSdpaUnderBf16Autocast) {
-  testing::ExpectHuggingFaceParity(Device::kCpu, testing::Precision::kBf16Autocast,
-                                   AttentionImplementation::kFused, testing::kHead64GoldenDir);
-}
-
+// bf16 on CUDA takes eager attention (no fused bf16 kernel): its CPU twin at head_dim 64.
 TEST(HuggingFaceParityTest, Head64EagerAttentionMatchesBf16Autocast) {
   testing::ExpectHuggingFaceParity(Device::kCpu, testing::Precision::kBf16Autocast,
                                    AttentionImplementation::kEager, testing::kHead64GoldenDir);
