@@ -38,7 +38,11 @@ ABSL_FLAG(double, adam_beta1, 0.9, "AdamW beta1");
 ABSL_FLAG(double, adam_beta2, 0.999, "AdamW beta2");
 ABSL_FLAG(double, adam_epsilon, 1e-8, "AdamW epsilon");
 ABSL_FLAG(double, max_grad_norm, 1.0, "global gradient-norm clipping threshold (0 disables)");
-ABSL_FLAG(std::string, lr_scheduler_type, "linear", "linear | constant | constant_with_warmup | cosine");
+ABSL_FLAG(std::string, lr_scheduler_type, "linear", "linear | cosine | cosine_with_restarts | polynomial | constant | "
+          "constant_with_warmup | inverse_sqrt | cosine_with_min_lr | cosine_warmup_with_min_lr | "
+          "warmup_stable_decay (transformers' get_scheduler)");
+ABSL_FLAG(std::string, lr_scheduler_kwargs, "", "the schedule's extra arguments as a JSON object, by HF's names, "
+          "e.g. {\"num_cycles\": 2} or {\"num_decay_steps\": 100}");
 ABSL_FLAG(double, warmup_ratio, 0.0, "fraction of the steps spent warming up (used when warmup_steps is 0)");
 ABSL_FLAG(int64_t, warmup_steps, 0, "warm-up steps");
 ABSL_FLAG(double, num_train_epochs, 3.0, "epochs (fractional allowed)");
@@ -168,12 +172,14 @@ absl::Status ReadOptimizerFlags(train::TrainerOptions& t) {
   t.max_grad_norm = absl::GetFlag(FLAGS_max_grad_norm);
   XLMR_RETURN_IF_ERROR(optim::ValidateMaxGradNorm(t.max_grad_norm));
   t.lr_scheduler_type = absl::GetFlag(FLAGS_lr_scheduler_type);
+  t.lr_scheduler_kwargs = absl::GetFlag(FLAGS_lr_scheduler_kwargs);
   t.warmup_ratio = absl::GetFlag(FLAGS_warmup_ratio);
   t.warmup_steps = absl::GetFlag(FLAGS_warmup_steps);
-  // The schedule's own validation (type, learning rate, warm-up) on a nominal length; the
-  // trainer builds the real one once the number of steps is known.
-  XLMR_RETURN_IF_ERROR(
-      optim::MakeLrSchedule(t.lr_scheduler_type, t.learning_rate, 1, t.warmup_steps, t.warmup_ratio).status());
+  // The schedule's own validation (type, learning rate, warm-up, kwargs) on a nominal length;
+  // the trainer builds the real one once the number of steps is known.
+  XLMR_RETURN_IF_ERROR(optim::MakeLrSchedule(t.lr_scheduler_type, t.learning_rate, 1, t.warmup_steps,
+                                             t.warmup_ratio, t.lr_scheduler_kwargs)
+                           .status());
   t.num_train_epochs = absl::GetFlag(FLAGS_num_train_epochs);
   t.max_steps = absl::GetFlag(FLAGS_max_steps);
   XLMR_RETURN_IF_ERROR(ExpectFlag(t.max_steps > 0 || (t.max_steps == -1 && std::isfinite(t.num_train_epochs) &&

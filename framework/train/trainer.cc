@@ -109,7 +109,7 @@ TrainingState Trainer::Run::CurrentSettings() const {
 absl::Status Trainer::Run::Prepare() {
   XLMR_ASSIGN_OR_RETURN(schedule_, optim::MakeLrSchedule(options_.lr_scheduler_type, options_.learning_rate,
                                                          t_.total_steps(), options_.warmup_steps,
-                                                         options_.warmup_ratio));
+                                                         options_.warmup_ratio, options_.lr_scheduler_kwargs));
   XLMR_ASSIGN_OR_RETURN(planner_, data::BatchPlanner::Create(t_.batch_plan_));
   state_ = CurrentSettings();
   const bool resuming = !options_.resume_from_checkpoint.empty();

@@ -35,6 +35,7 @@ struct TrainerOptions {
   double adam_epsilon = 1e-8;
   double max_grad_norm = 1.0;
   std::string lr_scheduler_type = "linear";
+  std::string lr_scheduler_kwargs;  // JSON object text; empty: none (framework/optim/lr_schedule_kwargs.h)
   double warmup_ratio = 0.0;
   int64_t warmup_steps = 0;
   double num_train_epochs = 3.0;

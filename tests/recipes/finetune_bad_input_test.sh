@@ -26,6 +26,15 @@ expect_usage_error() {  # expected-substring, flags...
 expect_usage_error "--per_device_train_batch_size" --per_device_train_batch_size=0
 expect_usage_error "--gradient_accumulation_steps" --gradient_accumulation_steps=-2
 expect_usage_error "--lr_scheduler_type" --lr_scheduler_type=exponential
+expect_usage_error "--lr_scheduler_kwargs: expected a JSON object" --lr_scheduler_type=cosine --lr_scheduler_kwargs='{num_cycles: 2}'
+expect_usage_error "--lr_scheduler_kwargs: cosine takes only num_cycles; got \"num_cycle\"" --lr_scheduler_type=cosine \
+  --lr_scheduler_kwargs='{"num_cycle": 2}'
+expect_usage_error "--lr_scheduler_kwargs: linear takes no arguments" --lr_scheduler_kwargs='{"power": 2}'
+expect_usage_error "--lr_scheduler_kwargs: power must be a number > 0; got -1" --lr_scheduler_type=polynomial \
+  --lr_scheduler_kwargs='{"power": -1}'
+expect_usage_error "--lr_scheduler_kwargs: warmup_stable_decay needs num_decay_steps" --lr_scheduler_type=warmup_stable_decay
+expect_usage_error "--lr_scheduler_kwargs: cosine_with_min_lr takes exactly one of min_lr and min_lr_rate" \
+  --lr_scheduler_type=cosine_with_min_lr
 expect_usage_error "--learning_rate" --learning_rate=-1
 expect_usage_error "--warmup_ratio" --warmup_ratio=1.5
 expect_usage_error "--max_seq_length" --max_seq_length=100000
