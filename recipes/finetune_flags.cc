@@ -62,6 +62,8 @@ ABSL_FLAG(std::string, attention, "fused", "fused | eager: fused (FlashAttention
 ABSL_FLAG(bool, print_memory_plan, false, "print the memory/recompute trade-off curve and exit");
 // Regularisation.
 ABSL_FLAG(std::string, dropout, "", "overrides hidden, attention and classifier dropout (default: config.json)");
+ABSL_FLAG(double, label_smoothing_factor, 0.0, "in [0, 1]: mix the one-hot targets with the uniform distribution "
+          "(HF's LabelSmoother; classification and token classification, not regression)");
 // Run.
 ABSL_FLAG(int64_t, seed, 42, "seed of initialisation, shuffling and dropout");
 ABSL_FLAG(std::string, output_dir, "xlmr_finetune_out", "where the model, checkpoints and metrics go");
@@ -115,6 +117,18 @@ absl::Status ReadTaskFlag(FinetuneConfig& c) {
   return absl::OkStatus();
 }
 
+// --label_smoothing_factor, once the task is known. Regression is refused: HF's LabelSmoother
+// needs class ids (it fails on float labels at the first step).
+absl::Status ReadLabelSmoothingFlag(FinetuneConfig& c) {
+  const double factor = absl::GetFlag(FLAGS_label_smoothing_factor);
+  XLMR_RETURN_IF_ERROR(
+      ExpectFlag(factor >= 0 && factor <= 1, "label_smoothing_factor", "a number in [0, 1]", absl::StrCat(factor)));
+  XLMR_RETURN_IF_ERROR(ExpectFlag(factor == 0 || c.task != models::XlmrTask::kRegression, "label_smoothing_factor",
+                                  "0 with --task=regression (label smoothing needs classes)", absl::StrCat(factor)));
+  c.trainer.label_smoothing_factor = factor;
+  return absl::OkStatus();
+}
+
 absl::Status ReadDataFlags(FinetuneConfig& c) {
   c.model_dir = ModelDirFlag();
   XLMR_RETURN_IF_ERROR(ReadTaskFlag(c));
@@ -151,6 +165,7 @@ absl::Status ReadDataFlags(FinetuneConfig& c) {
     XLMR_RETURN_IF_ERROR(ExpectFlag(parsed && value >= 0 && value < 1, "dropout", "a number in [0, 1)", dropout));
     c.dropout = value;
   }
+  XLMR_RETURN_IF_ERROR(ReadLabelSmoothingFlag(c));
   c.cache_dir = absl::GetFlag(FLAGS_cache_dir).empty() ? DefaultCacheDir() : UserPath(absl::GetFlag(FLAGS_cache_dir));
   return absl::OkStatus();
 }

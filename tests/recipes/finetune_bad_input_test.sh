@@ -44,6 +44,8 @@ if ! nvidia-smi -L > /dev/null 2>&1; then
   expect_usage_error "--device=cuda: no GPU" --device=cuda --train_file=train.tsv
 fi
 expect_usage_error "--dropout" --dropout=1.5
+expect_usage_error "--label_smoothing_factor: expected a number in [0, 1], got 1.5" --label_smoothing_factor=1.5
+expect_usage_error "--label_smoothing_factor: expected a number in [0, 1], got -0.1" --label_smoothing_factor=-0.1
 expect_usage_error "--loss_scale_init" --fp16 --loss_scale_init=0
 expect_usage_error "--fp16 and --bf16: expected at most one" --fp16 --bf16
 expect_usage_error "missing.tsv" --train_file=missing.tsv
@@ -67,6 +69,8 @@ expect_usage_error "--text_pair_column" --task=token_classification --train_file
 expect_usage_error "untagged_line.conll:2:" --task=token_classification --train_file=untagged_line.conll
 expect_usage_error "train.tsv:2: regression label 'pos' is not a finite number" --task=regression --train_file=train.tsv
 expect_usage_error "--task" --task=regression   # no embedded regression data set
+expect_usage_error "--label_smoothing_factor: expected 0 with --task=regression" --task=regression \
+  --train_file=train.tsv --label_smoothing_factor=0.1
 # What absl::ParseCommandLine rejects itself (with status 1 and several lines) is checked first.
 expect_usage_error "--no_such_flag: unknown flag" --no_such_flag=3
 expect_usage_error "--lerning_rate: unknown flag" --lerning_rate 1e-3
