@@ -73,7 +73,7 @@ schedule_off_by_one|framework/optim/lr_schedule.cc|s/  return base_lr_ \* Multip
 schedule_kwargs_dropped|framework/optim/lr_schedule.cc|s/      kwargs_(kwargs) {/      kwargs_() {/|//tests/framework/optim:lr_schedule_test|--lr_scheduler_kwargs is parsed but the schedule keeps HF'"'"'s defaults
 smoothing_on_ignored|kernels/cpu/loss.cc|/^LossTotals CrossEntropyLossSum(/,/^}/s/    if (label == kIgnoreIndex) continue;/    if (label == kIgnoreIndex) { totals.sum += label_smoothing * LoadLogSoftmaxRow(logits, r).NegativeLogProbSum() \/ classes; continue; }/|//tests/framework/train:objective_test|label smoothing'"'"'s uniform term is added for ignored (-100) tokens too
 smoothing_no_uniform_loss|kernels/cpu/loss.cc|s/             label_smoothing \* row.NegativeLogProbSum() \/ static_cast<double>(classes);/             0.0;/|//tests/framework/train:objective_test|label smoothing scales the cross-entropy by (1 - e) but leaves out the uniform term
-smoothing_no_uniform_grad|kernels/cpu/loss.cc|s/  const float uniform = scale \* label_smoothing \/ static_cast<float>(classes);/  const float uniform = 0.0f;/|//tests/framework/train:objective_test|the gradient of label smoothing leaves out the uniform target
+smoothing_no_uniform_grad|kernels/common/label_smoothing.h|s/  return {scale \* label_smoothing \/ static_cast<float>(classes), /  return {0.0f, /|//tests/framework/train:objective_test|the gradient of label smoothing leaves out the uniform target
 smoothing_eval_unsmoothed|framework/train/evaluate.cc|s/  if (label_smoothing == 0) return nll;/  return nll;/|//tests/framework/train:evaluate_test|the evaluation loss ignores --label_smoothing_factor (HF'"'"'s eval_loss is smoothed)
 '
 

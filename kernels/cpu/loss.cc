@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "framework/core/check.h"
+#include "kernels/common/label_smoothing.h"
 #include "kernels/cpu/float_access.h"
 
 namespace xlmr::kernels::cpu {
@@ -91,19 +92,15 @@ Tensor CrossEntropyBackward(const Tensor& logits, const Tensor& labels, float sc
   const int64_t rows = logits.dim(0), classes = logits.dim(1);
   Tensor dlogits =
       Tensor::Zeros(logits.shape(), DType::kF32, Device::kCpu, MemoryCategory::kActivations);
-  // The uniform target's share of every class, and the one-hot target's weight (without
-  // smoothing 0 and scale, which leave torch's plain cross-entropy gradient bit for bit).
-  const float uniform = scale * label_smoothing / static_cast<float>(classes);
-  const float one_hot = scale * (1.0f - label_smoothing);
+  const SmoothedTargetWeights targets = SmoothedTargets(scale, label_smoothing, classes);
   for (int64_t r = 0; r < rows; ++r) {
     const int32_t label = LabelOf(labels, r, classes);
     if (label == kIgnoreIndex) continue;
     const LogSoftmaxRow row = LoadLogSoftmaxRow(logits, r);
     float* out = dlogits.data<float>() + r * classes;
-    // torch's log_softmax backward of the targets' gradient (-one_hot at the label, -uniform
-    // everywhere; they sum to -scale).
-    for (int64_t j = 0; j < classes; ++j) out[j] = scale * std::exp(row.LogProb(j)) - uniform;
-    out[label] -= one_hot;
+    // torch's log_softmax backward of the targets' gradient (kernels/common/label_smoothing.h).
+    for (int64_t j = 0; j < classes; ++j) out[j] = scale * std::exp(row.LogProb(j)) - targets.uniform;
+    out[label] -= targets.one_hot;
   }
   return dlogits;
 }

@@ -10,6 +10,7 @@
 #include <cstdio>
 
 #include "framework/core/check.h"
+#include "kernels/common/label_smoothing.h"
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/device_context.h"
 #include "kernels/cuda/row_reduce.cuh"
@@ -102,9 +103,8 @@ __global__ void CrossEntropyRowKernel(const T* logits, const int32_t* labels, in
   if (threadIdx.x == 0) row_loss[row] = loss;
 }
 
-// One block per row: d[row] = scale * softmax(row) - uniform, minus one_hot at the label, with
-// uniform = scale * e / C and one_hot = scale * (1 - e) (0 and scale without smoothing: torch's
-// plain cross-entropy gradient); ignored rows untouched.
+// One block per row: d[row] = scale * softmax(row) - uniform, minus one_hot at the label
+// (kernels/common/label_smoothing.h); ignored rows untouched.
 template <typename T>
 __global__ void CrossEntropyBackwardKernel(const T* logits, const int32_t* labels,
                                            int64_t classes, float uniform, float one_hot,
@@ -301,13 +301,11 @@ LossTotals CrossEntropySumAs(const Tensor& logits, const Tensor& labels, float l
 template <typename T>
 void CrossEntropyBackwardAs(const Tensor& logits, const Tensor& labels, float scale,
                             float label_smoothing, Tensor* d) {
-  // As the CPU kernel computes them (kernels/cpu/loss.cc).
-  const float uniform = scale * label_smoothing / static_cast<float>(logits.dim(1));
-  const float one_hot = scale * (1.0f - label_smoothing);
+  const SmoothedTargetWeights targets = SmoothedTargets(scale, label_smoothing, logits.dim(1));
   CrossEntropyBackwardKernel<T><<<RowGrid(logits), kRowThreads, 0,
                                   CudaContext::Current().compute_stream()>>>(
-      static_cast<const T*>(logits.raw_data()), labels.data<int32_t>(), logits.dim(1), uniform,
-      one_hot, scale, d->data<float>());
+      static_cast<const T*>(logits.raw_data()), labels.data<int32_t>(), logits.dim(1),
+      targets.uniform, targets.one_hot, scale, d->data<float>());
   KERNEL_LAUNCH_CHECK();
 }
 
