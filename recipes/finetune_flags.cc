@@ -38,7 +38,11 @@ ABSL_FLAG(double, adam_beta1, 0.9, "AdamW beta1");
 ABSL_FLAG(double, adam_beta2, 0.999, "AdamW beta2");
 ABSL_FLAG(double, adam_epsilon, 1e-8, "AdamW epsilon");
 ABSL_FLAG(double, max_grad_norm, 1.0, "global gradient-norm clipping threshold (0 disables)");
-ABSL_FLAG(std::string, lr_scheduler_type, "linear", "linear | constant | constant_with_warmup | cosine");
+ABSL_FLAG(std::string, lr_scheduler_type, "linear", "linear | cosine | cosine_with_restarts | polynomial | constant | "
+          "constant_with_warmup | inverse_sqrt | cosine_with_min_lr | cosine_warmup_with_min_lr | "
+          "warmup_stable_decay (transformers' get_scheduler)");
+ABSL_FLAG(std::string, lr_scheduler_kwargs, "", "the schedule's extra arguments as a JSON object, by HF's names, "
+          "e.g. {\"num_cycles\": 2} or {\"num_decay_steps\": 100}");
 ABSL_FLAG(double, warmup_ratio, 0.0, "fraction of the steps spent warming up (used when warmup_steps is 0)");
 ABSL_FLAG(int64_t, warmup_steps, 0, "warm-up steps");
 ABSL_FLAG(double, num_train_epochs, 3.0, "epochs (fractional allowed)");
@@ -58,6 +62,8 @@ ABSL_FLAG(std::string, attention, "fused", "fused | eager: fused (FlashAttention
 ABSL_FLAG(bool, print_memory_plan, false, "print the memory/recompute trade-off curve and exit");
 // Regularisation.
 ABSL_FLAG(std::string, dropout, "", "overrides hidden, attention and classifier dropout (default: config.json)");
+ABSL_FLAG(double, label_smoothing_factor, 0.0, "in [0, 1]: mix the one-hot targets with the uniform distribution "
+          "(HF's LabelSmoother; classification and token classification, not regression)");
 // Run.
 ABSL_FLAG(int64_t, seed, 42, "seed of initialisation, shuffling and dropout");
 ABSL_FLAG(std::string, output_dir, "xlmr_finetune_out", "where the model, checkpoints and metrics go");
@@ -111,6 +117,18 @@ absl::Status ReadTaskFlag(FinetuneConfig& c) {
   return absl::OkStatus();
 }
 
+// --label_smoothing_factor, once the task is known. Regression is refused: HF's LabelSmoother
+// needs class ids (it fails on float labels at the first step).
+absl::Status ReadLabelSmoothingFlag(FinetuneConfig& c) {
+  const double factor = absl::GetFlag(FLAGS_label_smoothing_factor);
+  XLMR_RETURN_IF_ERROR(
+      ExpectFlag(factor >= 0 && factor <= 1, "label_smoothing_factor", "a number in [0, 1]", absl::StrCat(factor)));
+  XLMR_RETURN_IF_ERROR(ExpectFlag(factor == 0 || c.task != models::XlmrTask::kRegression, "label_smoothing_factor",
+                                  "0 with --task=regression (label smoothing needs classes)", absl::StrCat(factor)));
+  c.trainer.label_smoothing_factor = factor;
+  return absl::OkStatus();
+}
+
 absl::Status ReadDataFlags(FinetuneConfig& c) {
   c.model_dir = ModelDirFlag();
   XLMR_RETURN_IF_ERROR(ReadTaskFlag(c));
@@ -147,6 +165,7 @@ absl::Status ReadDataFlags(FinetuneConfig& c) {
     XLMR_RETURN_IF_ERROR(ExpectFlag(parsed && value >= 0 && value < 1, "dropout", "a number in [0, 1)", dropout));
     c.dropout = value;
   }
+  XLMR_RETURN_IF_ERROR(ReadLabelSmoothingFlag(c));
   c.cache_dir = absl::GetFlag(FLAGS_cache_dir).empty() ? DefaultCacheDir() : UserPath(absl::GetFlag(FLAGS_cache_dir));
   return absl::OkStatus();
 }
@@ -168,12 +187,14 @@ absl::Status ReadOptimizerFlags(train::TrainerOptions& t) {
   t.max_grad_norm = absl::GetFlag(FLAGS_max_grad_norm);
   XLMR_RETURN_IF_ERROR(optim::ValidateMaxGradNorm(t.max_grad_norm));
   t.lr_scheduler_type = absl::GetFlag(FLAGS_lr_scheduler_type);
+  t.lr_scheduler_kwargs = absl::GetFlag(FLAGS_lr_scheduler_kwargs);
   t.warmup_ratio = absl::GetFlag(FLAGS_warmup_ratio);
   t.warmup_steps = absl::GetFlag(FLAGS_warmup_steps);
-  // The schedule's own validation (type, learning rate, warm-up) on a nominal length; the
-  // trainer builds the real one once the number of steps is known.
-  XLMR_RETURN_IF_ERROR(
-      optim::MakeLrSchedule(t.lr_scheduler_type, t.learning_rate, 1, t.warmup_steps, t.warmup_ratio).status());
+  // The schedule's own validation (type, learning rate, warm-up, kwargs) on a nominal length;
+  // the trainer builds the real one once the number of steps is known.
+  XLMR_RETURN_IF_ERROR(optim::MakeLrSchedule(t.lr_scheduler_type, t.learning_rate, 1, t.warmup_steps,
+                                             t.warmup_ratio, t.lr_scheduler_kwargs)
+                           .status());
   t.num_train_epochs = absl::GetFlag(FLAGS_num_train_epochs);
   t.max_steps = absl::GetFlag(FLAGS_max_steps);
   XLMR_RETURN_IF_ERROR(ExpectFlag(t.max_steps > 0 || (t.max_steps == -1 && std::isfinite(t.num_train_epochs) &&

@@ -69,6 +69,12 @@ bias_grad_tail_columns|kernels/cpu/linear.cc|s/      for (int64_t j = 0; j < col
 linear_dx_empty_not_zeroed|kernels/cpu/linear.cc|s/Tensor dx32 = out > 0 ? F32Output(x.shape(), dx_dtype) : F32Result(x.shape(), dx_dtype);/Tensor dx32 = F32Output(x.shape(), dx_dtype);/|//tests/framework/ops:linear_test|a Linear backward with no outputs (out == 0) returns whatever its reused buffer held as dx
 layering_unlisted_include|framework/optim/adamw.cc|s,^#include "framework/ops/optim.h"$,#include "framework/ops/optim.h"\n#include "kernels/cpu/parallel.h",|//tests:layering_test|framework/optim includes kernels/cpu, around framework/ops, with no row in ARCHITECTURE.md'"'"'s layering table
 loss_field_renamed|framework/train/trainer.cc|s/{"loss", outcome.loss},/{"train_loss", outcome.loss},/|//tests/recipes:data_parallel_test|a metrics field goes missing (read as 0 by a sed without -n)
+schedule_off_by_one|framework/optim/lr_schedule.cc|s/  return base_lr_ \* Multiplier(step - 1);/  return base_lr_ * Multiplier(step);/|//tests/framework/optim:lr_schedule_test|the LR schedule runs one step ahead (step s gets lambda(s), not lambda(s - 1))
+schedule_kwargs_dropped|framework/optim/lr_schedule.cc|s/      kwargs_(kwargs) {/      kwargs_() {/|//tests/framework/optim:lr_schedule_test|--lr_scheduler_kwargs is parsed but the schedule keeps HF'"'"'s defaults
+smoothing_on_ignored|kernels/cpu/loss.cc|/^LossTotals CrossEntropyLossSum(/,/^}/s/    if (label == kIgnoreIndex) continue;/    if (label == kIgnoreIndex) { totals.sum += label_smoothing * LoadLogSoftmaxRow(logits, r).NegativeLogProbSum() \/ classes; continue; }/|//tests/framework/train:objective_test|label smoothing'"'"'s uniform term is added for ignored (-100) tokens too
+smoothing_no_uniform_loss|kernels/cpu/loss.cc|s/             label_smoothing \* row.NegativeLogProbSum() \/ static_cast<double>(classes);/             0.0;/|//tests/framework/train:objective_test|label smoothing scales the cross-entropy by (1 - e) but leaves out the uniform term
+smoothing_no_uniform_grad|kernels/common/label_smoothing.h|s/  return {scale \* label_smoothing \/ static_cast<float>(classes), /  return {0.0f, /|//tests/framework/train:objective_test|the gradient of label smoothing leaves out the uniform target
+smoothing_eval_unsmoothed|framework/train/evaluate.cc|s/  if (label_smoothing == 0) return nll;/  return nll;/|//tests/framework/train:evaluate_test|the evaluation loss ignores --label_smoothing_factor (HF'"'"'s eval_loss is smoothed)
 '
 
 if [ "${1:-}" = "--list" ]; then

@@ -17,10 +17,13 @@ void CheckLogits(const char* op, const char* name, const Tensor& logits) {
       << op << ": " << name << " must be [N, C] with C >= 1, is " << ShapeString(logits.shape());
 }
 
-Device CheckClassification(const char* op, const Tensor& logits, const Tensor& labels) {
+Device CheckClassification(const char* op, const Tensor& logits, const Tensor& labels,
+                           float label_smoothing) {
   const Device device = CommonDevice(op, {logits, labels});
   CheckLogits(op, "logits", logits);
   CheckTensor(op, "labels", labels, DType::kI32, {logits.dim(0)});
+  XLMR_CHECK(label_smoothing >= 0.0f && label_smoothing <= 1.0f)
+      << op << ": label_smoothing " << label_smoothing << " outside [0, 1]";
   return device;
 }
 
@@ -37,20 +40,23 @@ LossSum ToLossSum(const kernels::LossTotals& totals) { return {totals.sum, total
 
 }  // namespace
 
-LossSum CrossEntropyLoss(const Tensor& logits, const Tensor& labels) {
+LossSum CrossEntropyLoss(const Tensor& logits, const Tensor& labels, float label_smoothing) {
   constexpr const char* kOp = "ops::CrossEntropyLoss";
-  const Device device = CheckClassification(kOp, logits, labels);
+  const Device device = CheckClassification(kOp, logits, labels, label_smoothing);
   return DispatchByDevice(
-      kOp, device, [&] { return ToLossSum(kernels::cpu::CrossEntropyLossSum(logits, labels)); },
-      XLMR_CUDA_KERNEL(ToLossSum(kernels::cuda::CrossEntropyLossSum(logits, labels))));
+      kOp, device,
+      [&] { return ToLossSum(kernels::cpu::CrossEntropyLossSum(logits, labels, label_smoothing)); },
+      XLMR_CUDA_KERNEL(ToLossSum(kernels::cuda::CrossEntropyLossSum(logits, labels, label_smoothing))));
 }
 
-Tensor CrossEntropyBackward(const Tensor& logits, const Tensor& labels, float scale) {
+Tensor CrossEntropyBackward(const Tensor& logits, const Tensor& labels, float scale,
+                            float label_smoothing) {
   constexpr const char* kOp = "ops::CrossEntropyBackward";
-  const Device device = CheckClassification(kOp, logits, labels);
+  const Device device = CheckClassification(kOp, logits, labels, label_smoothing);
   return DispatchByDevice(
-      kOp, device, [&] { return kernels::cpu::CrossEntropyBackward(logits, labels, scale); },
-      XLMR_CUDA_KERNEL(kernels::cuda::CrossEntropyBackward(logits, labels, scale)));
+      kOp, device,
+      [&] { return kernels::cpu::CrossEntropyBackward(logits, labels, scale, label_smoothing); },
+      XLMR_CUDA_KERNEL(kernels::cuda::CrossEntropyBackward(logits, labels, scale, label_smoothing)));
 }
 
 LossSum MseLoss(const Tensor& predictions, const Tensor& targets) {

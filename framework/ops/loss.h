@@ -27,11 +27,17 @@ struct LossSum {
 };
 
 // [in] logits [N,C] f32|f16|bf16, C >= 1; labels [N] i32 in [0, C), or -100 to ignore the row
-// (any other value is a fatal check: the data layer validates labels).
-// Per row: logsumexp(logits) - logits[label].
-LossSum CrossEntropyLoss(const Tensor& logits, const Tensor& labels);
-// Returns dlogits [N,C] f32 = scale * (softmax(logits) - onehot(label)); ignored rows are 0.
-Tensor CrossEntropyBackward(const Tensor& logits, const Tensor& labels, float scale);
+// (any other value is a fatal check: the data layer validates labels); label_smoothing e in
+// [0, 1] (--label_smoothing_factor).
+// Per row: (1 - e) * (-log p[label]) + e / C * sum_j(-log p[j]), p = softmax(logits): HF's
+// LabelSmoother (transformers.trainer_pt_utils), whose mean over the non-ignored rows is this
+// sum over the count. Ignored rows count in neither term. With e = 0 it is plain
+// cross-entropy, logsumexp(logits) - logits[label], computed exactly as it was without smoothing.
+LossSum CrossEntropyLoss(const Tensor& logits, const Tensor& labels, float label_smoothing = 0.0f);
+// Returns dlogits [N,C] f32 = scale * (softmax(logits) - (1 - e) onehot(label) - e / C);
+// ignored rows are 0.
+Tensor CrossEntropyBackward(const Tensor& logits, const Tensor& labels, float scale,
+                            float label_smoothing = 0.0f);
 
 // [in] predictions [N,C] f32|f16|bf16; targets [N,C] f32. Per element: (p - t)^2.
 LossSum MseLoss(const Tensor& predictions, const Tensor& targets);

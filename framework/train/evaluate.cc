@@ -21,6 +21,15 @@ double LogSumExp(const float* row, int n) {
   return max_value + std::log(total);
 }
 
+// One loss term as HF's LabelSmoother forms it: (1 - e) * nll + e * mean over classes of
+// -log p; without smoothing the plain cross-entropy term, untouched. `uniform` computes that
+// mean only when it is needed.
+template <typename UniformTerm>
+double SmoothedTerm(double nll, double label_smoothing, UniformTerm uniform) {
+  if (label_smoothing == 0) return nll;
+  return (1 - label_smoothing) * nll + label_smoothing * uniform();
+}
+
 int32_t Argmax(const float* row, int n) {
   return static_cast<int32_t>(std::max_element(row, row + n) - row);  // first of a tie
 }
@@ -36,7 +45,8 @@ Prediction FromSequenceLogits(const float* row, int num_labels) {
 
 // Example `example`'s tokens: row s of `logits` is token s ([S, L], padding past its length).
 Prediction FromTokenLogits(const float* logits, int num_labels,
-                           const data::TokenizedDataset& dataset, int64_t example) {
+                           const data::TokenizedDataset& dataset, int64_t example,
+                           double label_smoothing) {
   Prediction p;
   const absl::Span<const int32_t> words = dataset.word_index(example);
   for (size_t s = 0; s < words.size(); ++s) {
@@ -47,7 +57,11 @@ Prediction FromTokenLogits(const float* logits, int num_labels,
   for (size_t s = 0; s < labels.size(); ++s) {
     if (labels[s] == data::TokenizedDataset::kIgnored) continue;
     const float* row = logits + s * num_labels;
-    p.token_loss_sum += LogSumExp(row, num_labels) - row[labels[s]];
+    const double log_total = LogSumExp(row, num_labels);
+    p.token_loss_sum += SmoothedTerm(log_total - row[labels[s]], label_smoothing, [&] {
+      // mean_j -log p_j = logsumexp - mean_j x_j
+      return log_total - std::accumulate(row, row + num_labels, 0.0) / num_labels;
+    });
   }
   return p;
 }
@@ -79,14 +93,20 @@ EvalResult SingleLabelResult(const std::vector<double>& all, int num_labels) {
 }
 
 std::vector<double> PackSingleLabel(const std::vector<Prediction>& local,
-                                    const data::TokenizedDataset& dataset, int64_t begin) {
+                                    const data::TokenizedDataset& dataset, int64_t begin,
+                                    double label_smoothing) {
   std::vector<double> packed;
   for (size_t k = 0; k < local.size(); ++k) {
     const Prediction& p = local[k];
     const int32_t label = dataset.label(begin + static_cast<int64_t>(k));
+    auto negative_log = [](double probability) { return -std::log(std::max(probability, 1e-300)); };
+    const double loss = SmoothedTerm(negative_log(p.probabilities[label]), label_smoothing, [&] {
+      double total = 0;
+      for (double probability : p.probabilities) total += negative_log(probability);
+      return total / static_cast<double>(p.probabilities.size());
+    });
     packed.insert(packed.end(), {static_cast<double>(label), static_cast<double>(p.label),
-                                 p.probabilities.size() > 1 ? p.probabilities[1] : 0.0,
-                                 -std::log(std::max(p.probabilities[label], 1e-300))});
+                                 p.probabilities.size() > 1 ? p.probabilities[1] : 0.0, loss});
   }
   return packed;
 }
@@ -203,7 +223,8 @@ std::vector<Prediction> Predict(TrainableModel& model, const data::TokenizedData
       if (settings.objective == Objective::kPerToken) {
         const int64_t per_example = logits.dim(1) * num_labels;
         predictions.push_back(
-            FromTokenLogits(values.data() + row * per_example, num_labels, dataset, indices[row]));
+            FromTokenLogits(values.data() + row * per_example, num_labels, dataset, indices[row],
+                            settings.label_smoothing));
       } else {
         predictions.push_back(FromSequenceLogits(values.data() + row * num_labels, num_labels));
       }
@@ -219,7 +240,7 @@ EvalResult Evaluate(TrainableModel& model, const data::TokenizedDataset& dataset
   const std::vector<Prediction> local = Predict(model, dataset, begin, end, settings);
   switch (settings.objective) {
     case Objective::kSingleLabel:
-      return SingleLabelResult(comm.AllGatherDoubles(PackSingleLabel(local, dataset, begin)),
+      return SingleLabelResult(comm.AllGatherDoubles(PackSingleLabel(local, dataset, begin, settings.label_smoothing)),
                                static_cast<int>(label_names.size()));
     case Objective::kRegression:
       return RegressionResult(comm.AllGatherDoubles(PackRegression(local, dataset, begin)));

@@ -8,7 +8,8 @@
 //   kRegression   mse, pearson, spearmanr (omitted when undefined)   run_glue on STS-B
 //   kPerToken     precision, recall, f1 (entity level, seqeval's      run_ner
 //                 default rules), accuracy (over labelled words)
-// The loss is the mean over the data's loss terms: examples, or labelled words for kPerToken.
+// The loss is the mean over the data's loss terms: examples, or labelled words for kPerToken
+// (label-smoothed as in training when EvalSettings::label_smoothing > 0).
 #ifndef XLMR_FRAMEWORK_TRAIN_EVALUATE_H_
 #define XLMR_FRAMEWORK_TRAIN_EVALUATE_H_
 
@@ -31,6 +32,9 @@ struct EvalSettings {
   int32_t pad_id = 1;
   Device device = Device::kCpu;
   Objective objective = Objective::kSingleLabel;
+  // --label_smoothing_factor: the loss is the smoothed one, as HF's evaluation loop computes it
+  // through the same LabelSmoother as training (metrics read the predictions, unaffected).
+  double label_smoothing = 0.0;
 };
 
 struct EvalResult {
@@ -48,8 +52,8 @@ struct Prediction {
   int32_t label = 0;                  // kSingleLabel: the argmax (a tie goes to the first)
   std::vector<double> probabilities;  // kSingleLabel: softmax of the logits
   // kPerToken: the argmax label id of each word whose first sub-token the example kept, in
-  // word order (data::TokenizedDataset::word_index), and the sum of the cross-entropy terms of
-  // the example's labelled tokens (0 when the data has no labels).
+  // word order (data::TokenizedDataset::word_index), and the sum of the (label-smoothed)
+  // cross-entropy terms of the example's labelled tokens (0 when the data has no labels).
   std::vector<int32_t> word_labels;
   double token_loss_sum = 0;
 };

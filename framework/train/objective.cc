@@ -12,7 +12,9 @@ struct Rows {
   Tensor labels;
 };
 
-Rows AsRows(Objective objective, const Tensor& logits, const Tensor& labels) {
+Rows AsRows(Objective objective, const Tensor& logits, const Tensor& labels, float label_smoothing) {
+  XLMR_CHECK(objective != Objective::kRegression || label_smoothing == 0.0f)
+      << "label smoothing needs classes; regression has none";
   switch (objective) {
     case Objective::kSingleLabel:
       return {logits, labels};
@@ -29,18 +31,21 @@ Rows AsRows(Objective objective, const Tensor& logits, const Tensor& labels) {
 
 }  // namespace
 
-ops::LossSum ObjectiveLoss(Objective objective, const Tensor& logits, const Tensor& labels) {
-  const Rows rows = AsRows(objective, logits, labels);
-  return objective == Objective::kRegression ? ops::MseLoss(rows.logits, rows.labels)
-                                             : ops::CrossEntropyLoss(rows.logits, rows.labels);
+ops::LossSum ObjectiveLoss(Objective objective, const Tensor& logits, const Tensor& labels,
+                           float label_smoothing) {
+  const Rows rows = AsRows(objective, logits, labels, label_smoothing);
+  return objective == Objective::kRegression
+             ? ops::MseLoss(rows.logits, rows.labels)
+             : ops::CrossEntropyLoss(rows.logits, rows.labels, label_smoothing);
 }
 
 Tensor ObjectiveBackward(Objective objective, const Tensor& logits, const Tensor& labels,
-                         float scale) {
-  const Rows rows = AsRows(objective, logits, labels);
-  const Tensor d_rows = objective == Objective::kRegression
-                            ? ops::MseBackward(rows.logits, rows.labels, scale)
-                            : ops::CrossEntropyBackward(rows.logits, rows.labels, scale);
+                         float scale, float label_smoothing) {
+  const Rows rows = AsRows(objective, logits, labels, label_smoothing);
+  const Tensor d_rows =
+      objective == Objective::kRegression
+          ? ops::MseBackward(rows.logits, rows.labels, scale)
+          : ops::CrossEntropyBackward(rows.logits, rows.labels, scale, label_smoothing);
   return d_rows.Reshaped(logits.shape());
 }
 

@@ -22,11 +22,16 @@ namespace xlmr::train {
 enum class Objective { kSingleLabel, kPerToken, kRegression };
 
 // The loss sum and term count of a micro-batch (labels as data::Collate builds them).
-ops::LossSum ObjectiveLoss(Objective objective, const Tensor& logits, const Tensor& labels);
+// label_smoothing (--label_smoothing_factor, in [0, 1]) mixes each classification term with
+// the uniform target as HF's LabelSmoother does (ops::CrossEntropyLoss); ignored tokens take
+// no part, and the term count stays that of the labelled rows, so the global normalisation
+// above holds unchanged. kRegression takes none (0; the flags refuse it).
+ops::LossSum ObjectiveLoss(Objective objective, const Tensor& logits, const Tensor& labels,
+                           float label_smoothing = 0.0f);
 
 // d(loss sum)/d(logits) * scale, f32, shaped as `logits`. scale = loss_scale / global terms.
 Tensor ObjectiveBackward(Objective objective, const Tensor& logits, const Tensor& labels,
-                         float scale);
+                         float scale, float label_smoothing = 0.0f);
 
 }  // namespace xlmr::train
 

@@ -20,8 +20,9 @@ double TrainStep::RunMicroStep(const data::Batch& batch, const PassContext& cont
                      batch.attention_mask.ToDevice(settings_.device)};
   const Tensor labels = batch.labels.ToDevice(settings_.device);
   const Tensor logits = model_.Forward(inputs, context, /*keep_activations=*/true);
-  const ops::LossSum loss = ObjectiveLoss(settings_.objective, logits, labels);
-  const Tensor d_logits = ObjectiveBackward(settings_.objective, logits, labels, gradient_scale);
+  const ops::LossSum loss = ObjectiveLoss(settings_.objective, logits, labels, settings_.label_smoothing);
+  const Tensor d_logits =
+      ObjectiveBackward(settings_.objective, logits, labels, gradient_scale, settings_.label_smoothing);
   model_.Backward(d_logits, context, sync_.HookFor(last));
   return loss.sum;
 }

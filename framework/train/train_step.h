@@ -36,6 +36,7 @@ struct StepSettings {
   uint64_t seed = 42;
   Device device = Device::kCpu;
   Objective objective = Objective::kSingleLabel;
+  float label_smoothing = 0.0f;  // --label_smoothing_factor (framework/train/objective.h)
 };
 
 struct StepOutcome {

@@ -109,7 +109,7 @@ TrainingState Trainer::Run::CurrentSettings() const {
 absl::Status Trainer::Run::Prepare() {
   XLMR_ASSIGN_OR_RETURN(schedule_, optim::MakeLrSchedule(options_.lr_scheduler_type, options_.learning_rate,
                                                          t_.total_steps(), options_.warmup_steps,
-                                                         options_.warmup_ratio));
+                                                         options_.warmup_ratio, options_.lr_scheduler_kwargs));
   XLMR_ASSIGN_OR_RETURN(planner_, data::BatchPlanner::Create(t_.batch_plan_));
   state_ = CurrentSettings();
   const bool resuming = !options_.resume_from_checkpoint.empty();
@@ -173,7 +173,8 @@ absl::Status Trainer::Run::TrainOneStep() {
   const auto begin = std::chrono::steady_clock::now();
   TrainStep step(t_.model_, sync_, scaler_, optimizer_, *schedule_,
                  StepSettings{options_.autocast, options_.max_grad_norm, options_.seed,
-                              options_.device, options_.objective});
+                              options_.device, options_.objective,
+                              static_cast<float>(options_.label_smoothing_factor)});
   XLMR_ASSIGN_OR_RETURN(StepOutcome outcome,
                         step.Run(state_.global_step, micro_batches, loss_terms));
   t_.comm_.AllReduceSumDoubles(&local_tokens, 1);
@@ -358,7 +359,8 @@ Trainer::Trainer(TrainableModel& model, const data::TokenizedDataset& train_data
     for (int64_t i = 0; i < train_data_.size(); ++i) batch_plan_.lengths.push_back(train_data_.num_tokens(i));
   }
   eval_settings_ = EvalSettings{options_.per_device_eval_batch_size, options_.autocast,
-                                options_.pad_id, options_.device, options_.objective};
+                                options_.pad_id, options_.device, options_.objective,
+                                options_.label_smoothing_factor};
 }
 
 int64_t Trainer::steps_per_epoch() const { return batch_plan_.steps_per_epoch(); }

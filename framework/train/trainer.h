@@ -35,6 +35,7 @@ struct TrainerOptions {
   double adam_epsilon = 1e-8;
   double max_grad_norm = 1.0;
   std::string lr_scheduler_type = "linear";
+  std::string lr_scheduler_kwargs;  // JSON object text; empty: none (framework/optim/lr_schedule_kwargs.h)
   double warmup_ratio = 0.0;
   int64_t warmup_steps = 0;
   double num_train_epochs = 3.0;
@@ -60,6 +61,7 @@ struct TrainerOptions {
   std::string resume_from_checkpoint;  // a checkpoint directory (already resolved) or empty
   int32_t pad_id = 1;
   Objective objective = Objective::kSingleLabel;  // the task's loss and metrics
+  double label_smoothing_factor = 0.0;  // in [0, 1]; 0 with kRegression (framework/train/objective.h)
   std::vector<std::string> label_names = {"LABEL_0", "LABEL_1"};  // in id order
   bool group_by_length = false;  // batches of similar length (HF LengthGroupedSampler)
 };

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "framework/core/check.h"
+#include "kernels/common/label_smoothing.h"
 #include "kernels/cpu/float_access.h"
 
 namespace xlmr::kernels::cpu {
@@ -21,6 +22,13 @@ struct LogSoftmaxRow {
   float log_sum = 0.0f;
 
   float LogProb(int64_t j) const { return (values[j] - max) - log_sum; }
+
+  // sum_j -log_softmax(x)_j, summed in double: label smoothing's uniform term times C.
+  double NegativeLogProbSum() const {
+    double total = 0.0;
+    for (size_t j = 0; j < values.size(); ++j) total -= LogProb(static_cast<int64_t>(j));
+    return total;
+  }
 };
 
 LogSoftmaxRow LoadLogSoftmaxRow(const Tensor& logits, int64_t row) {
@@ -61,30 +69,38 @@ LossTotals SumElementLosses(const Tensor& a, const Tensor& b, Fn loss) {
 
 }  // namespace
 
-LossTotals CrossEntropyLossSum(const Tensor& logits, const Tensor& labels) {
+LossTotals CrossEntropyLossSum(const Tensor& logits, const Tensor& labels, float label_smoothing) {
   const int64_t rows = logits.dim(0), classes = logits.dim(1);
   LossTotals totals;
   for (int64_t r = 0; r < rows; ++r) {
     const int32_t label = LabelOf(labels, r, classes);
     if (label == kIgnoreIndex) continue;
-    totals.sum += -LoadLogSoftmaxRow(logits, r).LogProb(label);
+    const LogSoftmaxRow row = LoadLogSoftmaxRow(logits, r);
+    double loss = -row.LogProb(label);
+    if (label_smoothing != 0.0f) {  // HF's LabelSmoother: nll and the uniform target, mixed
+      loss = (1.0 - label_smoothing) * loss +
+             label_smoothing * row.NegativeLogProbSum() / static_cast<double>(classes);
+    }
+    totals.sum += loss;
     ++totals.count;
   }
   return totals;
 }
 
-Tensor CrossEntropyBackward(const Tensor& logits, const Tensor& labels, float scale) {
+Tensor CrossEntropyBackward(const Tensor& logits, const Tensor& labels, float scale,
+                            float label_smoothing) {
   const int64_t rows = logits.dim(0), classes = logits.dim(1);
   Tensor dlogits =
       Tensor::Zeros(logits.shape(), DType::kF32, Device::kCpu, MemoryCategory::kActivations);
+  const SmoothedTargetWeights targets = SmoothedTargets(scale, label_smoothing, classes);
   for (int64_t r = 0; r < rows; ++r) {
     const int32_t label = LabelOf(labels, r, classes);
     if (label == kIgnoreIndex) continue;
     const LogSoftmaxRow row = LoadLogSoftmaxRow(logits, r);
     float* out = dlogits.data<float>() + r * classes;
-    // torch's log_softmax backward of the nll gradient (-scale at the label).
-    for (int64_t j = 0; j < classes; ++j) out[j] = scale * std::exp(row.LogProb(j));
-    out[label] -= scale;
+    // torch's log_softmax backward of the targets' gradient (kernels/common/label_smoothing.h).
+    for (int64_t j = 0; j < classes; ++j) out[j] = scale * std::exp(row.LogProb(j)) - targets.uniform;
+    out[label] -= targets.one_hot;
   }
   return dlogits;
 }

@@ -15,11 +15,15 @@
 
 namespace xlmr::kernels::cpu {
 
-// [in] logits [N,C] f32|f16|bf16; labels [N] i32 in [0, C) or -100 (ignored; checked, fatal).
-// Returns the sum over non-ignored rows of logsumexp(row) - row[label], and their count.
-LossTotals CrossEntropyLossSum(const Tensor& logits, const Tensor& labels);
-// Returns dlogits [N,C] f32 = scale * (softmax(row) - onehot(label)); ignored rows are 0.
-Tensor CrossEntropyBackward(const Tensor& logits, const Tensor& labels, float scale);
+// [in] logits [N,C] f32|f16|bf16; labels [N] i32 in [0, C) or -100 (ignored; checked, fatal);
+// label_smoothing e in [0, 1]. Returns the sum over non-ignored rows of
+// (1 - e) * (-log p[label]) + e / C * sum_j(-log p[j])  (p = softmax(row); e = 0: plain
+// cross-entropy, computed exactly as without smoothing), and their count.
+LossTotals CrossEntropyLossSum(const Tensor& logits, const Tensor& labels, float label_smoothing);
+// Returns dlogits [N,C] f32 = scale * (softmax(row) - (1 - e) onehot(label) - e / C), computed
+// as scale * softmax - scale * e / C, then scale * (1 - e) off the label; ignored rows are 0.
+Tensor CrossEntropyBackward(const Tensor& logits, const Tensor& labels, float scale,
+                            float label_smoothing);
 
 // [in] predictions [N,C] f32|f16|bf16; targets [N,C] f32. Returns sum (p - t)^2 and N*C.
 LossTotals MseLossSum(const Tensor& predictions, const Tensor& targets);

@@ -10,6 +10,7 @@
 #include <cstdio>
 
 #include "framework/core/check.h"
+#include "kernels/common/label_smoothing.h"
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/device_context.h"
 #include "kernels/cuda/row_reduce.cuh"
@@ -70,10 +71,21 @@ __device__ int32_t CheckedLabel(const int32_t* labels, int64_t row, int64_t clas
   return label;
 }
 
-// One block per row: row_loss[row] = -log_softmax(row)[label] (0 for ignored rows).
+// sum_j -log_softmax(x)_j over the row (label smoothing's uniform term times C), per-thread
+// partial sums reduced in fp32. Every thread of the block must call it (it synchronises).
+template <typename T>
+__device__ float RowNegativeLogProbSum(const T* row, int64_t classes, LogSoftmaxStats stats,
+                                       float* shared) {
+  float sum = 0.0f;
+  for (int64_t j = threadIdx.x; j < classes; j += kRowThreads) sum -= stats.LogProb(ToFloat(row[j]));
+  return RowReduce<kRowWarps>(sum, SumOp(), shared);
+}
+
+// One block per row: row_loss[row] = (1 - e) * (-log_softmax(row)[label]) + e / C * the row's
+// sum of -log_softmax (just the first term when e = 0), 0 for ignored rows.
 template <typename T>
 __global__ void CrossEntropyRowKernel(const T* logits, const int32_t* labels, int64_t classes,
-                                      float* row_loss) {
+                                      float label_smoothing, float* row_loss) {
   __shared__ float shared[kRowWarps];
   const int64_t row = blockIdx.x;
   const int32_t label = CheckedLabel(labels, row, classes);
@@ -83,13 +95,20 @@ __global__ void CrossEntropyRowKernel(const T* logits, const int32_t* labels, in
   }
   const T* x = logits + row * classes;
   const LogSoftmaxStats stats = RowLogSoftmax(x, classes, shared);
-  if (threadIdx.x == 0) row_loss[row] = -stats.LogProb(ToFloat(x[label]));
+  float loss = -stats.LogProb(ToFloat(x[label]));
+  if (label_smoothing != 0.0f) {  // uniform over the block, like the ignored-row test
+    const float uniform = RowNegativeLogProbSum(x, classes, stats, shared) / static_cast<float>(classes);
+    loss = __fadd_rn(__fmul_rn(1.0f - label_smoothing, loss), __fmul_rn(label_smoothing, uniform));
+  }
+  if (threadIdx.x == 0) row_loss[row] = loss;
 }
 
-// One block per row: d[row] = scale * (softmax(row) - onehot(label)); ignored rows untouched.
+// One block per row: d[row] = scale * softmax(row) - uniform, minus one_hot at the label
+// (kernels/common/label_smoothing.h); ignored rows untouched.
 template <typename T>
 __global__ void CrossEntropyBackwardKernel(const T* logits, const int32_t* labels,
-                                           int64_t classes, float scale, float* d) {
+                                           int64_t classes, float uniform, float one_hot,
+                                           float scale, float* d) {
   __shared__ float shared[kRowWarps];
   const int64_t row = blockIdx.x;
   const int32_t label = CheckedLabel(labels, row, classes);
@@ -97,8 +116,8 @@ __global__ void CrossEntropyBackwardKernel(const T* logits, const int32_t* label
   const T* x = logits + row * classes;
   const LogSoftmaxStats stats = RowLogSoftmax(x, classes, shared);
   for (int64_t j = threadIdx.x; j < classes; j += kRowThreads) {
-    float grad = __fmul_rn(scale, expf(stats.LogProb(ToFloat(x[j]))));
-    if (j == label) grad -= scale;  // torch's log_softmax backward of the nll gradient
+    float grad = __fsub_rn(__fmul_rn(scale, expf(stats.LogProb(ToFloat(x[j])))), uniform);
+    if (j == label) grad -= one_hot;  // torch's log_softmax backward of the targets' gradient
     d[row * classes + j] = grad;
   }
 }
@@ -266,7 +285,7 @@ decltype(auto) WithElementType(const Tensor& t, Fn&& fn) {
 }
 
 template <typename T>
-LossTotals CrossEntropySumAs(const Tensor& logits, const Tensor& labels) {
+LossTotals CrossEntropySumAs(const Tensor& logits, const Tensor& labels, float label_smoothing) {
   const int64_t rows = logits.dim(0);
   // Every row's block stores its loss, 0 for an ignored row.
   Tensor row_loss =
@@ -274,33 +293,40 @@ LossTotals CrossEntropySumAs(const Tensor& logits, const Tensor& labels) {
   CrossEntropyRowKernel<T><<<RowGrid(logits), kRowThreads, 0,
                              CudaContext::Current().compute_stream()>>>(
       static_cast<const T*>(logits.raw_data()), labels.data<int32_t>(), logits.dim(1),
-      row_loss.data<float>());
+      label_smoothing, row_loss.data<float>());
   KERNEL_LAUNCH_CHECK();
   return SumTerms(CrossEntropyTerm{row_loss.data<float>(), labels.data<int32_t>()}, rows);
 }
 
 template <typename T>
-void CrossEntropyBackwardAs(const Tensor& logits, const Tensor& labels, float scale, Tensor* d) {
+void CrossEntropyBackwardAs(const Tensor& logits, const Tensor& labels, float scale,
+                            float label_smoothing, Tensor* d) {
+  const SmoothedTargetWeights targets = SmoothedTargets(scale, label_smoothing, logits.dim(1));
   CrossEntropyBackwardKernel<T><<<RowGrid(logits), kRowThreads, 0,
                                   CudaContext::Current().compute_stream()>>>(
-      static_cast<const T*>(logits.raw_data()), labels.data<int32_t>(), logits.dim(1), scale,
-      d->data<float>());
+      static_cast<const T*>(logits.raw_data()), labels.data<int32_t>(), logits.dim(1),
+      targets.uniform, targets.one_hot, scale, d->data<float>());
   KERNEL_LAUNCH_CHECK();
 }
 
 }  // namespace
 
-LossTotals CrossEntropyLossSum(const Tensor& logits, const Tensor& labels) {
+LossTotals CrossEntropyLossSum(const Tensor& logits, const Tensor& labels, float label_smoothing) {
   if (logits.dim(0) == 0) return {};
-  return WithElementType(logits, [&](auto tag) { return CrossEntropySumAs<decltype(tag)>(logits, labels); });
+  return WithElementType(logits, [&](auto tag) {
+    return CrossEntropySumAs<decltype(tag)>(logits, labels, label_smoothing);
+  });
 }
 
-Tensor CrossEntropyBackward(const Tensor& logits, const Tensor& labels, float scale) {
+Tensor CrossEntropyBackward(const Tensor& logits, const Tensor& labels, float scale,
+                            float label_smoothing) {
   // Zeros: the kernel leaves ignored rows untouched, and their gradient is 0.
   Tensor d =
       Tensor::Zeros(logits.shape(), DType::kF32, Device::kCuda, MemoryCategory::kActivations);
   if (logits.dim(0) == 0) return d;
-  WithElementType(logits, [&](auto tag) { CrossEntropyBackwardAs<decltype(tag)>(logits, labels, scale, &d); });
+  WithElementType(logits, [&](auto tag) {
+    CrossEntropyBackwardAs<decltype(tag)>(logits, labels, scale, label_smoothing, &d);
+  });
   return d;
 }
 

@@ -10,6 +10,10 @@
 //                                                 order of the double summation differs
 //                                                 (bound n * 2^-53 = 7e-11 for n = 6e5 terms)
 //   CE, BCE gradient         1e-5                 as the sums
+//   CE with label smoothing  1e-5                 as the sums; the uniform term is a row sum of
+//                                                 C fp32 terms in a tree on the GPU, in double
+//                                                 on the CPU: about sqrt(C) 2^-24 = 2e-6 of it
+//                                                 for C = 1000, weighted by e / C
 //   MSE gradient             1e-6                 the same two fp32 operations (expected exact)
 //   counts                   exact
 // Inputs of f16 tensors are rounded once when created, so both backends read the same values.
@@ -100,6 +104,31 @@ TEST_F(CudaLossTest, CrossEntropyMatchesCpuWithIgnoredRows) {
       for (int64_t r = 1; r < size.rows; r += 4) {
         for (int64_t j = 0; j < size.cols; ++j) {
           ASSERT_EQ(grad[r * size.cols + j], 0.0f) << what << " ignored row " << r;
+        }
+      }
+    }
+  }
+}
+
+// --label_smoothing_factor: the uniform term on every class, nothing on ignored rows.
+TEST_F(CudaLossTest, CrossEntropyWithLabelSmoothingMatchesCpu) {
+  const float scale = 0.25f;
+  for (const float smoothing : {0.1f, 1.0f}) {
+    for (const Size& size : kSizes) {
+      for (DType dtype : {DType::kF32, DType::kF16, DType::kBF16}) {
+        const std::string what = Name(size, dtype) + " smoothing " + std::to_string(smoothing);
+        const Tensor logits = RandomCpu({size.rows, size.cols}, dtype, -8.0f, 8.0f, 10);
+        const Tensor labels = LabelsCpu(size);
+        ExpectSumClose(what, ops::CrossEntropyLoss(OnGpu(logits), OnGpu(labels), smoothing),
+                       ops::CrossEntropyLoss(logits, labels, smoothing), kTranscendentalTolerance);
+        const Tensor gpu_grad = ops::CrossEntropyBackward(OnGpu(logits), OnGpu(labels), scale, smoothing);
+        ExpectCloseToLargest(what, gpu_grad, ops::CrossEntropyBackward(logits, labels, scale, smoothing),
+                             kTranscendentalTolerance);
+        const std::vector<float> grad = gpu_grad.ToFloatVector();
+        for (int64_t r = 1; r < size.rows; r += 4) {
+          for (int64_t j = 0; j < size.cols; ++j) {
+            ASSERT_EQ(grad[r * size.cols + j], 0.0f) << what << " ignored row " << r;
+          }
         }
       }
     }

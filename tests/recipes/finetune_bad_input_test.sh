@@ -26,6 +26,15 @@ expect_usage_error() {  # expected-substring, flags...
 expect_usage_error "--per_device_train_batch_size" --per_device_train_batch_size=0
 expect_usage_error "--gradient_accumulation_steps" --gradient_accumulation_steps=-2
 expect_usage_error "--lr_scheduler_type" --lr_scheduler_type=exponential
+expect_usage_error "--lr_scheduler_kwargs: expected a JSON object" --lr_scheduler_type=cosine --lr_scheduler_kwargs='{num_cycles: 2}'
+expect_usage_error "--lr_scheduler_kwargs: cosine takes only num_cycles; got \"num_cycle\"" --lr_scheduler_type=cosine \
+  --lr_scheduler_kwargs='{"num_cycle": 2}'
+expect_usage_error "--lr_scheduler_kwargs: linear takes no arguments" --lr_scheduler_kwargs='{"power": 2}'
+expect_usage_error "--lr_scheduler_kwargs: power must be a number > 0; got -1" --lr_scheduler_type=polynomial \
+  --lr_scheduler_kwargs='{"power": -1}'
+expect_usage_error "--lr_scheduler_kwargs: warmup_stable_decay needs num_decay_steps" --lr_scheduler_type=warmup_stable_decay
+expect_usage_error "--lr_scheduler_kwargs: cosine_with_min_lr takes exactly one of min_lr and min_lr_rate" \
+  --lr_scheduler_type=cosine_with_min_lr
 expect_usage_error "--learning_rate" --learning_rate=-1
 expect_usage_error "--warmup_ratio" --warmup_ratio=1.5
 expect_usage_error "--max_seq_length" --max_seq_length=100000
@@ -35,6 +44,8 @@ if ! nvidia-smi -L > /dev/null 2>&1; then
   expect_usage_error "--device=cuda: no GPU" --device=cuda --train_file=train.tsv
 fi
 expect_usage_error "--dropout" --dropout=1.5
+expect_usage_error "--label_smoothing_factor: expected a number in [0, 1], got 1.5" --label_smoothing_factor=1.5
+expect_usage_error "--label_smoothing_factor: expected a number in [0, 1], got -0.1" --label_smoothing_factor=-0.1
 expect_usage_error "--loss_scale_init" --fp16 --loss_scale_init=0
 expect_usage_error "--fp16 and --bf16: expected at most one" --fp16 --bf16
 expect_usage_error "missing.tsv" --train_file=missing.tsv
@@ -58,6 +69,8 @@ expect_usage_error "--text_pair_column" --task=token_classification --train_file
 expect_usage_error "untagged_line.conll:2:" --task=token_classification --train_file=untagged_line.conll
 expect_usage_error "train.tsv:2: regression label 'pos' is not a finite number" --task=regression --train_file=train.tsv
 expect_usage_error "--task" --task=regression   # no embedded regression data set
+expect_usage_error "--label_smoothing_factor: expected 0 with --task=regression" --task=regression \
+  --train_file=train.tsv --label_smoothing_factor=0.1
 # What absl::ParseCommandLine rejects itself (with status 1 and several lines) is checked first.
 expect_usage_error "--no_such_flag: unknown flag" --no_such_flag=3
 expect_usage_error "--lerning_rate: unknown flag" --lerning_rate 1e-3

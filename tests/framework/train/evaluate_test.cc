@@ -123,6 +123,23 @@ TEST(EvaluateTest, OneRankComputesTheHandWorkedMetrics) {
   ExpectHandComputedMetrics(Evaluate(model, FixedDataset(), kLabelNames, comm, settings));
 }
 
+// --label_smoothing_factor e: the loss is HF's smoothed one, (1 - e) nll + e * mean_j(-log p_j)
+// per example; the mean of -log p_j is (ln(4/3) + ln 4) / 2 for the four decided examples and
+// ln 2 for the tie. Predictions and the other metrics are unchanged.
+TEST(EvaluateTest, LabelSmoothingSmoothsTheLossOnly) {
+  FixedLogitsModel model;
+  distributed::LocalCommunicator comm;
+  EvalSettings settings;
+  settings.batch_size = 2;
+  settings.label_smoothing = 0.2;
+  const EvalResult result = Evaluate(model, FixedDataset(), kLabelNames, comm, settings);
+  const double nll = (3 * std::log(4.0 / 3.0) + std::log(4.0) + std::log(2.0)) / 5;
+  const double uniform = (4 * (std::log(4.0 / 3.0) + std::log(4.0)) / 2 + std::log(2.0)) / 5;
+  const double loss = 0.8 * nll + 0.2 * uniform;
+  EXPECT_NEAR(result.loss, loss, 1e-6 * loss);
+  EXPECT_NEAR(result.Metric("accuracy").value(), 0.8, 1e-6);
+}
+
 // Rank `rank` of 2 whose AllGatherDoubles puts `before` (what lower ranks sent) in front of
 // its own values, and records what it sent.
 class TwoRankComm : public distributed::Communicator {
@@ -220,6 +237,12 @@ TEST(EvaluateTest, PerTokenGivesEntityMetricsOverFirstSubTokens) {
   EXPECT_NEAR(result.loss, loss, 1e-6 * loss);
   ASSERT_EQ(result.metrics.size(), 4u);
   EXPECT_EQ(result.metrics[0].first, "precision");
+  // Smoothed (e = 0.3): every labelled token's p is (1/2, 1/4, 1/4), so the mean of -log p_j
+  // is (ln 2 + 2 ln 4) / 3; the unlabelled later sub-token takes no part.
+  settings.label_smoothing = 0.3;
+  const double smoothed = Evaluate(model, dataset, {"B-X", "I-X", "O"}, comm, settings).loss;
+  EXPECT_NEAR(smoothed, 0.7 * loss + 0.3 * 5 * std::log(2.0) / 3, 1e-6 * loss);
+  settings.label_smoothing = 0;
   EXPECT_NEAR(result.Metric("precision").value(), 0.5, 1e-6);
   EXPECT_NEAR(result.Metric("recall").value(), 0.5, 1e-6);
   EXPECT_NEAR(result.Metric("f1").value(), 0.5, 1e-6);
