@@ -68,4 +68,67 @@ AttentionTolerances GpuAttentionTolerances(DType dtype) {
   }
 }
 
+bool FusedAttentionCase::IsReal(int64_t b, int64_t j) const {
+  return left_padded ? j >= seq - lengths[b] : j < lengths[b];
+}
+
+std::string FusedAttentionCase::Name() const {
+  std::ostringstream name;
+  name << "B=" << batch << " S=" << seq << " heads=" << heads << " lengths";
+  for (int64_t length : lengths) name << " " << length;
+  if (left_padded) name << " left-padded";
+  return name.str();
+}
+
+const std::vector<FusedAttentionCase>& FusedAttentionCases() {
+  static const std::vector<FusedAttentionCase> cases = {
+      {2, 1, 2, {1, 1}},
+      {4, 64, 2, {64, 1, 33, 64}},   // exactly one tile; a one-token sequence
+      {3, 129, 3, {129, 70, 0}},     // partial last tile; a sequence without real tokens
+      {2, 130, 2, {60, 130}, true},  // left padding: row 0's first key tile all padding
+      {2, 512, 12, {512, 300}},      // XLM-R base: 12 heads of 64
+      {2, 1030, 2, {1030, 1000}},    // 17 tiles, the last of 6 keys
+  };
+  return cases;
+}
+
+Tensor FusedAttentionCaseKeyMask(const FusedAttentionCase& c) {
+  Tensor mask = Tensor::Zeros({c.batch, c.seq}, DType::kI32);
+  for (int64_t b = 0; b < c.batch; ++b) {
+    for (int64_t j = 0; j < c.seq; ++j) mask.data<int32_t>()[b * c.seq + j] = c.IsReal(b, j);
+  }
+  return mask;
+}
+
+namespace {
+
+Tensor NormalCpu(const Shape& shape, DType dtype, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> normal;
+  std::vector<float> values(static_cast<size_t>(NumElements(shape)));
+  for (float& v : values) v = normal(rng);
+  Tensor t = Tensor::Zeros(shape, dtype);
+  t.CopyFromFloats(values);
+  return t;
+}
+
+}  // namespace
+
+AttentionInputs FusedAttentionCaseInputs(const FusedAttentionCase& c, DType dtype) {
+  const Shape shape = {c.batch, c.seq, c.hidden()};
+  return {NormalCpu(shape, dtype, 11), NormalCpu(shape, dtype, 12), NormalCpu(shape, dtype, 13),
+          FusedAttentionCaseKeyMask(c), NormalCpu(shape, dtype, 14)};
+}
+
+// Measured on the CPU (attention_rounding_test.cc), largest over the cases: the head dimensions
+// reordered move f32 results by 1.5e-6 (max) and the logsumexp by 1.8e-7, f16 results by
+// 4.2e-4 (max) and 1.6e-6 (mean); leaving f16's roundings out moves the mean by up to 5.3e-5.
+// Bounds: max 6x (f32) and 4.8x (f16) the order effect, logsumexp 11x, f16 mean 3.8x above the
+// order effect and 8.8x below the rounding effect. (Before: argued 1e-5 / 5e-5 for f32 context
+// / gradients, 2e-3 / 5e-3 for f16.)
+FusedAttentionTolerances GpuFusedAttentionTolerances(DType dtype) {
+  return dtype == DType::kF16 ? FusedAttentionTolerances{2e-3, 2e-6, 6e-6}
+                              : FusedAttentionTolerances{1e-5, 2e-6, 0.0};
+}
+
 }  // namespace xlmr::testing

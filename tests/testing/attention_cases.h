@@ -1,5 +1,6 @@
-// The eager attention problems of tests/gpu/attention_test.cc (CUDA against the CPU backend)
-// and the tolerances that test applies, shared with tests/framework/ops/attention_rounding_test.cc,
+// The eager and fused attention problems of tests/gpu/attention_test.cc and
+// tests/gpu/fused_attention_test.cc (CUDA against the CPU backend) and the tolerances those tests
+// apply, shared with tests/framework/ops/attention_rounding_test.cc,
 // which measures on the CPU what the tolerances must stand between: above what a change of
 // summation order alone does (what separates a correct GPU kernel from the CPU), below what a
 // missing half-precision rounding does (the bug they must catch).
@@ -54,6 +55,41 @@ struct AttentionTolerances {
   double max, mean;
 };
 AttentionTolerances GpuAttentionTolerances(DType dtype);
+
+// ---- Fused attention (head_dim 64, the CUDA kernels' head size) ----
+
+struct FusedAttentionCase {
+  int64_t batch, seq;
+  int heads;
+  std::vector<int64_t> lengths;  // real tokens of each sequence (0: all padding)
+  bool left_padded = false;      // real tokens last (padding_side="left"), else first
+  int64_t hidden() const { return heads * int64_t{64}; }
+  bool IsReal(int64_t b, int64_t j) const;
+  std::string Name() const;
+};
+
+// S = 1, 64, 129 (a partial last tile), 130 left-padded (a row whose whole first key tile is
+// padding), 512, 1030 (not a multiple of 4: rows start inside Philox blocks); right padding with
+// one sequence fully padded; several (batch, head) pairs.
+const std::vector<FusedAttentionCase>& FusedAttentionCases();
+
+Tensor FusedAttentionCaseKeyMask(const FusedAttentionCase& c);
+
+// N(0, 1) inputs rounded once to `dtype`: scores q.k / 8 of spread ~1, so softmax rows are
+// neither flat nor one-hot.
+AttentionInputs FusedAttentionCaseInputs(const FusedAttentionCase& c, DType dtype);
+
+inline constexpr DropoutKey kFusedAttentionCaseKey{/*seed=*/987654321987ull, /*step=*/5,
+                                                   /*micro_step=*/2, /*layer=*/7, /*op=*/2};
+
+// What tests/gpu/fused_attention_test.cc allows, as GpuAttentionTolerances: `max` for the
+// context, dq, dk and dv (dq and dk against max(their largest, dv's largest): where every row
+// has one key they are exactly zero, and what remains is rounding noise of dv's scale), `lse`
+// for the logsumexp (fp32 from exact products either way), `mean` for f16's mean errors.
+struct FusedAttentionTolerances {
+  double max, lse, mean;
+};
+FusedAttentionTolerances GpuFusedAttentionTolerances(DType dtype);
 
 }  // namespace xlmr::testing
 
