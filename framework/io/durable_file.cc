@@ -40,6 +40,12 @@ absl::Status SyncFile(const std::string& path) { return SyncPath(path, O_RDONLY)
 
 absl::Status SyncDirectory(const std::string& path) { return SyncPath(path, O_RDONLY | O_DIRECTORY); }
 
+absl::Status SyncParentDirectory(const std::string& path) {
+  std::filesystem::path normal = std::filesystem::absolute(path).lexically_normal();
+  if (!normal.has_filename()) normal = normal.parent_path();  // "out/" -> "out"
+  return SyncDirectory(normal.parent_path().string());
+}
+
 absl::Status WriteFileDurably(const std::string& path, const std::string& text) {
   const std::string temporary = path + ".tmp";
   const int fd = open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -54,8 +60,7 @@ absl::Status WriteFileDurably(const std::string& path, const std::string& text) 
     unlink(temporary.c_str());
     return status;
   }
-  const std::string parent = std::filesystem::path(path).parent_path().string();
-  return SyncDirectory(parent.empty() ? "." : parent);
+  return SyncParentDirectory(path);
 }
 
 }  // namespace xlmr::io

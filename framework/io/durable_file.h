@@ -22,6 +22,10 @@ absl::Status SyncFile(const std::string& path);
 // on disk when this returns OK.
 absl::Status SyncDirectory(const std::string& path);
 
+// SyncDirectory of the directory holding `path` (a file or a directory; "out/" is "out"): after
+// a rename, the new name is on disk.
+absl::Status SyncParentDirectory(const std::string& path);
+
 // Writes `text` to `path` durably and atomically: into "<path>.tmp", flushed, renamed over
 // `path`, and the directory holding it flushed. `path` is the old file or the whole new one.
 absl::Status WriteFileDurably(const std::string& path, const std::string& text);
