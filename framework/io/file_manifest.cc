@@ -90,17 +90,19 @@ absl::Status VerifyFile(const std::string& path, const FileChecksum& recorded) {
 }  // namespace
 
 absl::Status WriteManifest(const std::string& directory, const std::vector<std::string>& files) {
-  nlohmann::ordered_json entries = nlohmann::ordered_json::array();
-  for (const std::string& name : files) {
-    const std::string path = directory + "/" + name;
+  // One file per line, so that a person can read it; the reader does not care.
+  std::string text = absl::StrCat(R"({"format": ")", kFormat, R"(", "version": )", kVersion, R"(, "checksum": ")",
+                                  kChecksum, R"(", "files": [)");
+  for (size_t i = 0; i < files.size(); ++i) {
+    const std::string path = directory + "/" + files[i];
     XLMR_ASSIGN_OR_RETURN(const FileChecksum checksum, ChecksumFile(path));
     XLMR_RETURN_IF_ERROR(SyncFile(path));
-    entries.push_back({{"name", name}, {"size", checksum.size}, {"crc32c", checksum.crc32c}});
+    const nlohmann::ordered_json entry = {{"name", files[i]}, {"size", checksum.size}, {"crc32c", checksum.crc32c}};
+    absl::StrAppend(&text, i == 0 ? "\n  " : ",\n  ", entry.dump());
   }
-  const nlohmann::ordered_json manifest = {
-      {"format", kFormat}, {"version", kVersion}, {"checksum", kChecksum}, {"files", std::move(entries)}};
+  absl::StrAppend(&text, "\n]}\n");
   // WriteFileDurably flushes the directory too: the files' names and the manifest's are on disk.
-  return WriteFileDurably(directory + "/" + kManifestFileName, manifest.dump(2) + "\n");
+  return WriteFileDurably(directory + "/" + kManifestFileName, text);
 }
 
 absl::StatusOr<ManifestCheck> VerifyManifest(const std::string& directory, const std::vector<std::string>& required,
