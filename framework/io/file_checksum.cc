@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <future>
 
 #include "absl/strings/str_cat.h"
 #include "isa-l/crc.h"
@@ -32,6 +33,13 @@ uint32_t ExtendRegister(uint32_t reg, const uint8_t* bytes, size_t size) {
 absl::Status PathError(const std::string& path, const char* what) {
   return absl::ErrnoToStatus(errno, absl::StrCat(path, ": ", what));
 }
+
+// Unmaps on every path out of ChecksumFile.
+struct Unmapper {
+  void* address;
+  size_t size;
+  ~Unmapper() { munmap(address, size); }
+};
 
 // Closes a descriptor on every path out of ChecksumFile.
 struct FdCloser {
@@ -59,20 +67,22 @@ absl::StatusOr<FileChecksum> ChecksumFile(const std::string& path) {
   if (result.size == 0) return result;
   void* mapped = mmap(nullptr, result.size, PROT_READ, MAP_SHARED, fd, 0);
   if (mapped == MAP_FAILED) return PathError(path, "cannot map");
+  Unmapper unmapper{mapped, result.size};
   const uint8_t* bytes = static_cast<const uint8_t*>(mapped);
-  madvise(mapped, result.size, MADV_SEQUENTIAL);
+  // The kernel reads a window ahead (readahead(2): large requests, into the page cache) on a
+  // helper thread while this one sums the mapped window before it: from disk the sum hides
+  // behind the reads, from the page cache nothing is copied.
+  readahead(fd, 0, kWindowBytes);
   uint32_t reg = ~0u;
   for (uint64_t offset = 0; offset < result.size; offset += kWindowBytes) {
-    const size_t window = static_cast<size_t>(std::min<uint64_t>(kWindowBytes, result.size - offset));
-    const uint64_t next = offset + window;
+    const uint64_t next = offset + kWindowBytes;
+    std::future<void> ahead;
     if (next < result.size) {
-      // Read-ahead of the next window runs while this one is summed (advice only: no error).
-      madvise(const_cast<uint8_t*>(bytes) + next, std::min<uint64_t>(kWindowBytes, result.size - next),
-              MADV_WILLNEED);
+      ahead = std::async(std::launch::async, [fd, next] { readahead(fd, static_cast<off64_t>(next), kWindowBytes); });
     }
-    reg = ExtendRegister(reg, bytes + offset, window);
+    reg = ExtendRegister(reg, bytes + offset, static_cast<size_t>(std::min<uint64_t>(kWindowBytes, result.size - offset)));
+    if (ahead.valid()) ahead.get();
   }
-  munmap(mapped, result.size);
   result.crc32c = ~reg;
   return result;
 }

@@ -26,12 +26,13 @@ struct FileChecksum {
   uint32_t crc32c = 0;
 };
 
-// The size and CRC32C of the regular file at `path`, read once. The file is mapped and
-// checksummed in 64 MiB windows, the next window's read-ahead requested while the current one
-// is summed, so that on a cold cache the checksum overlaps the disk and on a warm one no copy
-// is made: it takes no longer than reading the file once (bench/checkpoint_io_bench.cc).
-// Errors name the path (NotFound, or the system's reason). The file must not shrink while it
-// is read (a mapped page past the new end would fault): a run's directories have one writer.
+// The size and CRC32C of the regular file at `path`, read once. The file is mapped and summed
+// in 64 MiB windows while a helper thread has the kernel read the next window into the page
+// cache (readahead(2)), so that from disk the sum overlaps large reads and from the page cache
+// no copy is made: it takes less time than reading the file once with read()
+// (bench/checkpoint_io_bench.cc). Errors name the path (NotFound, or the system's reason).
+// The file must not shrink while it is summed (a mapped page past the new end would fault):
+// a run's directories have one writer.
 absl::StatusOr<FileChecksum> ChecksumFile(const std::string& path);
 
 }  // namespace xlmr::io
