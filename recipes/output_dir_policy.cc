@@ -161,7 +161,8 @@ absl::StatusOr<OutputDirPlan> DecideOutputDir(const OutputDirRequest& request) {
   plan = FindResumePoint(request.output_dir);
   if (plan.action == OutputDirAction::kResume) return plan;
   std::vector<std::string> found;
-  if (train::ListCheckpoints(request.output_dir).empty() && HoldsARunBeforeItsFirstCheckpoint(request.output_dir, found)) {
+  const bool no_checkpoint = train::ListCheckpoints(request.output_dir).empty();
+  if (no_checkpoint && HoldsARunBeforeItsFirstCheckpoint(request.output_dir, found)) {
     plan.lines.push_back(absl::StrCat("--output_dir=", request.output_dir, " holds only what a run writes before its "
                                       "first checkpoint (", absl::StrJoin(found, ", "), "): that run never reached a "
                                       "checkpoint; starting it again from scratch"));

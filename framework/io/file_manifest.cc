@@ -1,5 +1,6 @@
 #include "framework/io/file_manifest.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -24,9 +25,11 @@ using Listed = std::map<std::string, FileChecksum>;  // by name: errors come in 
 
 std::string Hex(uint32_t crc) { return absl::StrFormat("0x%08x", crc); }
 
+// A file of the directory itself: no path, no control character (error lines stay one line).
 bool IsPlainName(const std::string& name) {
+  const bool control = std::any_of(name.begin(), name.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20; });
   return !name.empty() && name != "." && name != ".." && name != kManifestFileName &&
-         name.find('/') == std::string::npos && name.find('\0') == std::string::npos;
+         name.find('/') == std::string::npos && !control;
 }
 
 bool HasExactlyKeys(const nlohmann::json& object, std::initializer_list<const char*> keys) {
@@ -46,7 +49,7 @@ absl::Status ParseEntry(const nlohmann::json& entry, const std::string& path, Li
                                             " (expected {\"name\", \"size\", \"crc32c\"} with unsigned integers)"));
   }
   const std::string name = entry["name"].get<std::string>();
-  if (!IsPlainName(name)) return absl::DataLossError(absl::StrCat(path, ": '", name, "' is not a file name"));
+  if (!IsPlainName(name)) return absl::DataLossError(absl::StrCat(path, ": ", entry["name"].dump(), " is not a file name"));
   const FileChecksum checksum{entry["size"].get<uint64_t>(), static_cast<uint32_t>(entry["crc32c"].get<uint64_t>())};
   if (!listed.emplace(name, checksum).second) {
     return absl::DataLossError(absl::StrCat(path, ": '", name, "' is listed twice"));

@@ -135,6 +135,7 @@ TEST(FileManifestTest, MalformedManifests) {
   for (const std::string& text : std::vector<std::string>{
            std::string(""), std::string("[]"), head + "{}}",
            head + R"([{"name": "../config.json", "size": 1, "crc32c": 1}]})",
+           head + R"([{"name": "config\njson", "size": 1, "crc32c": 1}]})",
            head + R"([{"name": "config.json", "size": 1, "crc32c": 4294967296}]})",
            head + R"([{"name": "config.json", "size": -1, "crc32c": 1}]})",
            head + R"([{"name": "config.json", "size": 1, "crc32c": "0x1"}]})",
@@ -146,6 +147,7 @@ TEST(FileManifestTest, MalformedManifests) {
     ASSERT_FALSE(check.ok()) << text;
     EXPECT_TRUE(absl::IsDataLoss(check.status())) << check.status();
     EXPECT_EQ(check.status().message().rfind(path + ": ", 0), 0u) << check.status();
+    EXPECT_EQ(check.status().message().find('\n'), std::string::npos) << "not one line: " << check.status();
   }
 }
 
