@@ -5,6 +5,7 @@
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
 #include "framework/core/status_macros.h"
+#include "framework/io/file_manifest.h"
 #include "recipes/runfiles.h"
 #include "recipes/tokenize_fn.h"
 
@@ -38,9 +39,16 @@ absl::Status ExpectFlag(bool ok, absl::string_view flag, absl::string_view expec
 std::string ModelDirFlag() { return UserPath(absl::GetFlag(FLAGS_model_dir)); }
 
 absl::Status CheckModelDir(const std::string& model_dir) {
-  if (std::filesystem::exists(model_dir + "/config.json")) return absl::OkStatus();
-  return absl::NotFoundError(absl::StrCat("--model_dir=", model_dir, ": expected a Hugging Face model "
-                                          "directory (config.json, model.safetensors, ", kTokenizerFileName, ")"));
+  if (!std::filesystem::exists(model_dir + "/config.json")) {
+    return absl::NotFoundError(absl::StrCat("--model_dir=", model_dir, ": expected a Hugging Face model "
+                                            "directory (config.json, model.safetensors, ", kTokenizerFileName, ")"));
+  }
+  // A directory we wrote (a final model, a checkpoint) carries a manifest: the files a model
+  // load reads must match it. Other directories (the hub's) have none and are read as they are.
+  const absl::StatusOr<io::ManifestCheck> verified = io::VerifyManifest(
+      model_dir, {"config.json", "model.safetensors", kTokenizerFileName}, io::ManifestScope::kRequiredOnly);
+  if (!verified.ok()) return absl::InvalidArgumentError(absl::StrCat("--model_dir=", model_dir, ": ", verified.status().message()));
+  return absl::OkStatus();
 }
 
 absl::StatusOr<TextFlags> ReadTextFlags() {

@@ -9,9 +9,12 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "framework/core/status_macros.h"
 #include "framework/distributed/rank_agreement.h"
+#include "framework/io/file_manifest.h"
+#include "framework/train/metrics_writer.h"
 #include "framework/train/training_checkpoint.h"
 #include "nlohmann/json.hpp"
 #include "recipes/runfiles.h"
@@ -39,20 +42,31 @@ int64_t FinalModelStep(const std::string& output_dir) {
 // The last valid checkpoint (kResume), or kWriteInPlace when there is none.
 OutputDirPlan FindResumePoint(const std::string& output_dir) {
   OutputDirPlan plan;
-  const std::vector<std::pair<int64_t, std::string>> checkpoints = train::ListCheckpoints(output_dir);
-  for (auto it = checkpoints.rbegin(); it != checkpoints.rend(); ++it) {
-    const absl::Status complete = train::CheckCheckpointComplete(it->second, it->first);
-    if (!complete.ok()) {
-      plan.passed_over.push_back(std::string(complete.message()));
-      continue;
-    }
-    plan.action = OutputDirAction::kResume;
-    plan.checkpoint = it->second;
-    plan.checkpoint_step = it->first;
-    plan.finished = FinalModelStep(output_dir) == it->first;
-    return plan;
-  }
+  train::ResumePoint point = train::FindLastValidCheckpoint(output_dir);
+  plan.lines = std::move(point.lines);
+  if (point.directory.empty()) return plan;
+  plan.action = OutputDirAction::kResume;
+  plan.checkpoint = point.directory;
+  plan.checkpoint_step = point.step;
+  plan.finished = FinalModelStep(output_dir) == point.step;
   return plan;
+}
+
+// Whether output_dir holds nothing but what a run writes before its first checkpoint: its
+// metrics.jsonl (progress records only) and the temporary directories of a save in progress.
+// Names those entries in `found`.
+bool HoldsARunBeforeItsFirstCheckpoint(const std::string& output_dir, std::vector<std::string>& found) {
+  std::error_code error;
+  for (const fs::directory_entry& entry : fs::directory_iterator(output_dir, error)) {
+    const std::string name = entry.path().filename().string();
+    const bool ours = name == "metrics.jsonl"
+                          ? entry.is_regular_file() && train::HoldsOnlyProgressRecords(entry.path().string())
+                          : entry.is_directory() && train::IsTemporaryCheckpointName(name);
+    if (!ours) return false;
+    found.push_back(name);
+  }
+  std::sort(found.begin(), found.end());
+  return !error && !found.empty();
 }
 
 // True when `inner` is `outer` or lies inside it (both existing paths).
@@ -96,7 +110,7 @@ absl::Status CheckReplaceable(const OutputDirRequest& request, const fs::path& d
 nlohmann::json PlanToJson(const OutputDirPlan& plan) {
   return {{"action", static_cast<int>(plan.action)}, {"checkpoint", plan.checkpoint},
           {"checkpoint_step", plan.checkpoint_step}, {"finished", plan.finished},
-          {"passed_over", plan.passed_over},         {"staging_dir", plan.staging_dir}};
+          {"lines", plan.lines},                     {"staging_dir", plan.staging_dir}};
 }
 
 OutputDirPlan PlanFromJson(const nlohmann::json& j) {
@@ -105,7 +119,7 @@ OutputDirPlan PlanFromJson(const nlohmann::json& j) {
   plan.checkpoint = j.at("checkpoint").get<std::string>();
   plan.checkpoint_step = j.at("checkpoint_step").get<int64_t>();
   plan.finished = j.at("finished").get<bool>();
-  plan.passed_over = j.at("passed_over").get<std::vector<std::string>>();
+  plan.lines = j.at("lines").get<std::vector<std::string>>();
   plan.staging_dir = j.at("staging_dir").get<std::string>();
   return plan;
 }
@@ -114,7 +128,7 @@ OutputDirPlan PlanFromJson(const nlohmann::json& j) {
 
 bool IsRunOutput(const std::string& entry_name) {
   for (const char* file : {"config.json", "model.safetensors", kTokenizerFileName, "metrics.jsonl",
-                           "eval_results.json"}) {
+                           "eval_results.json", io::kManifestFileName}) {
     if (entry_name == file) return true;
   }
   absl::string_view rest = entry_name;
@@ -146,9 +160,18 @@ absl::StatusOr<OutputDirPlan> DecideOutputDir(const OutputDirRequest& request) {
   }
   plan = FindResumePoint(request.output_dir);
   if (plan.action == OutputDirAction::kResume) return plan;
+  std::vector<std::string> found;
+  const bool no_checkpoint = train::ListCheckpoints(request.output_dir).empty();
+  if (no_checkpoint && HoldsARunBeforeItsFirstCheckpoint(request.output_dir, found)) {
+    plan.lines.push_back(absl::StrCat("--output_dir=", request.output_dir, " holds only what a run writes before its "
+                                      "first checkpoint (", absl::StrJoin(found, ", "), "): that run never reached a "
+                                      "checkpoint; starting it again from scratch"));
+    return plan;
+  }
+  // Checkpoints that all failed: the newest one's reason (it is the first passed over).
   return absl::InvalidArgumentError(absl::StrCat(
-      "--output_dir=", request.output_dir, " is not empty and holds no checkpoint-<step> to resume from",
-      plan.passed_over.empty() ? "" : absl::StrCat(" (", plan.passed_over.back(), ")"),
+      "--output_dir=", request.output_dir, " is not empty and holds no valid checkpoint-<step> to resume from",
+      plan.lines.empty() ? "" : absl::StrCat(" (", plan.lines.front(), ")"),
       ": pass --overwrite_output_dir to replace it, or --resume_from_checkpoint=PATH to continue from a "
       "checkpoint elsewhere"));
 }
@@ -182,9 +205,7 @@ void ApplyOutputDirPlan(const OutputDirPlan& plan, FinetuneConfig& config) {
 
 OutputDirStart DescribeStart(const OutputDirPlan& plan, const std::string& output_dir, int64_t total_steps) {
   OutputDirStart start;
-  for (const std::string& reason : plan.passed_over) {
-    start.lines.push_back(absl::StrCat("Passing over an incomplete checkpoint: ", reason));
-  }
+  start.lines = plan.lines;
   if (plan.action == OutputDirAction::kResume && plan.finished && plan.checkpoint_step >= total_steps) {
     start.nothing_left_to_do = true;
     start.lines.push_back(absl::StrCat("Checkpoint detected: ", output_dir, " holds the finished run (",

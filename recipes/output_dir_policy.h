@@ -8,9 +8,15 @@
 //   --overwrite_output_dir, output_dir holds    start from scratch in <output_dir>.overwriting,
 //     an earlier run                              which replaces output_dir at the first
 //                                                 checkpoint (until then the old run stays whole)
-//   a valid checkpoint-<step> in output_dir     resume from the last valid one; when the run
-//                                                 already finished there: nothing left to do
-//   anything else in output_dir                 stop: exit 2, one line naming both flags
+//   a valid checkpoint-<step> in output_dir     resume from the last valid one (its files match
+//                                                 its manifest; later ones are passed over, a
+//                                                 line each); when the run already finished
+//                                                 there: nothing left to do
+//   only what a run writes before its first     start again from scratch, write in place (one
+//     checkpoint: metrics.jsonl of progress       line says so): a job killed before its first
+//     records, checkpoint-<N>.tmp-<pid>           checkpoint is requeued with the same command
+//   anything else in output_dir                 stop: exit 2, one line naming both flags (and,
+//                                                 when checkpoints failed verification, the file)
 //
 // (--overwrite_output_dir with --resume_from_checkpoint: resumes from that checkpoint, read
 // before anything moves, and replaces output_dir as above.) Under mpirun rank 0 decides and
@@ -49,14 +55,16 @@ struct OutputDirPlan {
   std::string checkpoint;      // <output_dir>/checkpoint-<step>, the last valid one
   int64_t checkpoint_step = 0;
   bool finished = false;       // output_dir's final model is that of checkpoint_step
-  std::vector<std::string> passed_over;  // later checkpoint-<step>s that are not valid, and why
+  // Lines to print before the run starts: checkpoints passed over (naming the file and what
+  // failed), a checkpoint without a manifest (unverified), a run restarted from scratch.
+  std::vector<std::string> lines;
   // kReplace:
   std::string staging_dir;     // <output_dir>.overwriting
 };
 
 // Looks at output_dir (reads only) and decides. InvalidArgument, one line naming the flags:
-// output_dir is not a directory; it is not empty and holds no valid checkpoint (without
-// --overwrite_output_dir); with --overwrite_output_dir, it holds an entry no run of
+// output_dir is not a directory; it is not empty and holds no valid checkpoint, nor only what a
+// run writes before its first checkpoint (without --overwrite_output_dir); with --overwrite_output_dir, it holds an entry no run of
 // xlmr_finetune writes (it would be deleted with the old run), it contains the working
 // directory, it is a symbolic link or a mount point (it could not be replaced by renaming).
 absl::StatusOr<OutputDirPlan> DecideOutputDir(const OutputDirRequest& request);
@@ -80,7 +88,7 @@ OutputDirStart DescribeStart(const OutputDirPlan& plan, const std::string& outpu
 
 // The entries a run of xlmr_finetune writes into its output directory: the final model
 // (config.json, model.safetensors, sentencepiece.bpe.model), metrics.jsonl,
-// eval_results.json, checkpoint-<step> and checkpoint-<step>.tmp-<pid>.
+// eval_results.json, manifest.json, checkpoint-<step> and checkpoint-<step>.tmp-<pid>.
 bool IsRunOutput(const std::string& entry_name);
 
 }  // namespace xlmr::recipes

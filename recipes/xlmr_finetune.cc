@@ -118,6 +118,23 @@ std::vector<distributed::Setting> FlagSettings() {
   return settings;
 }
 
+// The verified checkpoint a resume reads: the one rank 0 chose and verified under the rerun
+// rules, or --resume_from_checkpoint's (a path, or "latest"), verified here; rank 0 prints how
+// it was chosen (checkpoints passed over, or unverified).
+absl::StatusOr<std::string> CheckpointToResume(PreparedRun& run) {
+  FinetuneConfig& c = run.config;
+  if (run.output_plan.action != OutputDirAction::kResume) {
+    XLMR_ASSIGN_OR_RETURN(const train::ResumePoint point,
+                          train::ResolveCheckpoint(c.resume_from_checkpoint, c.trainer.output_dir));
+    for (const std::string& line : point.lines) {
+      if (run.comm->rank() == 0) std::fprintf(stderr, "%s\n", line.c_str());
+    }
+    c.resume_from_checkpoint = point.directory;
+  }
+  c.trainer.resume_from_checkpoint = c.resume_from_checkpoint;
+  return c.resume_from_checkpoint;
+}
+
 // Fills `run`; on error `run.comm` is set when the communicator was created by then (the
 // caller then agrees on the outcome with the other ranks).
 absl::Status Prepare(const std::set<std::string>& given, PreparedRun& run) {
@@ -135,8 +152,7 @@ absl::Status Prepare(const std::set<std::string>& given, PreparedRun& run) {
   c.trainer.device = device;
   std::string weights_dir = c.model_dir;
   if (c.resume) {
-    XLMR_ASSIGN_OR_RETURN(weights_dir, train::ResolveCheckpoint(c.resume_from_checkpoint, c.trainer.output_dir));
-    c.trainer.resume_from_checkpoint = weights_dir;
+    XLMR_ASSIGN_OR_RETURN(weights_dir, CheckpointToResume(run));
   }
   if (!c.model_dir.empty()) XLMR_RETURN_IF_ERROR(CheckModelDir(c.model_dir));
   const std::string config_path =
@@ -167,15 +183,16 @@ absl::Status Prepare(const std::set<std::string>& given, PreparedRun& run) {
   return absl::OkStatus();
 }
 
-// Writes the model as a Hugging Face directory, with the tokenizer beside it.
-absl::Status SaveModel(const models::XlmrTaskModel& model, const std::string& tokenizer_path,
-                       const std::string& directory) {
+// Writes the model as a Hugging Face directory, with the tokenizer beside it; returns the
+// names of the files written (they go into the directory's manifest.json).
+absl::StatusOr<std::vector<std::string>> SaveModel(const models::XlmrTaskModel& model,
+                                                   const std::string& tokenizer_path, const std::string& directory) {
   XLMR_RETURN_IF_ERROR(models::SavePretrained(model, directory));
   std::error_code error;
   std::filesystem::copy_file(tokenizer_path, directory + "/" + kTokenizerFileName,
                              std::filesystem::copy_options::overwrite_existing, error);
   if (error) return absl::DataLossError(absl::StrCat(directory, "/", kTokenizerFileName, ": ", error.message()));
-  return absl::OkStatus();
+  return std::vector<std::string>{"config.json", "model.safetensors", kTokenizerFileName};
 }
 
 int Main(const std::set<std::string>& given) {

@@ -12,8 +12,10 @@ PACKAGES=(
   googletest libgtest-dev libgmock-dev               # tests
   libsentencepiece-dev sentencepiece                 # tokenizer (library + spm_train/spm_encode)
   nlohmann-json3-dev                                 # JSON
+  libisal-dev                                        # CRC32C of checkpoint files (Intel ISA-L)
   libopenblas-dev                                    # CPU GEMM
   libopenmpi-dev openmpi-bin                         # mpirun and the MPI communicator
+  strace                                             # tests: fsync before rename (checkpoint_durability_test)
 )
 
 missing=()

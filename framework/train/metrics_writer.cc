@@ -4,7 +4,9 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 
 namespace xlmr::train {
@@ -86,6 +88,19 @@ absl::StatusOr<int64_t> TruncateMetricsForResume(const std::string& path, int64_
                                                     error.message()));
   }
   return total - kept;
+}
+
+bool HoldsOnlyProgressRecords(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return false;
+  constexpr absl::string_view kRecordStart = "{\"type\":\"";  // how Write's compact lines begin
+  for (std::string line; std::getline(in, line);) {
+    if (in.eof()) return absl::StartsWith(line, kRecordStart) || absl::StartsWith(kRecordStart, line);  // torn
+    if (!BeforeCheckpoint(line, std::numeric_limits<int64_t>::max(), /*eval_at_step_precedes_checkpoint=*/true)) {
+      return false;
+    }
+  }
+  return true;
 }
 
 }  // namespace xlmr::train

@@ -49,6 +49,12 @@ class MetricsWriter {
 absl::StatusOr<int64_t> TruncateMetricsForResume(const std::string& path, int64_t step,
                                                  bool eval_at_step_precedes_checkpoint);
 
+// Whether the file at `path` is what a run writes before its first checkpoint: empty, or train
+// and eval records only, its last line possibly torn by a kill (a start of a record without
+// its newline). A summary, another JSON line or other text is not. The output-directory rules
+// start such a run again from scratch (recipes/output_dir_policy.h).
+bool HoldsOnlyProgressRecords(const std::string& path);
+
 }  // namespace xlmr::train
 
 #endif  // XLMR_FRAMEWORK_TRAIN_METRICS_WRITER_H_

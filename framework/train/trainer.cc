@@ -13,6 +13,8 @@
 #include "framework/data/collate.h"
 #include "framework/distributed/gradient_synchronizer.h"
 #include "framework/distributed/replica_check.h"
+#include "framework/io/durable_file.h"
+#include "framework/io/file_manifest.h"
 #include "framework/io/replace_directory.h"
 #include "framework/optim/adamw.h"
 #include "framework/optim/lr_schedule.h"
@@ -271,6 +273,7 @@ absl::Status Trainer::Run::SaveCheckpoint() {
 absl::Status Trainer::Run::PublishStagedOutput() {
   if (write_dir_ == options_.output_dir) return absl::OkStatus();
   XLMR_RETURN_IF_ERROR(io::ReplaceDirectory(write_dir_, options_.output_dir));
+  XLMR_RETURN_IF_ERROR(io::SyncParentDirectory(options_.output_dir));  // the exchanged names, on disk
   write_dir_ = options_.output_dir;
   return absl::OkStatus();
 }
@@ -334,11 +337,15 @@ absl::Status Trainer::Run::Execute() {
   }
   XLMR_RETURN_IF_ERROR(WriteMetrics(summary));
   if (!is_main_) return absl::OkStatus();
-  XLMR_RETURN_IF_ERROR(t_.save_model_(write_dir_));
+  XLMR_ASSIGN_OR_RETURN(std::vector<std::string> files, t_.save_model_(write_dir_));
   std::ofstream out(write_dir_ + "/eval_results.json");
   out << results.dump(2) << "\n";
   out.close();
   if (!out) return absl::DataLossError(absl::StrCat(write_dir_, "/eval_results.json: write failed"));
+  files.push_back("eval_results.json");
+  // The final model's files are checksummed and flushed to disk, then the manifest and the
+  // directory, as a checkpoint's are (xlmr_predict and --model_dir verify them).
+  XLMR_RETURN_IF_ERROR(io::WriteManifest(write_dir_, files));
   XLMR_RETURN_IF_ERROR(PublishStagedOutput());  // already done at the last checkpoint, which comes first
   progress_.Message(absl::StrCat("done: ", summary.dump()));
   return absl::OkStatus();

@@ -68,7 +68,8 @@ struct TrainerOptions {
 
 class Trainer {
  public:
-  // `eval_data` and `test_data` may be null. `save_model` writes the model as a HF directory.
+  // `eval_data` and `test_data` may be null. `save_model` writes the model as a HF directory
+  // and names its files (the final model's manifest.json lists them with eval_results.json).
   Trainer(TrainableModel& model, const data::TokenizedDataset& train_data,
           const data::TokenizedDataset* eval_data, const data::TokenizedDataset* test_data,
           TrainerOptions options, distributed::Communicator& comm, SaveModelFn save_model);

@@ -14,6 +14,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/match.h"
 #include "framework/core/status_macros.h"
+#include "framework/io/durable_file.h"
+#include "framework/io/file_manifest.h"
 #include "framework/io/safetensors.h"
 #include "nlohmann/json.hpp"
 
@@ -23,6 +25,8 @@ namespace {
 
 constexpr char kStateFile[] = "trainer_state.json";
 constexpr char kOptimizerFile[] = "optimizer.safetensors";
+// What a resume reads; a checkpoint's manifest must list them (it lists the tokenizer too).
+const std::vector<std::string> kFilesResumeReads = {kOptimizerFile, kStateFile, "model.safetensors", "config.json"};
 
 nlohmann::ordered_json StateToJson(const TrainingState& s) {
   return {{"global_step", s.global_step},
@@ -102,16 +106,52 @@ void PruneCheckpoints(const std::string& output_dir, int save_total_limit) {
   }
 }
 
+// The model, the moments and the trainer state in `temp_dir`; returns the files' names.
+absl::StatusOr<std::vector<std::string>> WriteCheckpointFiles(const std::string& temp_dir, const TrainingState& state,
+                                                              const Tensor& exp_avg, const Tensor& exp_avg_sq,
+                                                              const SaveModelFn& save_model,
+                                                              const std::vector<io::ElementRange>& moment_ranges) {
+  XLMR_ASSIGN_OR_RETURN(std::vector<std::string> files, save_model(temp_dir));
+  XLMR_RETURN_IF_ERROR(io::WriteSafetensors(
+      temp_dir + "/" + kOptimizerFile,
+      {{"exp_avg", exp_avg, moment_ranges}, {"exp_avg_sq", exp_avg_sq, moment_ranges}}, {{"format", "pt"}}));
+  files.push_back(kOptimizerFile);
+  XLMR_RETURN_IF_ERROR(WriteJsonFile(temp_dir + "/" + kStateFile, StateToJson(state)));
+  files.push_back(kStateFile);
+  return files;
+}
+
+// Renames the sealed `temp_dir` to `final_dir` and flushes `output_dir`, so that the new name
+// is on disk too.
+absl::Status PublishCheckpoint(const std::string& temp_dir, const std::string& final_dir,
+                               const std::string& output_dir) {
+  std::error_code error;
+  fs::remove_all(final_dir, error);  // a checkpoint of the same step from an earlier run
+  fs::rename(temp_dir, final_dir, error);
+  if (error) return absl::DataLossError(absl::StrCat(final_dir, ": rename failed: ", error.message()));
+  return io::SyncDirectory(output_dir);
+}
+
+// A line for a checkpoint that has no manifest.json.
+std::string UnverifiedLine(const std::string& directory) {
+  return absl::StrCat(directory, " has no ", io::kManifestFileName,
+                      " (written before checksums were recorded): its files could not be verified");
+}
+
 }  // namespace
 
-std::vector<std::string> RemoveTemporaryCheckpoints(const std::string& output_dir) {
+bool IsTemporaryCheckpointName(const std::string& name) {
   // The name SaveTrainingCheckpoint gives a checkpoint in progress, and nothing else.
   static const std::regex kTemporaryName(R"(checkpoint-[0-9]+\.tmp-[0-9]+)");
+  return std::regex_match(name, kTemporaryName);
+}
+
+std::vector<std::string> RemoveTemporaryCheckpoints(const std::string& output_dir) {
   std::vector<std::string> removed;
   std::error_code error;
   for (const fs::directory_entry& entry : fs::directory_iterator(output_dir, error)) {
     const std::string name = entry.path().filename().string();
-    if (!entry.is_directory() || !std::regex_match(name, kTemporaryName)) continue;
+    if (!entry.is_directory() || !IsTemporaryCheckpointName(name)) continue;
     std::error_code ignored;
     if (fs::remove_all(entry.path(), ignored) > 0 && !ignored) removed.push_back(name);
   }
@@ -144,18 +184,13 @@ absl::Status SaveTrainingCheckpoint(const std::string& output_dir, const Trainin
   fs::remove_all(temp_dir, error);
   fs::create_directories(temp_dir, error);
   if (error) return absl::PermissionDeniedError(absl::StrCat(temp_dir, ": ", error.message()));
-  absl::Status status = save_model(temp_dir);
-  if (status.ok()) {
-    status = io::WriteSafetensors(temp_dir + "/" + kOptimizerFile,
-                                  {{"exp_avg", exp_avg, moment_ranges}, {"exp_avg_sq", exp_avg_sq, moment_ranges}},
-                                  {{"format", "pt"}});
-  }
-  if (status.ok()) status = WriteJsonFile(temp_dir + "/" + kStateFile, StateToJson(state));
-  if (status.ok()) {
-    fs::remove_all(final_dir, error);  // a checkpoint of the same step from an earlier run
-    fs::rename(temp_dir, final_dir, error);
-    if (error) status = absl::DataLossError(absl::StrCat(final_dir, ": rename failed: ", error.message()));
-  }
+  absl::StatusOr<std::vector<std::string>> files =
+      WriteCheckpointFiles(temp_dir, state, exp_avg, exp_avg_sq, save_model, moment_ranges);
+  absl::Status status = files.status();
+  // Sealed before it is published: under its final name a checkpoint always has its manifest,
+  // and its files, their names and the manifest are on disk.
+  if (status.ok()) status = io::WriteManifest(temp_dir, *files);
+  if (status.ok()) status = PublishCheckpoint(temp_dir, final_dir, output_dir);
   if (!status.ok()) {
     // Nothing under a checkpoint's name was touched: the earlier checkpoints are whole, and
     // pruning (below) never ran, so the run can stop and be resumed from the last of them.
@@ -171,20 +206,46 @@ absl::Status SaveTrainingCheckpoint(const std::string& output_dir, const Trainin
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::string> ResolveCheckpoint(const std::string& flag_value, const std::string& output_dir) {
-  std::string directory = flag_value;
-  if (flag_value == "latest") {
-    const std::vector<std::pair<int64_t, std::string>> all = ListCheckpoints(output_dir);
-    if (all.empty()) {
-      return absl::NotFoundError(absl::StrCat("--resume_from_checkpoint=latest: no checkpoint-<step> in ", output_dir));
+ResumePoint FindLastValidCheckpoint(const std::string& output_dir) {
+  ResumePoint point;
+  const std::vector<std::pair<int64_t, std::string>> checkpoints = ListCheckpoints(output_dir);
+  for (auto it = checkpoints.rbegin(); it != checkpoints.rend(); ++it) {
+    const absl::StatusOr<io::ManifestCheck> verified = VerifyCheckpoint(it->second, it->first);
+    if (!verified.ok()) {
+      point.lines.push_back(absl::StrCat("Passing over ", it->second, ": ", verified.status().message()));
+      continue;
     }
-    directory = all.back().second;
+    if (*verified == io::ManifestCheck::kNoManifest) point.lines.push_back(UnverifiedLine(it->second));
+    point.directory = it->second;
+    point.step = it->first;
+    return point;
   }
-  if (!fs::exists(directory + "/" + kStateFile)) {
-    return absl::NotFoundError(absl::StrCat("--resume_from_checkpoint=", flag_value, ": ", directory,
+  return point;
+}
+
+absl::StatusOr<ResumePoint> ResolveCheckpoint(const std::string& flag_value, const std::string& output_dir) {
+  if (flag_value == "latest") {
+    ResumePoint point = FindLastValidCheckpoint(output_dir);
+    if (point.directory.empty()) {
+      const std::string why = point.lines.empty() ? "" : absl::StrCat(" (", point.lines.front(), ")");
+      return absl::NotFoundError(
+          absl::StrCat("--resume_from_checkpoint=latest: no valid checkpoint-<step> in ", output_dir, why));
+    }
+    return point;
+  }
+  ResumePoint point;
+  point.directory = flag_value;
+  if (!fs::exists(flag_value + "/" + kStateFile)) {
+    return absl::NotFoundError(absl::StrCat("--resume_from_checkpoint=", flag_value, ": ", flag_value,
                                             " is not a training checkpoint (no ", kStateFile, ")"));
   }
-  return directory;
+  const absl::StatusOr<io::ManifestCheck> verified = io::VerifyManifest(flag_value, kFilesResumeReads);
+  if (!verified.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("--resume_from_checkpoint=", flag_value, ": ",
+                                                   verified.status().message()));
+  }
+  if (*verified == io::ManifestCheck::kNoManifest) point.lines.push_back(UnverifiedLine(flag_value));
+  return point;
 }
 
 absl::Status CheckCheckpointComplete(const std::string& directory, int64_t step) {
@@ -206,6 +267,12 @@ absl::Status CheckCheckpointComplete(const std::string& directory, int64_t step)
         absl::StrCat(state_path, ": global_step is ", state->global_step, ", the directory says ", step));
   }
   return absl::OkStatus();
+}
+
+absl::StatusOr<io::ManifestCheck> VerifyCheckpoint(const std::string& directory, int64_t step) {
+  XLMR_ASSIGN_OR_RETURN(const io::ManifestCheck check, io::VerifyManifest(directory, kFilesResumeReads));
+  XLMR_RETURN_IF_ERROR(CheckCheckpointComplete(directory, step));
+  return check;
 }
 
 absl::StatusOr<LoadedCheckpoint> LoadTrainingCheckpoint(const std::string& directory,

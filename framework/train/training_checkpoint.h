@@ -3,10 +3,14 @@
 // are not stored twice) plus
 //   optimizer.safetensors  the flat AdamW moments "exp_avg" and "exp_avg_sq" (f32)
 //   trainer_state.json     step counters, data cursor, loss-scaler state, RNG seed and the run
-//                          settings that must not change across a resume.
-// A checkpoint is written under a temporary name and renamed when complete, so a crash never
-// leaves a half checkpoint behind a valid name; then the oldest ones beyond
-// save_total_limit are deleted.
+//                          settings that must not change across a resume
+//   manifest.json          every other file's size and CRC32C (framework/io/file_manifest.h).
+// A checkpoint is written under a temporary name, sealed (each file checksummed and flushed to
+// disk, the manifest written, the directory flushed) and then renamed, and the output
+// directory flushed after the rename, so neither a crash nor a power loss leaves a half
+// checkpoint behind a valid name; then the oldest ones beyond save_total_limit are deleted.
+// Before a checkpoint is resumed from, its files are verified against its manifest
+// (VerifyCheckpoint): a checkpoint whose bytes changed is passed over, or refused when named.
 #ifndef XLMR_FRAMEWORK_TRAIN_TRAINING_CHECKPOINT_H_
 #define XLMR_FRAMEWORK_TRAIN_TRAINING_CHECKPOINT_H_
 
@@ -17,6 +21,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "framework/io/file_manifest.h"
 #include "framework/io/safetensors.h"
 #include "framework/tensor/tensor.h"
 
@@ -42,7 +47,9 @@ struct TrainingState {
   int64_t train_examples = 0;
 };
 
-using SaveModelFn = std::function<absl::Status(const std::string& directory)>;
+// Writes the model into `directory` and returns the names of the files it wrote there (each
+// goes into the directory's manifest).
+using SaveModelFn = std::function<absl::StatusOr<std::vector<std::string>>(const std::string& directory)>;
 
 // Writes checkpoint-<state.global_step> under output_dir and prunes old ones. On a failure
 // (disk full, I/O error) the temporary directory is removed, nothing is pruned, and the error
@@ -54,9 +61,25 @@ absl::Status SaveTrainingCheckpoint(const std::string& output_dir, const Trainin
                                     const SaveModelFn& save_model, int save_total_limit,
                                     const std::vector<io::ElementRange>& moment_ranges = {});
 
-// `--resume_from_checkpoint` value -> a checkpoint directory: "latest" picks the highest
-// checkpoint-<N> in output_dir; anything else is a path that must hold trainer_state.json.
-absl::StatusOr<std::string> ResolveCheckpoint(const std::string& flag_value, const std::string& output_dir);
+// The checkpoint a resume reads and the lines to print about how it was chosen: the
+// checkpoints passed over (each naming its damaged file and what failed), or that it has no
+// manifest and could not be verified.
+struct ResumePoint {
+  std::string directory;  // empty when no checkpoint qualifies
+  int64_t step = -1;
+  std::vector<std::string> lines;
+};
+
+// The last checkpoint-<N> of output_dir that VerifyCheckpoint accepts, the later ones passed
+// over (each with a line). `directory` stays empty when none is accepted.
+ResumePoint FindLastValidCheckpoint(const std::string& output_dir);
+
+// `--resume_from_checkpoint` value -> a verified checkpoint directory: "latest" is
+// FindLastValidCheckpoint (NotFound when none is valid); anything else is a path that must
+// hold trainer_state.json and whose files must match its manifest (InvalidArgument, one line
+// naming the file and what failed, when they do not: a checkpoint named explicitly is never
+// replaced by another).
+absl::StatusOr<ResumePoint> ResolveCheckpoint(const std::string& flag_value, const std::string& output_dir);
 
 // Reads trainer_state.json and the moments (which must have `num_parameters` elements).
 struct LoadedCheckpoint {
@@ -77,11 +100,21 @@ absl::Status CheckCompatible(const TrainingState& resumed, const TrainingState& 
 // its name complete (it is renamed into place), so what it catches is a damaged directory.
 absl::Status CheckCheckpointComplete(const std::string& directory, int64_t step);
 
+// CheckCheckpointComplete, after every file listed in the directory's manifest.json (which must
+// list the model, the moments, config.json and trainer_state.json) is checked for its size and
+// CRC32C: kVerified, or kNoManifest for a checkpoint written before manifests existed (still
+// resumable, unverified). DataLoss or FailedPrecondition, one line naming the file and what
+// failed. Reads every file once (bench/checkpoint_io_bench.cc: no longer than reading them).
+absl::StatusOr<io::ManifestCheck> VerifyCheckpoint(const std::string& directory, int64_t step);
+
 // Removes the temporary checkpoint directories ("checkpoint-<N>.tmp-<pid>", exactly that
 // pattern) that a run killed while saving left in output_dir; a run calls it at its start, on
 // rank 0, before it saves anything. Two runs writing one output_dir at once are not supported,
 // so every such directory there belongs to a dead run. Returns the names removed.
 std::vector<std::string> RemoveTemporaryCheckpoints(const std::string& output_dir);
+
+// Whether `name` is that of a checkpoint being written: "checkpoint-<N>.tmp-<pid>".
+bool IsTemporaryCheckpointName(const std::string& name);
 
 // checkpoint-<N> directories in output_dir, sorted by N.
 std::vector<std::pair<int64_t, std::string>> ListCheckpoints(const std::string& output_dir);

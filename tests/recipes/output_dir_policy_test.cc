@@ -1,5 +1,6 @@
 // The output-directory rules of recipes/output_dir_policy.h on directories built in
-// TEST_TMPDIR: each rule, the choice of the last VALID checkpoint, the finished-run test, what
+// TEST_TMPDIR: each rule, the choice of the last VALID checkpoint (complete, and its files
+// matching its manifest), a run killed before its first checkpoint, the finished-run test, what
 // --overwrite_output_dir refuses, and that deciding writes nothing.
 #include "recipes/output_dir_policy.h"
 
@@ -9,6 +10,7 @@
 #include <string>
 
 #include "framework/distributed/local_communicator.h"
+#include "framework/io/file_manifest.h"
 #include "gtest/gtest.h"
 
 namespace xlmr::recipes {
@@ -77,15 +79,78 @@ TEST_F(OutputDirPolicyTest, ResumesFromTheLastValidCheckpoint) {
   EXPECT_EQ(plan->checkpoint, dir_ + "/checkpoint-16");
   EXPECT_EQ(plan->checkpoint_step, 16);
   EXPECT_FALSE(plan->finished);
-  ASSERT_EQ(plan->passed_over.size(), 2u);
-  EXPECT_NE(plan->passed_over[0].find("checkpoint-100/trainer_state.json"), std::string::npos) << plan->passed_over[0];
-  EXPECT_NE(plan->passed_over[1].find("checkpoint-24/optimizer.safetensors"), std::string::npos) << plan->passed_over[1];
+  ASSERT_EQ(plan->lines.size(), 3u);
+  EXPECT_EQ(plan->lines[0].rfind("Passing over " + dir_ + "/checkpoint-100: ", 0), 0u) << plan->lines[0];
+  EXPECT_NE(plan->lines[0].find("checkpoint-100/trainer_state.json"), std::string::npos) << plan->lines[0];
+  EXPECT_NE(plan->lines[1].find("checkpoint-24/optimizer.safetensors"), std::string::npos) << plan->lines[1];
+  // Written without a manifest (as before manifests existed): used, and said to be unverified.
+  EXPECT_EQ(plan->lines[2], dir_ + "/checkpoint-16 has no manifest.json (written before checksums were recorded): "
+                                   "its files could not be verified");
   const OutputDirStart start = DescribeStart(*plan, dir_, 32);
   EXPECT_FALSE(start.nothing_left_to_do);
-  ASSERT_EQ(start.lines.size(), 3u);
-  EXPECT_EQ(start.lines[2], "Checkpoint detected, resuming training at " + dir_ +
+  ASSERT_EQ(start.lines.size(), 4u);
+  EXPECT_EQ(start.lines[3], "Checkpoint detected, resuming training at " + dir_ +
                                 "/checkpoint-16 (step 16 of 32). To train from scratch instead, pass "
                                 "--overwrite_output_dir.");
+}
+
+void Seal(const std::string& checkpoint) {
+  ASSERT_TRUE(io::WriteManifest(checkpoint, {"config.json", "model.safetensors", "optimizer.safetensors",
+                                             "trainer_state.json"}).ok());
+}
+
+// A checkpoint whose bytes no longer match its manifest is passed over, naming the file; when
+// it is the only one, the run stops (exit 2) naming it rather than training on corrupt state
+// or starting again over a run that did reach a checkpoint.
+TEST_F(OutputDirPolicyTest, ACheckpointWhoseBytesChangedIsPassedOverOrStops) {
+  WriteCheckpoint(dir_, 8);
+  Seal(dir_ + "/checkpoint-8");
+  WriteCheckpoint(dir_, 16);
+  Seal(dir_ + "/checkpoint-16");
+  WriteFile(dir_ + "/checkpoint-16/model.safetensors", "weightz");  // same size, other bytes
+  WriteFile(dir_ + "/metrics.jsonl", "");
+  absl::StatusOr<OutputDirPlan> plan = Decide();
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(plan->checkpoint, dir_ + "/checkpoint-8");
+  ASSERT_EQ(plan->lines.size(), 1u);
+  EXPECT_EQ(plan->lines[0].rfind("Passing over " + dir_ + "/checkpoint-16: " + dir_ +
+                                     "/checkpoint-16/model.safetensors: CRC32C 0x", 0), 0u) << plan->lines[0];
+  fs::remove_all(dir_ + "/checkpoint-8");
+  plan = Decide();
+  ASSERT_EQ(plan.status().code(), absl::StatusCode::kInvalidArgument) << plan.status();
+  EXPECT_NE(plan.status().message().find("holds no valid checkpoint-<step> to resume from (Passing over " + dir_ +
+                                         "/checkpoint-16: " + dir_ + "/checkpoint-16/model.safetensors: CRC32C"),
+            std::string::npos) << plan.status();
+}
+
+// A job killed before its first checkpoint left its metrics.jsonl (progress records, the last
+// torn) and perhaps a checkpoint being written: the same command starts again from scratch.
+// Anything else beside them, or a metrics file that is not a run's progress, still stops.
+TEST_F(OutputDirPolicyTest, ARunKilledBeforeItsFirstCheckpointStartsAgain) {
+  const std::string progress = R"({"type":"train","step":1,"loss":2.5})" "\n"
+                               R"({"type":"eval","step":1,"eval_loss":2.4})" "\n" R"({"type":"tr)";
+  for (const std::string& metrics : {std::string(""), progress}) {
+    WriteFile(dir_ + "/metrics.jsonl", metrics);
+    WriteFile(dir_ + "/checkpoint-2.tmp-77/config.json", "{}");
+    const absl::StatusOr<OutputDirPlan> plan = Decide();
+    ASSERT_TRUE(plan.ok()) << plan.status();
+    EXPECT_EQ(plan->action, OutputDirAction::kWriteInPlace);
+    ASSERT_EQ(plan->lines.size(), 1u);
+    EXPECT_EQ(plan->lines[0], "--output_dir=" + dir_ + " holds only what a run writes before its first checkpoint "
+                              "(checkpoint-2.tmp-77, metrics.jsonl): that run never reached a checkpoint; starting "
+                              "it again from scratch");
+    EXPECT_EQ(DescribeStart(*plan, dir_, 40).lines, plan->lines);
+  }
+  for (const std::string& not_progress : {std::string("{}\n"), progress + "\n{\"type\":\"summary\"}\n",
+                                          std::string("hello")}) {
+    WriteFile(dir_ + "/metrics.jsonl", not_progress);
+    EXPECT_EQ(Decide().status().code(), absl::StatusCode::kInvalidArgument) << not_progress;
+  }
+  WriteFile(dir_ + "/metrics.jsonl", progress);
+  WriteFile(dir_ + "/notes.txt", "mine");
+  const absl::StatusOr<OutputDirPlan> plan = Decide();
+  ASSERT_EQ(plan.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(plan.status().message().find("--overwrite_output_dir"), std::string::npos) << plan.status();
 }
 
 TEST_F(OutputDirPolicyTest, AStateFileOfAnotherStepIsNotValid) {
@@ -99,6 +164,7 @@ TEST_F(OutputDirPolicyTest, AStateFileOfAnotherStepIsNotValid) {
 
 TEST_F(OutputDirPolicyTest, AFinishedRunHasNothingLeftToDoUnlessItMustGoFurther) {
   WriteCheckpoint(dir_, 16);
+  Seal(dir_ + "/checkpoint-16");
   WriteFile(dir_ + "/eval_results.json", R"({"step": 16, "epoch": 2.0})");
   const absl::StatusOr<OutputDirPlan> plan = Decide();
   ASSERT_TRUE(plan.ok()) << plan.status();
@@ -182,7 +248,7 @@ TEST_F(OutputDirPolicyTest, OverwriteRefusesToDeleteWhatNoRunWrote) {
 
 TEST_F(OutputDirPolicyTest, RunOutputNames) {
   for (const char* name : {"config.json", "model.safetensors", "sentencepiece.bpe.model", "metrics.jsonl",
-                           "eval_results.json", "checkpoint-12", "checkpoint-12.tmp-345"}) {
+                           "eval_results.json", "manifest.json", "checkpoint-12", "checkpoint-12.tmp-345"}) {
     EXPECT_TRUE(IsRunOutput(name)) << name;
   }
   for (const char* name : {"notes.txt", "checkpoint-", "checkpoint-x", "checkpoint-12.tmp-", "checkpoint-1.bak",

@@ -14,7 +14,11 @@
 #   4. a non-empty directory without checkpoints, or a file as --output_dir: exit 2, one line
 #      naming both flags, nothing written;
 #   5. --overwrite_output_dir: killed before its first checkpoint the old run is untouched;
-#      rerun to the end, the directory holds the new run alone, as a fresh run writes it.
+#      rerun to the end, the directory holds the new run alone, as a fresh run writes it;
+#   6. killed before its first checkpoint (SIGKILL once 3 steps are logged, the first checkpoint
+#      at step 20): the same command starts again from scratch with one line saying so, and ends
+#      byte-identical to an uninterrupted run of that command, metrics line for line; the same
+#      directory with a foreign file in it: exit 2, one line, nothing changed.
 set -uo pipefail
 finetune="$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"
 cd "$TEST_TMPDIR"
@@ -84,8 +88,8 @@ grep -q "removed killed/checkpoint-12.tmp-99999" killed_rerun.log || fail "rerun
 echo "   metrics.jsonl line for line the uninterrupted run's (40 train lines), checkpoint-12.tmp-99999 removed"
 
 # 1b. Killed during a checkpoint write: every step saves (--save_steps=1) and the SIGKILL
-# comes the moment a temporary checkpoint directory exists after checkpoint-2 (a kill before
-# the first checkpoint leaves a directory the rerun refuses, case 4's rule), up to 3 tries:
+# comes the moment a temporary checkpoint directory exists after checkpoint-2 (a kill during
+# the first checkpoint is a run that never reached one, case 6), up to 3 tries:
 # the write can end between the look and the kill. The rerun removes it and finishes as the uninterrupted run.
 for try in 1 2 3; do
   rm -rf mid_save
@@ -164,7 +168,7 @@ run overwrite.log "${new[@]}" --output_dir=whole --overwrite_output_dir
 run fresh.log "${new[@]}" --output_dir=fresh
 [ "$status" -eq 0 ] || { cat fresh.log; fail "fresh run: status $status"; }
 [ -e whole.overwriting ] && fail "--overwrite_output_dir: the staging directory is left behind"
-[ "$(ls whole | tr '\n' ' ')" = "checkpoint-30 config.json eval_results.json metrics.jsonl model.safetensors sentencepiece.bpe.model " ] ||
+[ "$(ls whole | tr '\n' ' ')" = "checkpoint-30 config.json eval_results.json manifest.json metrics.jsonl model.safetensors sentencepiece.bpe.model " ] ||
   fail "--overwrite_output_dir: whole/ holds $(ls whole | tr '\n' ' ')"
 diff <(without_run_history whole/metrics.jsonl) <(without_run_history fresh/metrics.jsonl) > /dev/null ||
   fail "--overwrite_output_dir: metrics.jsonl is not the new run's alone"
@@ -172,6 +176,40 @@ for f in model.safetensors eval_results.json checkpoint-30/model.safetensors che
   cmp -s "whole/$f" "fresh/$f" || fail "--overwrite_output_dir: $f differs from a fresh run's"
 done
 echo "   rerun: whole/ holds $(ls whole | tr '\n' ' ')= a fresh run's files; metrics.jsonl $(grep -c '"type":"train"' whole/metrics.jsonl) steps, the new run's"
+
+# 6. Killed before its first checkpoint, then the same command again.
+late=("${cmd[@]}" --save_steps=20)
+run late_whole.log "${late[@]}" --output_dir=late_whole
+[ "$status" -eq 0 ] || { cat late_whole.log; fail "6: uninterrupted run: status $status"; }
+for try in 1 2 3; do
+  rm -rf early
+  run_and_kill '[ -f early/metrics.jsonl ] && [ "$(grep -c "\"type\":\"train\"" early/metrics.jsonl)" -ge 3 ]' early_first.log "${late[@]}" --output_dir=early
+  ls -d early/checkpoint-[0-9]* > /dev/null 2>&1 || break
+done
+if ls -d early/checkpoint-[0-9]* 2> /dev/null | grep -qv tmp; then
+  fail "6: three kills came after the first checkpoint: the case lost its point"
+else
+  echo "6. killed before its first checkpoint: early/ holds $(ls early | tr '\n' ' ')($(grep -c '"type":"train"' early/metrics.jsonl) steps logged)"
+  cp -r early early_foreign && echo "mine" > early_foreign/notes.txt
+  hashes early_foreign > foreign.before
+  "$finetune" "${late[@]}" --output_dir=early_foreign > stdout.txt 2> stderr.txt
+  status=$?
+  [ "$status" -eq 2 ] && [ "$(wc -l < stderr.txt)" -eq 1 ] && grep -q -- "--overwrite_output_dir" stderr.txt ||
+    { cat stderr.txt; fail "6: a foreign file beside a killed run: status $status, expected 2 and one line"; }
+  hashes early_foreign | cmp -s - foreign.before || fail "6: a foreign file beside a killed run: files changed"
+  echo "   with a foreign file: status $status: $(cut -c1-100 stderr.txt)..."
+  run early_rerun.log "${late[@]}" --output_dir=early
+  [ "$status" -eq 0 ] || { cat early_rerun.log; fail "6: rerun: status $status"; }
+  [ "$(grep -c "^--output_dir=early holds only what a run writes before its first checkpoint (.*metrics.jsonl): that run never reached a checkpoint; starting it again from scratch$" early_rerun.log)" -eq 1 ] ||
+    { cat early_rerun.log; fail "6: rerun: expected one line saying the run starts again"; }
+  grep -q '^step 1/40' early_rerun.log || fail "6: rerun did not start at step 1"
+  for f in model.safetensors eval_results.json checkpoint-40/model.safetensors checkpoint-40/optimizer.safetensors; do
+    cmp -s "late_whole/$f" "early/$f" || fail "6: rerun: $f differs from the uninterrupted run's"
+  done
+  diff <(without_run_history late_whole/metrics.jsonl) <(without_run_history early/metrics.jsonl) > metrics.diff ||
+    { head -n 20 metrics.diff; fail "6: rerun: metrics.jsonl is not the uninterrupted run's"; }
+  echo "   rerun: $(grep -m1 'never reached a checkpoint' early_rerun.log | cut -c1-120)...; final weights, checkpoint-40 and metrics.jsonl as uninterrupted"
+fi
 
 [ "$failures" -eq 0 ] && echo "every rerun kept or replaced the run as the rules say"
 exit "$failures"

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -27,10 +28,11 @@ std::string FreshDir(const std::string& name) {
   return dir;
 }
 
-// Writes a marker where the model would go.
-absl::Status FakeSaveModel(const std::string& directory) {
+// Writes markers where the model and its config would go, and names them.
+absl::StatusOr<std::vector<std::string>> FakeSaveModel(const std::string& directory) {
   std::ofstream(directory + "/model.safetensors") << "weights";
-  return absl::OkStatus();
+  std::ofstream(directory + "/config.json") << "{}";
+  return std::vector<std::string>{"model.safetensors", "config.json"};
 }
 
 TrainingState SampleState(int64_t step) {
@@ -138,11 +140,12 @@ TEST(TrainingCheckpointTest, LatestIsTheHighestStepAndPruningKeepsTheNewest) {
     ASSERT_TRUE(SaveTrainingCheckpoint(out, SampleState(step), zeros, zeros, FakeSaveModel,
                                        /*save_total_limit=*/0).ok());
   }
-  absl::StatusOr<std::string> latest = ResolveCheckpoint("latest", out);
+  absl::StatusOr<ResumePoint> latest = ResolveCheckpoint("latest", out);
   ASSERT_TRUE(latest.ok()) << latest.status();
-  EXPECT_EQ(*latest, out + "/checkpoint-10");
+  EXPECT_EQ(latest->directory, out + "/checkpoint-10");
+  EXPECT_TRUE(latest->lines.empty());
   // An explicit path is taken as given.
-  EXPECT_EQ(*ResolveCheckpoint(out + "/checkpoint-9", out), out + "/checkpoint-9");
+  EXPECT_EQ(ResolveCheckpoint(out + "/checkpoint-9", out)->directory, out + "/checkpoint-9");
   // Saving step 11 with a limit of 2 leaves 10 and 11.
   ASSERT_TRUE(SaveTrainingCheckpoint(out, SampleState(11), zeros, zeros, FakeSaveModel, 2).ok());
   const std::vector<std::pair<int64_t, std::string>> left = ListCheckpoints(out);
@@ -151,12 +154,80 @@ TEST(TrainingCheckpointTest, LatestIsTheHighestStepAndPruningKeepsTheNewest) {
   EXPECT_EQ(left[1].first, 11);
 }
 
+void FlipFirstBit(const std::string& path) {
+  std::fstream file(path, std::ios::in | std::ios::out | std::ios::binary);
+  char byte = 0;
+  file.read(&byte, 1);
+  byte = static_cast<char>(byte ^ 1);
+  file.seekp(0);
+  file.write(&byte, 1);
+}
+
+// The manifest covers every file of the checkpoint (whatever SaveModelFn wrote too), so a
+// checkpoint verifies as written, and a changed byte in any file is found.
+TEST(TrainingCheckpointTest, TheManifestCoversEveryFile) {
+  const std::string out = FreshDir("ckpt_manifest");
+  const Tensor zeros = Moments({0.0f, 1.0f});
+  ASSERT_TRUE(SaveTrainingCheckpoint(out, SampleState(6), zeros, zeros, FakeSaveModel, 0).ok());
+  const std::string dir = out + "/checkpoint-6";
+  const absl::StatusOr<io::ManifestCheck> check = VerifyCheckpoint(dir, 6);
+  ASSERT_TRUE(check.ok()) << check.status();
+  EXPECT_EQ(*check, io::ManifestCheck::kVerified);
+  std::ifstream in(dir + "/manifest.json");
+  const nlohmann::json manifest = nlohmann::json::parse(in);
+  std::set<std::string> listed, present;
+  for (const nlohmann::json& entry : manifest["files"]) listed.insert(entry["name"].get<std::string>());
+  for (const fs::directory_entry& entry : fs::directory_iterator(dir)) present.insert(entry.path().filename().string());
+  present.erase("manifest.json");
+  EXPECT_EQ(listed, present);
+  for (const std::string& name : present) {
+    const std::string copy = FreshDir("ckpt_manifest_" + name) + "/checkpoint-6";
+    fs::copy(dir, copy);
+    FlipFirstBit(copy + "/" + name);
+    const absl::StatusOr<io::ManifestCheck> flipped = VerifyCheckpoint(copy, 6);
+    ASSERT_FALSE(flipped.ok()) << name;
+    EXPECT_NE(flipped.status().message().find(copy + "/" + name + ": CRC32C"), std::string::npos) << flipped.status();
+  }
+}
+
+// "latest" and the rerun rules pass over a damaged checkpoint to the one before, with a line
+// naming the file; a checkpoint named explicitly is refused instead; one without a manifest
+// (written before manifests) is used with a line saying it could not be verified.
+TEST(TrainingCheckpointTest, DamagedCheckpointsArePassedOverOrRefused) {
+  const std::string out = FreshDir("ckpt_damaged");
+  const Tensor zeros = Moments({0.0f});
+  for (int64_t step : {4, 8}) ASSERT_TRUE(SaveTrainingCheckpoint(out, SampleState(step), zeros, zeros, FakeSaveModel, 0).ok());
+  FlipFirstBit(out + "/checkpoint-8/optimizer.safetensors");
+  absl::StatusOr<ResumePoint> latest = ResolveCheckpoint("latest", out);
+  ASSERT_TRUE(latest.ok()) << latest.status();
+  EXPECT_EQ(latest->directory, out + "/checkpoint-4");
+  EXPECT_EQ(latest->step, 4);
+  ASSERT_EQ(latest->lines.size(), 1u);
+  EXPECT_EQ(latest->lines[0].rfind("Passing over " + out + "/checkpoint-8: " + out +
+                                       "/checkpoint-8/optimizer.safetensors: CRC32C 0x", 0), 0u) << latest->lines[0];
+  const absl::StatusOr<ResumePoint> named = ResolveCheckpoint(out + "/checkpoint-8", out);
+  ASSERT_FALSE(named.ok());
+  EXPECT_TRUE(absl::IsInvalidArgument(named.status()));
+  EXPECT_EQ(named.status().message().rfind("--resume_from_checkpoint=" + out + "/checkpoint-8: " + out +
+                                               "/checkpoint-8/optimizer.safetensors: CRC32C", 0), 0u) << named.status();
+  // Nothing valid left: "latest" stops, naming what it passed over.
+  FlipFirstBit(out + "/checkpoint-4/model.safetensors");
+  EXPECT_TRUE(absl::IsNotFound(ResolveCheckpoint("latest", out).status()));
+  EXPECT_TRUE(FindLastValidCheckpoint(out).directory.empty());
+  fs::remove(out + "/checkpoint-4/manifest.json");
+  const ResumePoint legacy = FindLastValidCheckpoint(out);
+  EXPECT_EQ(legacy.directory, out + "/checkpoint-4");
+  ASSERT_EQ(legacy.lines.size(), 2u);
+  EXPECT_EQ(legacy.lines[1], out + "/checkpoint-4 has no manifest.json (written before checksums were recorded): "
+                                   "its files could not be verified");
+}
+
 TEST(TrainingCheckpointTest, ResolveNamesWhatIsMissing) {
   const std::string out = FreshDir("ckpt_none");
-  absl::StatusOr<std::string> none = ResolveCheckpoint("latest", out);
+  absl::StatusOr<ResumePoint> none = ResolveCheckpoint("latest", out);
   ASSERT_FALSE(none.ok());
-  EXPECT_NE(std::string(none.status().message()).find("no checkpoint-<step> in " + out), std::string::npos);
-  absl::StatusOr<std::string> not_one = ResolveCheckpoint(out, out);
+  EXPECT_NE(std::string(none.status().message()).find("no valid checkpoint-<step> in " + out), std::string::npos);
+  absl::StatusOr<ResumePoint> not_one = ResolveCheckpoint(out, out);
   ASSERT_FALSE(not_one.ok());
   EXPECT_NE(std::string(not_one.status().message()).find("is not a training checkpoint"), std::string::npos);
 }
@@ -164,7 +235,9 @@ TEST(TrainingCheckpointTest, ResolveNamesWhatIsMissing) {
 TEST(TrainingCheckpointTest, AFailedSaveLeavesNoCheckpoint) {
   const std::string out = FreshDir("ckpt_failed");
   const Tensor zeros = Moments({0.0f});
-  auto failing = [](const std::string&) { return absl::DataLossError("disk full"); };
+  auto failing = [](const std::string&) -> absl::StatusOr<std::vector<std::string>> {
+    return absl::DataLossError("disk full");
+  };
   absl::Status status = SaveTrainingCheckpoint(out, SampleState(5), zeros, zeros, failing, 0);
   EXPECT_EQ(status.code(), absl::StatusCode::kDataLoss);
   EXPECT_TRUE(fs::is_empty(out)) << "a failed save left something in " << out;
@@ -179,7 +252,7 @@ TEST(TrainingCheckpointTest, AFailedSaveKeepsTheEarlierCheckpointsAndNamesTheLas
   const std::string before = out + "/checkpoint-4/trainer_state.json";
   std::ifstream in(before);
   const std::string state_before((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  auto half_written = [](const std::string& directory) {
+  auto half_written = [](const std::string& directory) -> absl::StatusOr<std::vector<std::string>> {
     std::ofstream(directory + "/model.safetensors") << "partial";
     return absl::ResourceExhaustedError(directory + "/model.safetensors: write failed: No space left on device");
   };
