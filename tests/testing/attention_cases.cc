@@ -36,22 +36,32 @@ Tensor AttentionCaseKeyMask(const AttentionCase& c) {
 
 namespace {
 
-Tensor RandomCpu(const Shape& shape, DType dtype, uint32_t seed) {
+// A CPU tensor of `shape` drawn from `distribution` (seeded mt19937), rounded once to `dtype`,
+// so that both backends see the same values.
+template <typename Distribution>
+Tensor RandomCpu(const Shape& shape, DType dtype, uint32_t seed, Distribution distribution) {
   std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> uniform(-2.0f, 2.0f);
   std::vector<float> values(static_cast<size_t>(NumElements(shape)));
-  for (float& v : values) v = uniform(rng);
+  for (float& v : values) v = distribution(rng);
   Tensor t = Tensor::Zeros(shape, dtype);
   t.CopyFromFloats(values);
   return t;
+}
+
+Tensor UniformCpu(const Shape& shape, DType dtype, uint32_t seed) {
+  return RandomCpu(shape, dtype, seed, std::uniform_real_distribution<float>(-2.0f, 2.0f));
+}
+
+Tensor NormalCpu(const Shape& shape, DType dtype, uint32_t seed) {
+  return RandomCpu(shape, dtype, seed, std::normal_distribution<float>());
 }
 
 }  // namespace
 
 AttentionInputs AttentionCaseInputs(const AttentionCase& c, DType dtype) {
   const Shape shape = {c.batch, c.seq, c.hidden};
-  return {RandomCpu(shape, dtype, 1), RandomCpu(shape, dtype, 2), RandomCpu(shape, dtype, 3),
-          AttentionCaseKeyMask(c), RandomCpu(shape, dtype, 4)};
+  return {UniformCpu(shape, dtype, 1), UniformCpu(shape, dtype, 2), UniformCpu(shape, dtype, 3),
+          AttentionCaseKeyMask(c), UniformCpu(shape, dtype, 4)};
 }
 
 // Measured on the CPU (attention_rounding_test.cc), largest over the cases and outputs: a change
@@ -99,20 +109,6 @@ Tensor FusedAttentionCaseKeyMask(const FusedAttentionCase& c) {
   }
   return mask;
 }
-
-namespace {
-
-Tensor NormalCpu(const Shape& shape, DType dtype, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> normal;
-  std::vector<float> values(static_cast<size_t>(NumElements(shape)));
-  for (float& v : values) v = normal(rng);
-  Tensor t = Tensor::Zeros(shape, dtype);
-  t.CopyFromFloats(values);
-  return t;
-}
-
-}  // namespace
 
 AttentionInputs FusedAttentionCaseInputs(const FusedAttentionCase& c, DType dtype) {
   const Shape shape = {c.batch, c.seq, c.hidden()};
