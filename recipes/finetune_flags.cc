@@ -1,16 +1,20 @@
 #include "recipes/finetune_flags.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 
 #include "absl/flags/flag.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "framework/core/status_macros.h"
 #include "framework/optim/adamw.h"
 #include "framework/optim/grad_clip.h"
 #include "framework/optim/lr_schedule.h"
 #include "framework/recompute/memory_budget.h"
+#include "framework/train/evaluate.h"
+#include "models/xlmr/task_head.h"
 #include "recipes/common_flags.h"
 #include "recipes/embedded_default.h"
 #include "recipes/runfiles.h"
@@ -71,9 +75,21 @@ ABSL_FLAG(bool, overwrite_output_dir, false, "train from scratch and replace wha
           "new run's first checkpoint); without it a checkpoint-<step> there is resumed, and other content "
           "stops the run");
 ABSL_FLAG(int64_t, logging_steps, 10, "console line every N steps (metrics.jsonl gets every step)");
-ABSL_FLAG(int64_t, eval_steps, 0, "evaluate every N steps (0: at the end of each epoch)");
-ABSL_FLAG(int64_t, save_steps, 0, "checkpoint every N steps (0: at the end of each epoch)");
-ABSL_FLAG(int, save_total_limit, 2, "checkpoints kept (0: all)");
+ABSL_FLAG(std::string, eval_strategy, "", "no | steps | epoch: when to evaluate during training; default: steps "
+          "when --eval_steps > 0, else epoch");
+ABSL_FLAG(std::string, save_strategy, "", "no | steps | epoch: when to checkpoint during training (the last step "
+          "is always checkpointed); default: steps when --save_steps > 0, else epoch");
+ABSL_FLAG(int64_t, eval_steps, 0, "evaluate every N steps (0: unset; --eval_strategy=steps then uses --logging_steps)");
+ABSL_FLAG(int64_t, save_steps, 0, "checkpoint every N steps (0: unset)");
+ABSL_FLAG(int, save_total_limit, 2, "checkpoints kept (0: all); the best one (--load_best_model_at_end) is always kept");
+ABSL_FLAG(bool, load_best_model_at_end, false, "the final model is the checkpoint with the best evaluation by "
+          "--metric_for_best_model (save and eval strategies must match)");
+ABSL_FLAG(std::string, metric_for_best_model, "loss", "loss or a reported eval metric (e.g. accuracy, f1; the "
+          "eval_ prefix is optional)");
+ABSL_FLAG(std::string, greater_is_better, "", "true | false; default: false for loss, true otherwise");
+ABSL_FLAG(int64_t, early_stopping_patience, 0, "stop after N evaluations in a row without improvement (0: never; "
+          "needs --load_best_model_at_end)");
+ABSL_FLAG(double, early_stopping_threshold, 0.0, "an improvement must exceed this");
 ABSL_FLAG(std::string, resume_from_checkpoint, "", "a checkpoint directory, or 'latest' in --output_dir");
 ABSL_FLAG(std::string, metrics_file, "", "default: <output_dir>/metrics.jsonl");
 ABSL_FLAG(std::string, cache_dir, "", "tokenized-data cache (default: $XDG_CACHE_HOME/xlmr_trainer or "
@@ -206,6 +222,72 @@ absl::Status ReadOptimizerFlags(train::TrainerOptions& t) {
   return absl::OkStatus();
 }
 
+absl::StatusOr<train::IntervalStrategy> ParseStrategy(const std::string& value, const char* flag, int64_t steps) {
+  if (value.empty()) return steps > 0 ? train::IntervalStrategy::kSteps : train::IntervalStrategy::kEpoch;
+  if (value == "no") return train::IntervalStrategy::kNo;
+  if (value == "steps") return train::IntervalStrategy::kSteps;
+  if (value == "epoch") return train::IntervalStrategy::kEpoch;
+  return ExpectFlag(false, flag, "no, steps or epoch", value);
+}
+
+// --eval_strategy, --save_strategy, their steps, --save_total_limit, the best model and early
+// stopping, with TrainingArguments.__post_init__'s checks.
+absl::Status ReadStrategyFlags(FinetuneConfig& c) {
+  train::TrainerOptions& t = c.trainer;
+  t.eval_steps = absl::GetFlag(FLAGS_eval_steps);
+  t.save_steps = absl::GetFlag(FLAGS_save_steps);
+  XLMR_RETURN_IF_ERROR(ExpectFlag(t.eval_steps >= 0, "eval_steps", "a non-negative integer", absl::StrCat(t.eval_steps)));
+  XLMR_RETURN_IF_ERROR(ExpectFlag(t.save_steps >= 0, "save_steps", "a non-negative integer", absl::StrCat(t.save_steps)));
+  XLMR_ASSIGN_OR_RETURN(t.eval_strategy, ParseStrategy(absl::GetFlag(FLAGS_eval_strategy), "eval_strategy", t.eval_steps));
+  XLMR_ASSIGN_OR_RETURN(t.save_strategy, ParseStrategy(absl::GetFlag(FLAGS_save_strategy), "save_strategy", t.save_steps));
+  using train::IntervalStrategy;
+  if (t.eval_strategy == IntervalStrategy::kSteps && t.eval_steps == 0) t.eval_steps = t.logging_steps;  // as HF
+  XLMR_RETURN_IF_ERROR(ExpectFlag(t.save_strategy != IntervalStrategy::kSteps || t.save_steps > 0, "save_steps",
+                                  "a positive number with --save_strategy=steps", absl::StrCat(t.save_steps)));
+  t.save_total_limit = absl::GetFlag(FLAGS_save_total_limit);
+  XLMR_RETURN_IF_ERROR(ExpectFlag(t.save_total_limit >= 0, "save_total_limit", "a non-negative integer",
+                              absl::StrCat(t.save_total_limit)));
+  t.load_best_model_at_end = absl::GetFlag(FLAGS_load_best_model_at_end);
+  std::string metric = absl::GetFlag(FLAGS_metric_for_best_model);
+  if (metric.rfind("eval_", 0) == 0) metric = metric.substr(5);
+  const std::vector<std::string> names = train::ReportedMetricNames(models::ObjectiveOf(c.task));
+  XLMR_RETURN_IF_ERROR(ExpectFlag(metric == "loss" || std::find(names.begin(), names.end(), metric) != names.end(),
+                                  "metric_for_best_model",
+                                  absl::StrCat("loss or one of ", absl::StrJoin(names, ", "), " for --task=",
+                                               models::XlmrTaskName(c.task)),
+                                  absl::GetFlag(FLAGS_metric_for_best_model)));
+  t.metric_for_best_model = metric;
+  const std::string greater = absl::GetFlag(FLAGS_greater_is_better);
+  XLMR_RETURN_IF_ERROR(ExpectFlag(greater.empty() || greater == "true" || greater == "false", "greater_is_better",
+                                  "true or false", greater));
+  t.greater_is_better = greater.empty() ? metric != "loss" : greater == "true";
+  if (t.load_best_model_at_end) {
+    XLMR_RETURN_IF_ERROR(ExpectFlag(t.eval_strategy != IntervalStrategy::kNo, "eval_strategy",
+                                    "steps or epoch with --load_best_model_at_end", "no"));
+    XLMR_RETURN_IF_ERROR(ExpectFlag(t.save_strategy == t.eval_strategy, "save_strategy",
+                                    "the same as --eval_strategy with --load_best_model_at_end",
+                                    absl::GetFlag(FLAGS_save_strategy)));
+    XLMR_RETURN_IF_ERROR(ExpectFlag(t.eval_strategy != IntervalStrategy::kSteps || t.save_steps % t.eval_steps == 0,
+                                    "save_steps",
+                                    absl::StrCat("a multiple of --eval_steps (", t.eval_steps,
+                                                 ") with --load_best_model_at_end"),
+                                    absl::StrCat(t.save_steps)));
+    XLMR_RETURN_IF_ERROR(ExpectFlag(!c.eval_file.empty(), "load_best_model_at_end",
+                                    "an --eval_file to evaluate", "true"));
+  }
+  t.early_stopping_patience = absl::GetFlag(FLAGS_early_stopping_patience);
+  t.early_stopping_threshold = absl::GetFlag(FLAGS_early_stopping_threshold);
+  XLMR_RETURN_IF_ERROR(ExpectFlag(t.early_stopping_patience >= 0, "early_stopping_patience",
+                                  "a non-negative integer", absl::StrCat(t.early_stopping_patience)));
+  XLMR_RETURN_IF_ERROR(ExpectFlag(t.early_stopping_patience == 0 || t.load_best_model_at_end,
+                                  "early_stopping_patience", "0 without --load_best_model_at_end (as HF)",
+                                  absl::StrCat(t.early_stopping_patience)));
+  XLMR_RETURN_IF_ERROR(ExpectFlag(std::isfinite(t.early_stopping_threshold) && t.early_stopping_threshold >= 0,
+                                  "early_stopping_threshold", "a non-negative number",
+                                  absl::StrCat(t.early_stopping_threshold)));
+  return absl::OkStatus();
+}
+
 absl::Status ReadRunFlags(FinetuneConfig& c) {
   train::TrainerOptions& t = c.trainer;
   XLMR_ASSIGN_OR_RETURN(t.autocast, ReadAutocastFlag());
@@ -237,13 +319,7 @@ absl::Status ReadRunFlags(FinetuneConfig& c) {
   t.metrics_file = UserPath(absl::GetFlag(FLAGS_metrics_file));
   t.logging_steps = absl::GetFlag(FLAGS_logging_steps);
   XLMR_RETURN_IF_ERROR(ExpectPositive(FLAGS_logging_steps, "logging_steps"));
-  t.eval_steps = absl::GetFlag(FLAGS_eval_steps);
-  t.save_steps = absl::GetFlag(FLAGS_save_steps);
-  XLMR_RETURN_IF_ERROR(ExpectFlag(t.eval_steps >= 0, "eval_steps", "a non-negative integer", absl::StrCat(t.eval_steps)));
-  XLMR_RETURN_IF_ERROR(ExpectFlag(t.save_steps >= 0, "save_steps", "a non-negative integer", absl::StrCat(t.save_steps)));
-  t.save_total_limit = absl::GetFlag(FLAGS_save_total_limit);
-  XLMR_RETURN_IF_ERROR(ExpectFlag(t.save_total_limit >= 0, "save_total_limit", "a non-negative integer",
-                              absl::StrCat(t.save_total_limit)));
+  XLMR_RETURN_IF_ERROR(ReadStrategyFlags(c));
   c.resume_from_checkpoint = absl::GetFlag(FLAGS_resume_from_checkpoint);
   c.resume = !c.resume_from_checkpoint.empty();
   if (c.resume && c.resume_from_checkpoint != "latest") c.resume_from_checkpoint = UserPath(c.resume_from_checkpoint);

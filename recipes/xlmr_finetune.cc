@@ -195,6 +195,29 @@ absl::StatusOr<std::vector<std::string>> SaveModel(const models::XlmrTaskModel& 
   return std::vector<std::string>{"config.json", "model.safetensors", kTokenizerFileName};
 }
 
+// --load_best_model_at_end: the weights of a checkpoint of this run (same config and labels)
+// into `model`'s fp32 masters, and its half working copy refreshed.
+absl::Status LoadWeights(models::XlmrTaskModel& model, const PreparedRun& run, const std::string& directory) {
+  XLMR_RETURN_IF_ERROR(CheckModelDir(directory));
+  models::LoadOptions options;
+  options.labels = run.data->labels.id2label();
+  options.task = run.config.task;
+  options.seed = run.config.trainer.seed;
+  options.device = run.config.trainer.device;
+  options.dropout = run.config.dropout;
+  options.attention = run.config.attention;
+  XLMR_ASSIGN_OR_RETURN(models::LoadedModel loaded, models::LoadPretrained(directory, options));
+  if (loaded.fresh_head) return absl::DataLossError(absl::StrCat(directory, ": not a checkpoint of this model"));
+  ParameterStore& store = model.parameters();
+  const Tensor& source = loaded.model->parameters().master();
+  if (source.numel() != store.master().numel()) {
+    return absl::DataLossError(absl::StrCat(directory, ": its parameters do not match the model's"));
+  }
+  CopyBytes(store.master().raw_data(), store.master().device(), source.raw_data(), source.device(), source.bytes());
+  if (store.half_dtype() != DType::kF32) store.RefreshHalfCopy();
+  return absl::OkStatus();
+}
+
 int Main(const std::set<std::string>& given) {
   PreparedRun run;
   const absl::Status prepared = Prepare(given, run);
@@ -214,7 +237,8 @@ int Main(const std::set<std::string>& given) {
   const std::string tokenizer_path = run.tokenizer_path;
   train::Trainer trainer(*run.model, run.data->train, run.data->eval ? &*run.data->eval : nullptr,
                          run.data->test ? &*run.data->test : nullptr, run.config.trainer, *run.comm,
-                         [&](const std::string& dir) { return SaveModel(model, tokenizer_path, dir); });
+                         [&](const std::string& dir) { return SaveModel(model, tokenizer_path, dir); },
+                         [&](const std::string& dir) { return LoadWeights(*run.model, run, dir); });
   const OutputDirStart start = DescribeStart(run.output_plan, run.config.trainer.output_dir, trainer.total_steps());
   for (const std::string& line : start.lines) {
     if (run.comm->rank() == 0) std::fprintf(stderr, "%s\n", line.c_str());

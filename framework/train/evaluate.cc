@@ -198,6 +198,15 @@ EvalResult PerTokenResult(const std::vector<double>& all, const std::vector<std:
 
 }  // namespace
 
+std::vector<std::string> ReportedMetricNames(Objective objective) {
+  switch (objective) {
+    case Objective::kSingleLabel: return {"accuracy", "macro_f1", "roc_auc"};
+    case Objective::kRegression: return {"mse", "pearson", "spearmanr"};
+    case Objective::kPerToken: return {"precision", "recall", "f1", "accuracy"};
+  }
+  return {};
+}
+
 std::optional<double> EvalResult::Metric(const std::string& name) const {
   for (const auto& [key, value] : metrics) {
     if (key == name) return value;

@@ -46,6 +46,10 @@ struct EvalResult {
   std::optional<double> Metric(const std::string& name) const;
 };
 
+// The figures an evaluation under `objective` can report besides the loss, in report order
+// (roc_auc only with two labels; pearson and spearmanr only when defined).
+std::vector<std::string> ReportedMetricNames(Objective objective);
+
 // Per-example outputs of a forward pass.
 struct Prediction {
   std::vector<double> logits;         // kSingleLabel: [L]; kRegression: [1], the prediction

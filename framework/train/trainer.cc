@@ -66,6 +66,14 @@ class Trainer::Run {
   absl::Status Prepare();
   absl::Status TrainOneStep();
   absl::Status EvaluateAndRecord(bool final_evaluation);
+  bool EvalDue() const;
+  bool SaveDue() const;
+  absl::Status TrackBest();
+  std::string CheckpointPath(int64_t step) const { return absl::StrCat(options_.output_dir, "/checkpoint-", step); }
+  bool EarlyStopped() const {
+    return options_.early_stopping_patience > 0 &&
+           state_.early_stopping_patience_counter >= options_.early_stopping_patience;
+  }
   absl::Status SaveCheckpoint();
   absl::Status PublishStagedOutput();
   absl::Status CheckReplicasAgree(const std::string& when);
@@ -98,6 +106,7 @@ class Trainer::Run {
   std::chrono::steady_clock::time_point start_;
   bool epoch_just_ended_ = false;
   std::optional<EvalResult> last_eval_;
+  int64_t last_eval_step_ = -1;  // the step of last_eval_
 };
 
 TrainingState Trainer::Run::CurrentSettings() const {
@@ -131,6 +140,8 @@ absl::Status Trainer::Run::Prepare() {
     scaler.scale = static_cast<float>(loaded.state.loss_scale);
     scaler.growth_tracker = loaded.state.loss_scale_growth_tracker;
     XLMR_RETURN_IF_ERROR(scaler_.RestoreState(scaler));
+    // A run stopped early was checkpointed after the evaluation that stopped it (recorded).
+    if (EarlyStopped()) last_eval_step_ = state_.global_step;
   }
   std::error_code error;
   if (is_main_ && write_dir_ != options_.output_dir) std::filesystem::remove_all(write_dir_, error);  // a dead run's
@@ -236,6 +247,7 @@ absl::Status Trainer::Run::EvaluateAndRecord(bool final_evaluation) {
   if (t_.eval_data_ == nullptr) return absl::OkStatus();
   last_eval_ = Evaluate(t_.model_, *t_.eval_data_, options_.label_names, t_.comm_, t_.eval_settings_);
   nlohmann::ordered_json record = {{"type", "eval"}, {"step", state_.global_step}, {"epoch", Epoch()}};
+  last_eval_step_ = state_.global_step;
   record.update(EvalRecord(*last_eval_, "eval"));
   XLMR_RETURN_IF_ERROR(WriteMetrics(record));
   if (!final_evaluation) {
@@ -246,7 +258,53 @@ absl::Status Trainer::Run::EvaluateAndRecord(bool final_evaluation) {
   return absl::OkStatus();
 }
 
+bool Trainer::Run::EvalDue() const {
+  switch (options_.eval_strategy) {
+    case IntervalStrategy::kNo: return false;
+    case IntervalStrategy::kSteps: return state_.global_step % options_.eval_steps == 0;
+    case IntervalStrategy::kEpoch: return epoch_just_ended_;
+  }
+  return false;
+}
+
+bool Trainer::Run::SaveDue() const {
+  switch (options_.save_strategy) {
+    case IntervalStrategy::kNo: return false;
+    case IntervalStrategy::kSteps: return state_.global_step % options_.save_steps == 0;
+    case IntervalStrategy::kEpoch: return epoch_just_ended_;
+  }
+  return false;
+}
+
+// After an evaluation at state_.global_step, with --load_best_model_at_end: EarlyStoppingCallback
+// (against the best before this evaluation: HF runs the callback first), then
+// Trainer._determine_best_metric. The checkpoint of a new best is named when it is saved.
+absl::Status Trainer::Run::TrackBest() {
+  if (!options_.load_best_model_at_end || !last_eval_.has_value()) return absl::OkStatus();
+  const std::string& name = options_.metric_for_best_model;
+  const std::optional<double> value = name == "loss" ? std::optional<double>(last_eval_->loss) : last_eval_->Metric(name);
+  if (!value.has_value()) {
+    return absl::InvalidArgumentError(absl::StrCat("--metric_for_best_model=", name, ": the evaluation at step ",
+                                                   state_.global_step, " did not report eval_", name));
+  }
+  const auto better = [&](double a, double b) { return options_.greater_is_better ? a > b : a < b; };
+  if (options_.early_stopping_patience > 0) {
+    const bool improved = !state_.best_metric.has_value() ||
+                          (better(*value, *state_.best_metric) &&
+                           std::abs(*value - *state_.best_metric) > options_.early_stopping_threshold);
+    state_.early_stopping_patience_counter = improved ? 0 : state_.early_stopping_patience_counter + 1;
+  }
+  const double best_so_far = state_.best_metric.value_or(options_.greater_is_better ? -INFINITY : INFINITY);
+  state_.best_metric = best_so_far;
+  if (better(*value, best_so_far)) {
+    state_.best_metric = *value;
+    state_.best_global_step = state_.global_step;
+  }
+  return absl::OkStatus();
+}
+
 absl::Status Trainer::Run::SaveCheckpoint() {
+  if (state_.best_global_step == state_.global_step) state_.best_model_checkpoint = CheckpointPath(state_.global_step);
   TrainingState saved = state_;
   saved.allreduce_calls = AllReduceCalls();
   saved.train_seconds = ElapsedSeconds();
@@ -302,12 +360,16 @@ absl::Status Trainer::Run::Execute() {
   XLMR_RETURN_IF_ERROR(Prepare());
   XLMR_RETURN_IF_ERROR(CheckReplicasAgree("at the start of training"));
   start_ = std::chrono::steady_clock::now();
-  while (state_.global_step < t_.total_steps()) {
+  while (state_.global_step < t_.total_steps() && !EarlyStopped()) {
     XLMR_RETURN_IF_ERROR(TrainOneStep());
     const bool last = state_.global_step == t_.total_steps();
-    const bool eval_due = options_.eval_steps > 0 ? state_.global_step % options_.eval_steps == 0 : epoch_just_ended_;
-    const bool save_due = options_.save_steps > 0 ? state_.global_step % options_.save_steps == 0 : epoch_just_ended_;
-    if (eval_due && !last) XLMR_RETURN_IF_ERROR(EvaluateAndRecord(false));
+    const bool eval_due = EvalDue();
+    bool save_due = SaveDue();
+    if (eval_due && !last) {
+      XLMR_RETURN_IF_ERROR(EvaluateAndRecord(false));
+      XLMR_RETURN_IF_ERROR(TrackBest());
+      save_due = save_due || EarlyStopped();  // the run stops here: its checkpoint
+    }
     if (save_due || last) XLMR_RETURN_IF_ERROR(SaveCheckpoint());
     if (const int signal_number = AgreedStopSignal(); signal_number != 0) {
       if (!save_due && !last) XLMR_RETURN_IF_ERROR(SaveCheckpoint());
@@ -320,8 +382,37 @@ absl::Status Trainer::Run::Execute() {
   }
   progress_.Finish();
   XLMR_RETURN_IF_ERROR(CheckReplicasAgree(absl::StrCat("after step ", state_.global_step)));
-  XLMR_RETURN_IF_ERROR(EvaluateAndRecord(true));
-  nlohmann::ordered_json results = {{"step", state_.global_step}, {"epoch", Epoch()}};
+  const bool stopped_early = EarlyStopped();
+  if (stopped_early) {
+    progress_.Message(absl::StrCat("early stopping at step ", state_.global_step, ": ",
+                                   state_.early_stopping_patience_counter, " evaluations without an eval_",
+                                   options_.metric_for_best_model, " better than ", *state_.best_metric, " by more than ",
+                                   options_.early_stopping_threshold));
+  }
+  if (last_eval_step_ != state_.global_step) {  // the last step's checkpoint is saved: it holds these weights
+    XLMR_RETURN_IF_ERROR(EvaluateAndRecord(true));
+    XLMR_RETURN_IF_ERROR(TrackBest());
+    if (state_.best_global_step == state_.global_step) state_.best_model_checkpoint = CheckpointPath(state_.global_step);
+  }
+  int64_t final_step = state_.global_step;
+  double final_epoch = Epoch();
+  if (options_.load_best_model_at_end && t_.eval_data_ != nullptr) {
+    // Trainer._load_best_model, then the evaluation of the weights that are the final model.
+    if (!state_.best_model_checkpoint.empty() && state_.best_global_step != state_.global_step) {
+      const std::string name = std::filesystem::path(state_.best_model_checkpoint).filename().string();
+      progress_.Message(absl::StrCat("loading the best model from ", name, " (eval_", options_.metric_for_best_model,
+                                     " ", *state_.best_metric, ")"));
+      XLMR_RETURN_IF_ERROR(t_.load_model_(write_dir_ + "/" + name));
+      final_step = state_.best_global_step;
+      final_epoch = static_cast<double>(final_step) / static_cast<double>(t_.steps_per_epoch());
+    }
+    last_eval_ = Evaluate(t_.model_, *t_.eval_data_, options_.label_names, t_.comm_, t_.eval_settings_);
+  }
+  nlohmann::ordered_json results = {{"step", final_step}, {"epoch", final_epoch}};
+  if (options_.load_best_model_at_end && !state_.best_model_checkpoint.empty()) {
+    results["best_model_checkpoint"] = state_.best_model_checkpoint;
+    results["best_metric"] = *state_.best_metric;
+  }
   if (last_eval_.has_value()) results.update(EvalRecord(*last_eval_, "eval"));
   if (t_.test_data_ != nullptr) {
     results.update(EvalRecord(
@@ -332,6 +423,12 @@ absl::Status Trainer::Run::Execute() {
                                     {"steps", state_.global_step},
                                     {"skipped_steps", state_.skipped_steps},
                                     {"train_seconds", train_seconds}};
+  if (stopped_early) {
+    summary["stopped"] = absl::StrCat("early stopping: ", state_.early_stopping_patience_counter,
+                                      " evaluations without improvement (--early_stopping_patience=",
+                                      options_.early_stopping_patience, ")");
+  }
+  if (final_step != state_.global_step) summary["model_step"] = final_step;
   for (auto& [key, value] : results.items()) {
     if (key != "step" && key != "epoch") summary[key] = value;
   }
@@ -353,9 +450,13 @@ absl::Status Trainer::Run::Execute() {
 
 Trainer::Trainer(TrainableModel& model, const data::TokenizedDataset& train_data,
                  const data::TokenizedDataset* eval_data, const data::TokenizedDataset* test_data,
-                 TrainerOptions options, distributed::Communicator& comm, SaveModelFn save_model)
+                 TrainerOptions options, distributed::Communicator& comm, SaveModelFn save_model,
+                 LoadModelFn load_model)
     : model_(model), train_data_(train_data), eval_data_(eval_data), test_data_(test_data),
-      options_(std::move(options)), comm_(comm), save_model_(std::move(save_model)) {
+      options_(std::move(options)), comm_(comm), save_model_(std::move(save_model)),
+      load_model_(std::move(load_model)) {
+  XLMR_CHECK(!options_.load_best_model_at_end || load_model_ != nullptr)
+      << "load_best_model_at_end needs a LoadModelFn";
   XLMR_CHECK(options_.autocast == DType::kF32 || model_.parameters().half_dtype() == options_.autocast)
       << "autocast " << DTypeName(options_.autocast) << " needs the model's half working copy of that dtype "
       << "(ParameterStore::EnableHalfCopy) before the Trainer is built";

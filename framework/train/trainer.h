@@ -8,6 +8,7 @@
 #define XLMR_FRAMEWORK_TRAIN_TRAINER_H_
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -22,6 +23,9 @@
 #include "nlohmann/json.hpp"
 
 namespace xlmr::train {
+
+// --eval_strategy / --save_strategy (HF IntervalStrategy).
+enum class IntervalStrategy { kNo, kSteps, kEpoch };
 
 // The flags of docs/CONTRACT.md that the loop reads (names and defaults follow HF TrainingArguments).
 struct TrainerOptions {
@@ -55,9 +59,24 @@ struct TrainerOptions {
   std::string staging_dir;
   std::string metrics_file;  // empty: <output_dir>/metrics.jsonl
   int64_t logging_steps = 10;
-  int64_t eval_steps = 0;  // 0: at the end of each epoch
-  int64_t save_steps = 0;  // 0: at the end of each epoch
+  // When to evaluate and to checkpoint during training: kSteps every eval_steps / save_steps
+  // (> 0), kEpoch at each epoch's end, kNo never. The last step is always checkpointed and
+  // evaluated (after its checkpoint), and a stop (signal, early stopping) always checkpoints.
+  IntervalStrategy eval_strategy = IntervalStrategy::kEpoch;
+  IntervalStrategy save_strategy = IntervalStrategy::kEpoch;
+  int64_t eval_steps = 0;
+  int64_t save_steps = 0;
   int save_total_limit = 2;
+  // --load_best_model_at_end: the final model is the checkpoint whose evaluation was best by
+  // metric_for_best_model (a reported figure without the "eval_" prefix, e.g. "loss",
+  // "accuracy"), higher being better when greater_is_better. Needs a LoadModelFn.
+  bool load_best_model_at_end = false;
+  std::string metric_for_best_model = "loss";
+  bool greater_is_better = false;
+  // EarlyStoppingCallback: stop after this many evaluations in a row whose metric did not
+  // improve on the best by more than the threshold (0: never).
+  int64_t early_stopping_patience = 0;
+  double early_stopping_threshold = 0.0;
   std::string resume_from_checkpoint;  // a checkpoint directory (already resolved) or empty
   int32_t pad_id = 1;
   Objective objective = Objective::kSingleLabel;  // the task's loss and metrics
@@ -66,13 +85,18 @@ struct TrainerOptions {
   bool group_by_length = false;  // batches of similar length (HF LengthGroupedSampler)
 };
 
+// Reads the weights of the model directory `directory` (written by a SaveModelFn) into the
+// model being trained.
+using LoadModelFn = std::function<absl::Status(const std::string& directory)>;
+
 class Trainer {
  public:
   // `eval_data` and `test_data` may be null. `save_model` writes the model as a HF directory
   // and names its files (the final model's manifest.json lists them with eval_results.json).
   Trainer(TrainableModel& model, const data::TokenizedDataset& train_data,
           const data::TokenizedDataset* eval_data, const data::TokenizedDataset* test_data,
-          TrainerOptions options, distributed::Communicator& comm, SaveModelFn save_model);
+          TrainerOptions options, distributed::Communicator& comm, SaveModelFn save_model,
+          LoadModelFn load_model = nullptr);
 
   // Trains (resuming when options.resume_from_checkpoint is set), evaluates and saves.
   // A stop signal (framework/train/stop_signal.h) received by any rank ends the run after the
@@ -96,6 +120,7 @@ class Trainer {
   TrainerOptions options_;
   distributed::Communicator& comm_;
   SaveModelFn save_model_;
+  LoadModelFn load_model_;
   int stopped_by_signal_ = 0;
   // Built once from options_ and comm_: the batch planner's input, and the one place the
   // global batch size and the steps per epoch come from.

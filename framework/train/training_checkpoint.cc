@@ -42,7 +42,13 @@ nlohmann::ordered_json StateToJson(const TrainingState& s) {
           {"train_seconds", s.train_seconds},
           {"seed", s.seed},
           {"global_batch_size", s.global_batch_size},
-          {"train_examples", s.train_examples}};
+          {"train_examples", s.train_examples},
+          {"best_metric", s.best_metric.has_value() ? nlohmann::ordered_json(*s.best_metric)
+                                                    : nlohmann::ordered_json(nullptr)},
+          {"best_global_step", s.best_global_step},
+          {"best_model_checkpoint", s.best_model_checkpoint.empty() ? nlohmann::ordered_json(nullptr)
+                                                                    : nlohmann::ordered_json(s.best_model_checkpoint)},
+          {"early_stopping_patience_counter", s.early_stopping_patience_counter}};
 }
 
 // j[name] as an integer of type Int. nlohmann's get<Int>() would also take a float and cast
@@ -83,6 +89,23 @@ absl::StatusOr<TrainingState> StateFromJson(const nlohmann::json& j, const std::
     XLMR_ASSIGN_OR_RETURN(s.seed, IntegerField<uint64_t>(j, "seed", path));
     s.loss_scale = j.at("loss_scale").get<double>();
     s.train_seconds = j.at("train_seconds").get<double>();
+    // Best-model tracking: absent from checkpoints written before it existed.
+    if (j.contains("best_metric") && !j.at("best_metric").is_null()) s.best_metric = j.at("best_metric").get<double>();
+    if (j.contains("best_global_step")) {
+      const nlohmann::json& step = j.at("best_global_step");
+      if (!(step.is_number_integer() && step.get<int64_t>() >= -1)) {
+        return absl::InvalidArgumentError(absl::StrCat(path, ": best_global_step: expected an integer >= -1, got ",
+                                                       step.dump()));
+      }
+      s.best_global_step = step.get<int64_t>();
+    }
+    if (j.contains("best_model_checkpoint") && !j.at("best_model_checkpoint").is_null()) {
+      s.best_model_checkpoint = j.at("best_model_checkpoint").get<std::string>();
+    }
+    if (j.contains("early_stopping_patience_counter")) {
+      XLMR_ASSIGN_OR_RETURN(s.early_stopping_patience_counter,
+                            IntegerField<int64_t>(j, "early_stopping_patience_counter", path));
+    }
   } catch (const nlohmann::json::exception& e) {
     return absl::InvalidArgumentError(absl::StrCat(path, ": ", e.what()));
   }
@@ -97,10 +120,24 @@ absl::Status WriteJsonFile(const std::string& path, const nlohmann::ordered_json
   return absl::OkStatus();
 }
 
-void PruneCheckpoints(const std::string& output_dir, int save_total_limit) {
+// Trainer._rotate_checkpoints: the best checkpoint is moved to the second newest place of the
+// list before the oldest beyond the limit are deleted, and a limit of 1 keeps 2 while the best
+// is not the newest.
+void PruneCheckpoints(const std::string& output_dir, int save_total_limit, const std::string& best_checkpoint) {
   if (save_total_limit <= 0) return;
   std::vector<std::pair<int64_t, std::string>> all = ListCheckpoints(output_dir);
-  for (size_t i = 0; i + save_total_limit < all.size(); ++i) {
+  const fs::path best_name = fs::path(best_checkpoint).filename();
+  const auto best = std::find_if(all.begin(), all.end(), [&](const auto& c) {
+    return !best_checkpoint.empty() && fs::path(c.second).filename() == best_name;
+  });
+  size_t limit = static_cast<size_t>(save_total_limit);
+  if (best != all.end()) {
+    if (best + 1 != all.end()) {
+      std::rotate(best, best + 1, all.end() - 1);  // the best now second newest
+      if (limit == 1) limit = 2;
+    }
+  }
+  for (size_t i = 0; i + limit < all.size(); ++i) {
     std::error_code ignored;
     fs::remove_all(all[i].second, ignored);
   }
@@ -202,7 +239,7 @@ absl::Status SaveTrainingCheckpoint(const std::string& output_dir, const Trainin
                                                   : absl::StrCat(kept.back().second, " is intact"),
                                      ", the run stopped"));
   }
-  PruneCheckpoints(output_dir, save_total_limit);
+  PruneCheckpoints(output_dir, save_total_limit, state.best_model_checkpoint);
   return absl::OkStatus();
 }
 

@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -45,13 +46,23 @@ struct TrainingState {
   uint64_t seed = 0;
   int64_t global_batch_size = 0;
   int64_t train_examples = 0;
+  // --load_best_model_at_end / --early_stopping_patience (HF TrainerState's names): the best
+  // value of --metric_for_best_model so far and the step of that evaluation (-1: none yet), the
+  // checkpoint holding its weights (empty until that step is saved), and EarlyStoppingCallback's
+  // count of evaluations without an improvement. Absent from older checkpoints: none, 0.
+  std::optional<double> best_metric;
+  int64_t best_global_step = -1;
+  std::string best_model_checkpoint;
+  int64_t early_stopping_patience_counter = 0;
 };
 
 // Writes the model into `directory` and returns the names of the files it wrote there (each
 // goes into the directory's manifest).
 using SaveModelFn = std::function<absl::StatusOr<std::vector<std::string>>(const std::string& directory)>;
 
-// Writes checkpoint-<state.global_step> under output_dir and prunes old ones. On a failure
+// Writes checkpoint-<state.global_step> under output_dir and prunes old ones (HF's rotation:
+// state.best_model_checkpoint (matched by its name), when there is one, is never deleted; it counts
+// towards save_total_limit, and with a limit of 1 the best and the newest are both kept). On a failure
 // (disk full, I/O error) the temporary directory is removed, nothing is pruned, and the error
 // names the checkpoint, the cause and the last earlier checkpoint (intact).
 // exp_avg and exp_avg_sq are written whole, or with `moment_ranges` only those element ranges

@@ -45,6 +45,22 @@ if ! nvidia-smi -L > /dev/null 2>&1; then
 fi
 expect_usage_error "--dropout" --dropout=1.5
 expect_usage_error "--label_smoothing_factor: expected a number in [0, 1], got 1.5" --label_smoothing_factor=1.5
+# --eval_strategy, --save_strategy, the best model and early stopping (TrainingArguments' checks).
+expect_usage_error "--eval_strategy: expected no, steps or epoch, got step" --eval_strategy=step
+expect_usage_error "--save_strategy: expected no, steps or epoch, got always" --save_strategy=always
+expect_usage_error "--save_steps: expected a positive number with --save_strategy=steps" --save_strategy=steps
+expect_usage_error "--metric_for_best_model: expected loss or one of accuracy, macro_f1, roc_auc" \
+  --load_best_model_at_end --metric_for_best_model=eval_f1
+expect_usage_error "--greater_is_better: expected true or false, got yes" --greater_is_better=yes
+expect_usage_error "--save_strategy: expected the same as --eval_strategy" --load_best_model_at_end \
+  --eval_strategy=steps --eval_steps=10 --save_strategy=epoch
+expect_usage_error "--save_steps: expected a multiple of --eval_steps (10)" --load_best_model_at_end \
+  --eval_steps=10 --save_steps=15
+expect_usage_error "--eval_strategy: expected steps or epoch with --load_best_model_at_end" \
+  --load_best_model_at_end --eval_strategy=no --save_strategy=no
+expect_usage_error "--early_stopping_patience: expected 0 without --load_best_model_at_end" --early_stopping_patience=3
+expect_usage_error "--early_stopping_threshold: expected a non-negative number" --load_best_model_at_end \
+  --early_stopping_patience=3 --early_stopping_threshold=-1
 expect_usage_error "--label_smoothing_factor: expected a number in [0, 1], got -0.1" --label_smoothing_factor=-0.1
 expect_usage_error "--loss_scale_init" --fp16 --loss_scale_init=0
 expect_usage_error "--fp16 and --bf16: expected at most one" --fp16 --bf16
