@@ -86,7 +86,7 @@ ABSL_FLAG(bool, load_best_model_at_end, false, "the final model is the checkpoin
           "--metric_for_best_model (save and eval strategies must match)");
 ABSL_FLAG(std::string, metric_for_best_model, "loss", "loss or a reported eval metric (e.g. accuracy, f1; the "
           "eval_ prefix is optional)");
-ABSL_FLAG(std::string, greater_is_better, "", "true | false; default: false for loss, true otherwise");
+ABSL_FLAG(std::string, greater_is_better, "", "true or false; unset: false for loss, true for the other metrics");
 ABSL_FLAG(int64_t, early_stopping_patience, 0, "stop after N evaluations in a row without improvement (0: never; "
           "needs --load_best_model_at_end)");
 ABSL_FLAG(double, early_stopping_threshold, 0.0, "an improvement must exceed this");
