@@ -1,7 +1,7 @@
 // Training checkpoints (framework/train/training_checkpoint.h): every field of the trainer
 // state and every bit of the AdamW moments read back as written; "latest" is the highest step
 // by number (checkpoint-10 after checkpoint-9, which a sort by name gets wrong); pruning keeps
-// the newest save_total_limit; a failed save leaves no directory under a valid name; and a
+// the newest save_total_limit and never the best checkpoint; a failed save leaves no directory under a valid name; and a
 // resume that changes the seed, the global batch or the data is refused naming the setting.
 // Tolerance: none; a checkpoint is exact or it is wrong.
 #include "framework/train/training_checkpoint.h"
@@ -152,6 +152,59 @@ TEST(TrainingCheckpointTest, LatestIsTheHighestStepAndPruningKeepsTheNewest) {
   ASSERT_EQ(left.size(), 2u);
   EXPECT_EQ(left[0].first, 10);
   EXPECT_EQ(left[1].first, 11);
+}
+
+// Trainer._rotate_checkpoints with a best checkpoint: it is never deleted and counts towards
+// the limit (limit 3: the best and the 2 newest); with a limit of 1 the best and the newest
+// both stay while they differ, and once the newest is the best, it alone. Catches a pruning
+// that deletes the best (the oldest here) or ignores it in the count.
+TEST(TrainingCheckpointTest, PruningNeverDeletesTheBest) {
+  const std::string out = FreshDir("ckpt_best");
+  const Tensor zeros = Moments({0.0f});
+  auto save = [&](int64_t step, int64_t best, int limit) {
+    TrainingState state = SampleState(step);
+    state.best_global_step = best;
+    state.best_model_checkpoint = absl::StrCat("elsewhere/checkpoint-", best);  // matched by name
+    ASSERT_TRUE(SaveTrainingCheckpoint(out, state, zeros, zeros, FakeSaveModel, limit).ok());
+  };
+  auto steps = [&] {
+    std::vector<int64_t> left;
+    for (const auto& [step, dir] : ListCheckpoints(out)) left.push_back(step);
+    return left;
+  };
+  for (int64_t step : {10, 20, 30, 40}) save(step, 10, 3);
+  EXPECT_EQ(steps(), (std::vector<int64_t>{10, 30, 40}));
+  save(50, 10, 1);
+  EXPECT_EQ(steps(), (std::vector<int64_t>{10, 50}));
+  save(60, 60, 1);
+  EXPECT_EQ(steps(), (std::vector<int64_t>{60}));
+}
+
+// best_metric, best_global_step, best_model_checkpoint and the early-stopping count survive a
+// save and a load (a resumed run keeps the same best); a state with no best yet (nulls) reads
+// back as none.
+TEST(TrainingCheckpointTest, BestFieldsRoundTrip) {
+  const std::string out = FreshDir("ckpt_best_fields");
+  const Tensor zeros = Moments({0.0f});
+  TrainingState state = SampleState(7);
+  state.best_metric = 0.1 + 0.2;
+  state.best_global_step = 5;
+  state.best_model_checkpoint = "out/checkpoint-5";
+  state.early_stopping_patience_counter = 2;
+  ASSERT_TRUE(SaveTrainingCheckpoint(out, state, zeros, zeros, FakeSaveModel, 0).ok());
+  absl::StatusOr<LoadedCheckpoint> loaded = LoadTrainingCheckpoint(out + "/checkpoint-7", 1);
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  ASSERT_TRUE(loaded->state.best_metric.has_value());
+  EXPECT_EQ(*loaded->state.best_metric, 0.1 + 0.2);
+  EXPECT_EQ(loaded->state.best_global_step, 5);
+  EXPECT_EQ(loaded->state.best_model_checkpoint, "out/checkpoint-5");
+  EXPECT_EQ(loaded->state.early_stopping_patience_counter, 2);
+  ASSERT_TRUE(SaveTrainingCheckpoint(out, SampleState(8), zeros, zeros, FakeSaveModel, 0).ok());
+  loaded = LoadTrainingCheckpoint(out + "/checkpoint-8", 1);
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_FALSE(loaded->state.best_metric.has_value());
+  EXPECT_EQ(loaded->state.best_global_step, -1);
+  EXPECT_TRUE(loaded->state.best_model_checkpoint.empty());
 }
 
 void FlipFirstBit(const std::string& path) {
