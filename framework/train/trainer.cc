@@ -402,7 +402,8 @@ absl::Status Trainer::Run::Execute() {
       const std::string name = std::filesystem::path(state_.best_model_checkpoint).filename().string();
       progress_.Message(absl::StrCat("loading the best model from ", name, " (eval_", options_.metric_for_best_model,
                                      " ", *state_.best_metric, ")"));
-      XLMR_RETURN_IF_ERROR(t_.load_model_(write_dir_ + "/" + name));
+      // Every rank reads it from output_dir: the staged run (if any) was published at the first checkpoint.
+      XLMR_RETURN_IF_ERROR(t_.load_model_(options_.output_dir + "/" + name));
       final_step = state_.best_global_step;
       final_epoch = static_cast<double>(final_step) / static_cast<double>(t_.steps_per_epoch());
     }

@@ -14,7 +14,11 @@
 #   early       --early_stopping_patience=2: evaluations at 60 and 80 do not improve on step
 #               40, so the run stops after step 80's evaluation, saves checkpoint-80, says why
 #               in its summary, evaluates nothing later and ends with checkpoint-40's weights
-#               (a patience counting improvements instead would stop at step 40).
+#               (a patience counting improvements instead would stop at step 40);
+#   strategies  40 steps (an epoch is 750): --eval_strategy=steps without --eval_steps
+#               evaluates every --logging_steps (15, 30) and the last step; --save_strategy=no
+#               keeps only the last step's checkpoint; --eval_strategy=no evaluates only the
+#               last step.
 set -euo pipefail
 finetune="$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"
 cd "$TEST_TMPDIR"
@@ -61,4 +65,14 @@ grep '"type":"summary"' early/metrics.jsonl | grep -q '"steps":80,.*"stopped":"e
   || { tail -n 1 early/metrics.jsonl; fail "summary does not say the run stopped early at step 80"; }
 [ -d early/checkpoint-80 ] && [ -d early/checkpoint-40 ] || { ls early; fail "checkpoints 40 and 80"; }
 cmp early/model.safetensors early/checkpoint-40/model.safetensors || fail "final model is not checkpoint-40's"
+# strategies
+eval_steps_of() { grep '"type":"eval"' "$1" | sed -nE 's/.*"step":([0-9]+),.*/\1/p' | tr '\n' ' '; }
+"$finetune" --output_dir=steps --cache_dir=cache --max_steps=40 --eval_strategy=steps --logging_steps=15 \
+  --save_strategy=no 2> steps.log || { cat steps.log; fail "strategies run"; }
+[ "$(eval_steps_of steps/metrics.jsonl)" = "15 30 40 " ] || fail "evaluations at $(eval_steps_of steps/metrics.jsonl)"
+[ "$(ls -d steps/checkpoint-* | tr '\n' ' ')" = "steps/checkpoint-40 " ] || { ls steps; fail "save_strategy=no"; }
+"$finetune" --output_dir=none --cache_dir=cache --max_steps=40 --eval_strategy=no --save_steps=20 2> none.log \
+  || { cat none.log; fail "eval_strategy=no run"; }
+[ "$(eval_steps_of none/metrics.jsonl)" = "40 " ] || fail "eval_strategy=no: evaluations at $(eval_steps_of none/metrics.jsonl)"
+[ -d none/checkpoint-20 ] || fail "--save_steps=20 alone: no checkpoint-20"
 echo PASSED
