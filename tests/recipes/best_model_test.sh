@@ -15,6 +15,9 @@
 #               40, so the run stops after step 80's evaluation, saves checkpoint-80, says why
 #               in its summary, evaluates nothing later and ends with checkpoint-40's weights
 #               (a patience counting improvements instead would stop at step 40);
+#   threshold   --early_stopping_threshold=0.05 --early_stopping_patience=1 at lr 5e-3: step 40's
+#               accuracy beats step 20's by less than 0.05, so the run stops at step 40 (a
+#               threshold left out of the rule would run on to step 100);
 #   strategies  40 steps (an epoch is 750): --eval_strategy=steps without --eval_steps
 #               evaluates every --logging_steps (15, 30) and the last step; --save_strategy=no
 #               keeps only the last step's checkpoint; --eval_strategy=no evaluates only the
@@ -65,6 +68,12 @@ grep '"type":"summary"' early/metrics.jsonl | grep -q '"steps":80,.*"stopped":"e
   || { tail -n 1 early/metrics.jsonl; fail "summary does not say the run stopped early at step 80"; }
 [ -d early/checkpoint-80 ] && [ -d early/checkpoint-40 ] || { ls early; fail "checkpoints 40 and 80"; }
 cmp early/model.safetensors early/checkpoint-40/model.safetensors || fail "final model is not checkpoint-40's"
+# threshold
+"$finetune" --output_dir=threshold --learning_rate=5e-3 --early_stopping_patience=1 --early_stopping_threshold=0.05 \
+  "${common[@]}" 2> threshold.log || { cat threshold.log; fail "threshold run"; }
+grep '"type":"summary"' threshold/metrics.jsonl | grep -q '"steps":40,.*"stopped":"early stopping: 1 evaluations' \
+  || { grep '"type":"eval"' threshold/metrics.jsonl; tail -n 1 threshold/metrics.jsonl; fail "threshold: not stopped at step 40"; }
+
 # strategies
 eval_steps_of() { grep '"type":"eval"' "$1" | sed -nE 's/.*"step":([0-9]+),.*/\1/p' | tr '\n' ' '; }
 "$finetune" --output_dir=steps --cache_dir=cache --max_steps=40 --eval_strategy=steps --logging_steps=15 \
