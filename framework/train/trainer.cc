@@ -385,7 +385,9 @@ absl::Status Trainer::Run::Execute() {
   const bool stopped_early = EarlyStopped();
   if (stopped_early) {
     progress_.Message(absl::StrCat("early stopping at step ", state_.global_step, ": ",
-                                   state_.early_stopping_patience_counter, " evaluations without an eval_",
+                                   state_.early_stopping_patience_counter,
+                                   state_.early_stopping_patience_counter == 1 ? " evaluation" : " evaluations",
+                                   " without an eval_",
                                    options_.metric_for_best_model, " better than ", *state_.best_metric, " by more than ",
                                    options_.early_stopping_threshold));
   }
@@ -426,7 +428,8 @@ absl::Status Trainer::Run::Execute() {
                                     {"train_seconds", train_seconds}};
   if (stopped_early) {
     summary["stopped"] = absl::StrCat("early stopping: ", state_.early_stopping_patience_counter,
-                                      " evaluations without improvement (--early_stopping_patience=",
+                                      state_.early_stopping_patience_counter == 1 ? " evaluation" : " evaluations",
+                                      " without improvement (--early_stopping_patience=",
                                       options_.early_stopping_patience, ")");
   }
   if (final_step != state_.global_step) summary["model_step"] = final_step;

@@ -71,7 +71,7 @@ cmp early/model.safetensors early/checkpoint-40/model.safetensors || fail "final
 # threshold
 "$finetune" --output_dir=threshold --learning_rate=5e-3 --early_stopping_patience=1 --early_stopping_threshold=0.05 \
   "${common[@]}" 2> threshold.log || { cat threshold.log; fail "threshold run"; }
-grep '"type":"summary"' threshold/metrics.jsonl | grep -q '"steps":40,.*"stopped":"early stopping: 1 evaluations' \
+grep '"type":"summary"' threshold/metrics.jsonl | grep -q '"steps":40,.*"stopped":"early stopping: 1 evaluation without' \
   || { grep '"type":"eval"' threshold/metrics.jsonl; tail -n 1 threshold/metrics.jsonl; fail "threshold: not stopped at step 40"; }
 
 # strategies
