@@ -28,7 +28,9 @@ cmd=(--eval_file=heldout.tsv --test_file=heldout.tsv --cache_dir="$TEST_TMPDIR/c
      --per_device_train_batch_size=4 --gradient_accumulation_steps=2 --save_steps=4 --logging_steps=1)
 failures=0
 fail() { echo "FAILED: $*"; failures=$((failures + 1)); }
-draw() { echo $(( (RANDOM * 32768 + RANDOM) % ($2 - $1) + $1 )); }  # uniform in [$1, $2)
+# Sets `drawn` uniform in [$1, $2). A function that assigns, not $(draw ...): bash reseeds RANDOM
+# in every subshell, so draws made in $(...) would not follow XLMR_CORRUPT_SEED.
+draw() { drawn=$(( (RANDOM * 32768 + RANDOM) % ($2 - $1) + $1 )); }
 size_of() { stat -c %s "$1"; }
 flip_bit() {  # FILE OFFSET BIT
   local value
@@ -89,8 +91,8 @@ for file in $(ls "killed/$last"); do
     size=$(size_of "$path")
     end=$(header_end "$path")
     case $place in
-      header) offset=$(draw 0 "$end") ;;
-      data) offset=$(draw "$end" $((size - 1))) ;;
+      header) draw 0 "$end"; offset=$drawn ;;
+      data) draw "$end" $((size - 1)); offset=$drawn ;;
       last) offset=$((size - 1)) ;;
     esac
     bit=$((RANDOM % 8))
@@ -107,7 +109,8 @@ grep -q "(truncated)" truncated.log || fail "truncation: the line does not say t
 echo "2. the only checkpoint corrupt:"
 rm -rf only && mkdir only && cp -r "killed/$last" only/ && cp killed/metrics.jsonl only/
 size=$(size_of "only/$last/model.safetensors")
-flip_bit "only/$last/model.safetensors" "$(draw "$(header_end "only/$last/model.safetensors")" "$size")" 3
+draw "$(header_end "only/$last/model.safetensors")" "$size"
+flip_bit "only/$last/model.safetensors" "$drawn" 3
 cp -r only only.before
 "$finetune" "${cmd[@]}" --output_dir=only > stdout.txt 2> stderr.txt
 status=$?
@@ -145,7 +148,8 @@ echo "3. $(grep -m1 'could not be verified' legacy.log)"
 # 4. The final model: xlmr_predict and --model_dir verify it.
 rm -rf final && cp -r whole final
 size=$(size_of final/model.safetensors)
-flip_bit final/model.safetensors "$(draw "$(header_end final/model.safetensors)" "$size")" 5
+draw "$(header_end final/model.safetensors)" "$size"
+flip_bit final/model.safetensors "$drawn" 5
 "$predict" --model_dir=final --input_file=heldout.tsv --output_file=predictions.jsonl > stdout.txt 2> stderr.txt
 status=$?
 if [ "$status" -ne 2 ] || [ "$(wc -l < stderr.txt)" -ne 1 ] || [ -e predictions.jsonl ] ||
