@@ -379,11 +379,10 @@ Tensor WidenedBias(const Tensor& bias) {
   return widened;
 }
 
-// The problem in cuBLASLt's terms. A 16-bit bias goes as is only beside an output of its type
-// (the type cuBLASLt documents for the bias); for an f32 output it is widened first (exact).
-std::pair<Problem, Pointers> ProblemOf(const GemmArguments& g, Tensor* widened_bias) {
-  *widened_bias = g.c->dtype() == DType::kF32 ? WidenedBias(g.bias) : g.bias;
-  const Tensor& bias = *widened_bias;
+// The problem in cuBLASLt's terms. The bias goes as given: a 16-bit one only beside an output
+// of its type (the type cuBLASLt documents for the bias; RunGemm widens it for an f32 output).
+std::pair<Problem, Pointers> ProblemOf(const GemmArguments& g) {
+  const Tensor& bias = g.bias;
   Problem p;
   p.batch_count = g.batch_count;
   p.op_lt_a = OperationOf(g.transpose_b);  // cuBLASLt's A is our B (see gemm.h)
@@ -408,8 +407,7 @@ std::pair<Problem, Pointers> ProblemOf(const GemmArguments& g, Tensor* widened_b
 // nothing and returns why not. cuBLASLt offers no f32 x f32 -> f16|bf16 matmul: that one is
 // NOT_SUPPORTED without asking. `problem` (may be null) receives the problem, for messages.
 cublasStatus_t TryDirect(const GemmArguments& g, Problem* problem = nullptr) {
-  Tensor bias;
-  const auto [p, ptr] = ProblemOf(g, &bias);
+  const auto [p, ptr] = ProblemOf(g);
   if (problem != nullptr) *problem = p;
   if (p.operand_type == CUDA_R_32F && IsHalfType(p.output_type)) return CUBLAS_STATUS_NOT_SUPPORTED;
   return TryMatmul(p, ptr, g.alpha, g.beta);
@@ -451,9 +449,8 @@ std::atomic<bool> g_staged_for_testing{false};
 
 void RunStaged(const GemmArguments& g) {
   GemmArguments staged = g;
-  Tensor c_f32;
   staged.c_layout = AlignedLayout(g.c_layout, DType::kF32);
-  c_f32 = NewWorkspace(g.batch_count * staged.c_layout.rows * staged.c_layout.ld, DType::kF32);
+  Tensor c_f32 = NewWorkspace(g.batch_count * staged.c_layout.rows * staged.c_layout.ld, DType::kF32);
   // With beta = 0 cuBLASLt does not read C: the copy in is needed only to accumulate.
   if (g.beta != 0.0f) CastMatrices(g.batch_count, *g.c, g.c_layout, &c_f32, staged.c_layout);
   staged.c = &c_f32;
@@ -473,11 +470,13 @@ void RunStaged(const GemmArguments& g) {
   CastMatrices(g.batch_count, c_f32, staged.c_layout, g.c, g.c_layout);
 }
 
-void RunGemm(const GemmArguments& g) {
+void RunGemm(GemmArguments g) {
   CheckArguments(g);
   const int64_t k = OperatedShape(g.a_layout, g.transpose_a).second;
   if (g.c_layout.rows == 0 || g.c_layout.cols == 0) return;
   XLMR_CHECK(k > 0) << "Gemm: K must be >= 1";
+  // Once, before either path: an f32 output takes an f32 bias (the staged path's output is f32).
+  if (g.c->dtype() == DType::kF32) g.bias = WidenedBias(g.bias);
   if (!g_staged_for_testing && TryDirect(g) == CUBLAS_STATUS_SUCCESS) return;
   RunStaged(g);
 }
