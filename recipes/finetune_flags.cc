@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 
 #include "absl/flags/flag.h"
 #include "absl/strings/numbers.h"
@@ -74,7 +75,11 @@ ABSL_FLAG(std::string, output_dir, "xlmr_finetune_out", "where the model, checkp
 ABSL_FLAG(bool, overwrite_output_dir, false, "train from scratch and replace what --output_dir holds (at the "
           "new run's first checkpoint); without it a checkpoint-<step> there is resumed, and other content "
           "stops the run");
-ABSL_FLAG(int64_t, logging_steps, 10, "console line every N steps (metrics.jsonl gets every step)");
+ABSL_FLAG(int64_t, logging_steps, 10, "console line and log-history entry (trainer_state.json, TensorBoard) every N "
+          "steps (metrics.jsonl gets every step)");
+ABSL_FLAG(std::string, report_to, "none", "none | tensorboard | all (all: every integration there is, TensorBoard)");
+ABSL_FLAG(std::string, logging_dir, "", "where --report_to=tensorboard writes its event file (default: "
+          "<output_dir>/runs); watch with: tensorboard --logdir <output_dir>/runs");
 ABSL_FLAG(std::string, eval_strategy, "", "no | steps | epoch: when to evaluate during training; default: steps "
           "when --eval_steps > 0, else epoch");
 ABSL_FLAG(std::string, save_strategy, "", "no | steps | epoch: when to checkpoint during training (the last step "
@@ -112,6 +117,22 @@ std::string DefaultCacheDir() {
     return std::string(home) + "/.cache/xlmr_trainer";
   }
   return ".xlmr_cache";
+}
+
+// --report_to and --logging_dir (a directory given without TensorBoard would stay empty: refused).
+absl::Status ReadReportingFlags(train::TrainerOptions& t) {
+  const std::string report_to = absl::GetFlag(FLAGS_report_to);
+  XLMR_RETURN_IF_ERROR(ExpectFlag(report_to == "none" || report_to == "tensorboard" || report_to == "all",
+                                  "report_to", "none, tensorboard or all", report_to));
+  t.report_to_tensorboard = report_to != "none";
+  const std::string logging_dir = absl::GetFlag(FLAGS_logging_dir);
+  if (logging_dir.empty()) return absl::OkStatus();
+  XLMR_RETURN_IF_ERROR(ExpectFlag(t.report_to_tensorboard, "logging_dir", "--report_to=tensorboard with it",
+                                  absl::StrCat(logging_dir, " with --report_to=", report_to)));
+  t.logging_dir = UserPath(logging_dir);
+  std::error_code error;
+  const bool usable = !std::filesystem::exists(t.logging_dir, error) || std::filesystem::is_directory(t.logging_dir, error);
+  return ExpectFlag(usable, "logging_dir", "a directory (or a path where one can be made)", logging_dir);
 }
 
 // --task: given, else the model directory's, else the embedded default's (sequence
@@ -319,6 +340,7 @@ absl::Status ReadRunFlags(FinetuneConfig& c) {
   t.metrics_file = UserPath(absl::GetFlag(FLAGS_metrics_file));
   t.logging_steps = absl::GetFlag(FLAGS_logging_steps);
   XLMR_RETURN_IF_ERROR(ExpectPositive(FLAGS_logging_steps, "logging_steps"));
+  XLMR_RETURN_IF_ERROR(ReadReportingFlags(t));
   XLMR_RETURN_IF_ERROR(ReadStrategyFlags(c));
   c.resume_from_checkpoint = absl::GetFlag(FLAGS_resume_from_checkpoint);
   c.resume = !c.resume_from_checkpoint.empty();

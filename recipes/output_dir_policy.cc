@@ -15,6 +15,7 @@
 #include "framework/distributed/rank_agreement.h"
 #include "framework/io/file_manifest.h"
 #include "framework/train/metrics_writer.h"
+#include "framework/train/tensorboard_writer.h"
 #include "framework/train/training_checkpoint.h"
 #include "nlohmann/json.hpp"
 #include "recipes/runfiles.h"
@@ -30,13 +31,24 @@ bool IsNumber(absl::string_view text) {
          absl::SimpleAtoi(text, &ignored);
 }
 
-// The step of the final model output_dir holds (eval_results.json is written last, after
-// model.safetensors), or -1 when there is none.
-int64_t FinalModelStep(const std::string& output_dir) {
+// Where the run whose final model output_dir holds ended, or a step of -1 when it holds none
+// (eval_results.json is written last, after model.safetensors): its "global_step" (the
+// final model may be an earlier, best checkpoint's: "step"), and whether early stopping ended it.
+struct FinalModel {
+  int64_t run_step = -1;
+  bool stopped_early = false;
+};
+FinalModel ReadFinalModel(const std::string& output_dir) {
   std::ifstream in(output_dir + "/eval_results.json");
   const nlohmann::json results = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
-  if (!results.is_object() || !results.contains("step") || !results["step"].is_number_integer()) return -1;
-  return results["step"].get<int64_t>();
+  FinalModel final_model;
+  if (!results.is_object()) return final_model;
+  // Runs written before "global_step" existed: the final model was always the last step's.
+  const char* key = results.contains("global_step") ? "global_step" : "step";
+  if (!results.contains(key) || !results[key].is_number_integer()) return final_model;
+  final_model.run_step = results[key].get<int64_t>();
+  final_model.stopped_early = results.value("stopped_early", false) == true;
+  return final_model;
 }
 
 // The last valid checkpoint (kResume), or kWriteInPlace when there is none.
@@ -48,8 +60,20 @@ OutputDirPlan FindResumePoint(const std::string& output_dir) {
   plan.action = OutputDirAction::kResume;
   plan.checkpoint = point.directory;
   plan.checkpoint_step = point.step;
-  plan.finished = FinalModelStep(output_dir) == point.step;
+  const FinalModel final_model = ReadFinalModel(output_dir);
+  plan.finished = final_model.run_step == point.step;
+  plan.stopped_early = plan.finished && final_model.stopped_early;
   return plan;
+}
+
+// Whether `entry` is the default --logging_dir holding the run's TensorBoard event file only.
+bool HoldsOnlyTheEventFile(const fs::directory_entry& entry) {
+  std::error_code error;
+  if (!entry.is_directory(error)) return false;
+  for (const fs::directory_entry& inner : fs::directory_iterator(entry.path(), error)) {
+    if (inner.path().filename() != train::TensorBoardWriter::kFileName || !inner.is_regular_file(error)) return false;
+  }
+  return !error;
 }
 
 // Whether output_dir holds nothing but what a run writes before its first checkpoint: its
@@ -59,9 +83,10 @@ bool HoldsARunBeforeItsFirstCheckpoint(const std::string& output_dir, std::vecto
   std::error_code error;
   for (const fs::directory_entry& entry : fs::directory_iterator(output_dir, error)) {
     const std::string name = entry.path().filename().string();
-    const bool ours = name == "metrics.jsonl"
-                          ? entry.is_regular_file() && train::HoldsOnlyProgressRecords(entry.path().string())
-                          : entry.is_directory() && train::IsTemporaryCheckpointName(name);
+    const bool ours = name == "metrics.jsonl"          ? entry.is_regular_file() &&
+                                                               train::HoldsOnlyProgressRecords(entry.path().string())
+                      : name == train::kDefaultLoggingDirName ? HoldsOnlyTheEventFile(entry)
+                                                        : entry.is_directory() && train::IsTemporaryCheckpointName(name);
     if (!ours) return false;
     found.push_back(name);
   }
@@ -110,6 +135,7 @@ absl::Status CheckReplaceable(const OutputDirRequest& request, const fs::path& d
 nlohmann::json PlanToJson(const OutputDirPlan& plan) {
   return {{"action", static_cast<int>(plan.action)}, {"checkpoint", plan.checkpoint},
           {"checkpoint_step", plan.checkpoint_step}, {"finished", plan.finished},
+          {"stopped_early", plan.stopped_early},
           {"lines", plan.lines},                     {"staging_dir", plan.staging_dir}};
 }
 
@@ -119,6 +145,7 @@ OutputDirPlan PlanFromJson(const nlohmann::json& j) {
   plan.checkpoint = j.at("checkpoint").get<std::string>();
   plan.checkpoint_step = j.at("checkpoint_step").get<int64_t>();
   plan.finished = j.at("finished").get<bool>();
+  plan.stopped_early = j.at("stopped_early").get<bool>();
   plan.lines = j.at("lines").get<std::vector<std::string>>();
   plan.staging_dir = j.at("staging_dir").get<std::string>();
   return plan;
@@ -128,7 +155,8 @@ OutputDirPlan PlanFromJson(const nlohmann::json& j) {
 
 bool IsRunOutput(const std::string& entry_name) {
   for (const char* file : {"config.json", "model.safetensors", kTokenizerFileName, "metrics.jsonl",
-                           "eval_results.json", io::kManifestFileName}) {
+                           "eval_results.json", "trainer_state.json", train::kDefaultLoggingDirName,
+                           io::kManifestFileName}) {
     if (entry_name == file) return true;
   }
   absl::string_view rest = entry_name;
@@ -206,10 +234,12 @@ void ApplyOutputDirPlan(const OutputDirPlan& plan, FinetuneConfig& config) {
 OutputDirStart DescribeStart(const OutputDirPlan& plan, const std::string& output_dir, int64_t total_steps) {
   OutputDirStart start;
   start.lines = plan.lines;
-  if (plan.action == OutputDirAction::kResume && plan.finished && plan.checkpoint_step >= total_steps) {
+  if (plan.action == OutputDirAction::kResume && plan.finished &&
+      (plan.checkpoint_step >= total_steps || plan.stopped_early)) {
     start.nothing_left_to_do = true;
     start.lines.push_back(absl::StrCat("Checkpoint detected: ", output_dir, " holds the finished run (",
                                        plan.checkpoint, ", step ", plan.checkpoint_step, " of ", total_steps,
+                                       plan.stopped_early ? ", stopped early" : "",
                                        "): nothing left to do. To train again from scratch, pass "
                                        "--overwrite_output_dir."));
   } else if (plan.action == OutputDirAction::kResume) {

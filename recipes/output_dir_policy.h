@@ -54,7 +54,8 @@ struct OutputDirPlan {
   // kResume:
   std::string checkpoint;      // <output_dir>/checkpoint-<step>, the last valid one
   int64_t checkpoint_step = 0;
-  bool finished = false;       // output_dir's final model is that of checkpoint_step
+  bool finished = false;       // output_dir's final model is that of the run ended at checkpoint_step
+  bool stopped_early = false;  // ... and early stopping ended it (nothing is left to do either)
   // Lines to print before the run starts: checkpoints passed over (naming the file and what
   // failed), a checkpoint without a manifest (unverified), a run restarted from scratch.
   std::vector<std::string> lines;

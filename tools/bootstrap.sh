@@ -16,6 +16,7 @@ PACKAGES=(
   libopenblas-dev                                    # CPU GEMM
   libopenmpi-dev openmpi-bin                         # mpirun and the MPI communicator
   strace                                             # tests: fsync before rename (checkpoint_durability_test)
+  python3-protobuf python3-crcmod                    # tests: event files read without TensorBoard (tensorboard_test)
 )
 
 missing=()

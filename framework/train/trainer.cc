@@ -23,6 +23,7 @@
 #include "framework/train/progress.h"
 #include "framework/train/stop_signal.h"
 #include "framework/train/train_step.h"
+#include "framework/train/training_log.h"
 
 namespace xlmr::train {
 
@@ -102,6 +103,7 @@ class Trainer::Run {
   Progress progress_;
   std::optional<optim::LrSchedule> schedule_;
   std::optional<MetricsWriter> metrics_;
+  std::optional<TrainingLog> log_;
   TrainingState state_;
   std::chrono::steady_clock::time_point start_;
   bool epoch_just_ended_ = false;
@@ -166,8 +168,19 @@ absl::Status Trainer::Run::Prepare() {
                                      state_.global_step, "'s checkpoint (they are written again)"));
     }
   }
-  XLMR_ASSIGN_OR_RETURN(MetricsWriter writer, MetricsWriter::Open(metrics_path, resuming, is_main_));
-  metrics_.emplace(std::move(writer));
+  XLMR_ASSIGN_OR_RETURN(MetricsWriter metrics, MetricsWriter::Open(metrics_path, resuming, is_main_));
+  metrics_.emplace(std::move(metrics));
+  std::optional<TensorBoardWriter> tensorboard;
+  if (is_main_ && options_.report_to_tensorboard) {
+    const std::string logging_dir = options_.logging_dir.empty() ? write_dir_ + "/" + kDefaultLoggingDirName : options_.logging_dir;
+    XLMR_ASSIGN_OR_RETURN(TensorBoardWriter writer, TensorBoardWriter::Open(logging_dir, resuming, state_.log_history));
+    if (writer.dropped_events() > 0) {
+      progress_.Message(absl::StrCat(writer.path(), ": dropped ", writer.dropped_events(), " events written after step ",
+                                     state_.global_step, "'s checkpoint (they are written again)"));
+    }
+    tensorboard.emplace(std::move(writer));
+  }
+  log_.emplace(options_.logging_steps, std::move(tensorboard));
   return absl::OkStatus();
 }
 
@@ -229,6 +242,10 @@ absl::Status Trainer::Run::RecordStep(const StepOutcome& outcome, double step_se
       {"peak_reserved_bytes", PeakReserved(options_.device)},
       {"elapsed_seconds", elapsed}};
   XLMR_RETURN_IF_ERROR(WriteMetrics(record));
+  const std::optional<double> loss_scale =
+      options_.autocast == DType::kF16 ? std::optional<double>(outcome.loss_scale) : std::nullopt;
+  XLMR_RETURN_IF_ERROR(
+      log_->OnStep(state_, LoggedStep{outcome.loss, outcome.grad_norm, outcome.learning_rate, loss_scale}, Epoch()));
   progress_.Update({state_.global_step, t_.total_steps(), Epoch(), outcome.loss, outcome.learning_rate,
                     record["tokens_per_second"].get<double>(), elapsed, outcome.skipped});
   return absl::OkStatus();
@@ -250,6 +267,7 @@ absl::Status Trainer::Run::EvaluateAndRecord(bool final_evaluation) {
   last_eval_step_ = state_.global_step;
   record.update(EvalRecord(*last_eval_, "eval"));
   XLMR_RETURN_IF_ERROR(WriteMetrics(record));
+  XLMR_RETURN_IF_ERROR(log_->OnEvaluate(state_, last_eval_->loss, last_eval_->metrics, Epoch()));
   if (!final_evaluation) {
     std::string figures = absl::StrFormat("loss %.4f", last_eval_->loss);
     for (const auto& [name, value] : last_eval_->metrics) absl::StrAppendFormat(&figures, ", %s %.4f", name, value);
@@ -396,6 +414,7 @@ absl::Status Trainer::Run::Execute() {
     XLMR_RETURN_IF_ERROR(TrackBest());
     if (state_.best_global_step == state_.global_step) state_.best_model_checkpoint = CheckpointPath(state_.global_step);
   }
+  XLMR_RETURN_IF_ERROR(log_->OnTrainEnd(state_, ElapsedSeconds(), state_.examples_seen, Epoch()));
   int64_t final_step = state_.global_step;
   double final_epoch = Epoch();
   if (options_.load_best_model_at_end && t_.eval_data_ != nullptr) {
@@ -411,7 +430,9 @@ absl::Status Trainer::Run::Execute() {
     }
     last_eval_ = Evaluate(t_.model_, *t_.eval_data_, options_.label_names, t_.comm_, t_.eval_settings_);
   }
-  nlohmann::ordered_json results = {{"step", final_step}, {"epoch", final_epoch}};
+  // "step": the final model's; "global_step": where the run ended (the rerun rules read both).
+  nlohmann::ordered_json results = {{"step", final_step}, {"epoch", final_epoch},
+                                     {"global_step", state_.global_step}, {"stopped_early", stopped_early}};
   if (options_.load_best_model_at_end && !state_.best_model_checkpoint.empty()) {
     results["best_model_checkpoint"] = state_.best_model_checkpoint;
     results["best_metric"] = *state_.best_metric;
@@ -434,7 +455,7 @@ absl::Status Trainer::Run::Execute() {
   }
   if (final_step != state_.global_step) summary["model_step"] = final_step;
   for (auto& [key, value] : results.items()) {
-    if (key != "step" && key != "epoch") summary[key] = value;
+    if (key != "step" && key != "epoch" && key != "global_step" && key != "stopped_early") summary[key] = value;
   }
   XLMR_RETURN_IF_ERROR(WriteMetrics(summary));
   if (!is_main_) return absl::OkStatus();
@@ -444,6 +465,8 @@ absl::Status Trainer::Run::Execute() {
   out.close();
   if (!out) return absl::DataLossError(absl::StrCat(write_dir_, "/eval_results.json: write failed"));
   files.push_back("eval_results.json");
+  XLMR_RETURN_IF_ERROR(io::WriteFileDurably(write_dir_ + "/trainer_state.json", TrainerStateJson(state_).dump(2) + "\n"));
+  files.push_back("trainer_state.json");
   // The final model's files are checksummed and flushed to disk, then the manifest and the
   // directory, as a checkpoint's are (xlmr_predict and --model_dir verify them).
   XLMR_RETURN_IF_ERROR(io::WriteManifest(write_dir_, files));

@@ -58,7 +58,11 @@ struct TrainerOptions {
   // output_dir from there on. Until that moment output_dir keeps the old run, whole.
   std::string staging_dir;
   std::string metrics_file;  // empty: <output_dir>/metrics.jsonl
-  int64_t logging_steps = 10;
+  int64_t logging_steps = 10;  // log_history entries (framework/train/training_log.h)
+  // --report_to=tensorboard: rank 0 writes the log history as a TensorBoard event file into
+  // logging_dir (empty: <output_dir>/runs, which moves with a staged output_dir).
+  bool report_to_tensorboard = false;
+  std::string logging_dir;
   // When to evaluate and to checkpoint during training: kSteps every eval_steps / save_steps
   // (> 0), kEpoch at each epoch's end, kNo never. The last step is always checkpointed and
   // evaluated (after its checkpoint), and a stop (signal, early stopping) always checkpoints.

@@ -28,35 +28,26 @@ constexpr char kOptimizerFile[] = "optimizer.safetensors";
 // What a resume reads; a checkpoint's manifest must list them (it lists the tokenizer too).
 const std::vector<std::string> kFilesResumeReads = {kOptimizerFile, kStateFile, "model.safetensors", "config.json"};
 
-nlohmann::ordered_json StateToJson(const TrainingState& s) {
-  return {{"global_step", s.global_step},
-          {"epoch", s.epoch},
-          {"step_in_epoch", s.step_in_epoch},
-          {"optimizer_steps", s.optimizer_steps},
-          {"loss_scale", s.loss_scale},
-          {"loss_scale_growth_tracker", s.loss_scale_growth_tracker},
-          {"skipped_steps", s.skipped_steps},
-          {"examples_seen", s.examples_seen},
-          {"tokens_seen", s.tokens_seen},
-          {"allreduce_calls", s.allreduce_calls},
-          {"train_seconds", s.train_seconds},
-          {"seed", s.seed},
-          {"global_batch_size", s.global_batch_size},
-          {"train_examples", s.train_examples},
-          {"best_metric", s.best_metric.has_value() ? nlohmann::ordered_json(*s.best_metric)
-                                                    : nlohmann::ordered_json(nullptr)},
-          {"best_global_step", s.best_global_step},
-          {"best_model_checkpoint", s.best_model_checkpoint.empty() ? nlohmann::ordered_json(nullptr)
-                                                                    : nlohmann::ordered_json(s.best_model_checkpoint)},
-          {"early_stopping_patience_counter", s.early_stopping_patience_counter}};
+
+// log_history as HF writes it: an array of objects, each with an integer "step".
+absl::Status CheckLogHistory(const nlohmann::ordered_json& history, const std::string& path) {
+  if (!history.is_array()) return absl::InvalidArgumentError(absl::StrCat(path, ": log_history: expected an array"));
+  for (size_t i = 0; i < history.size(); ++i) {
+    const nlohmann::ordered_json& entry = history[i];
+    if (!entry.is_object() || !entry.contains("step") || !entry.at("step").is_number_integer()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(path, ": log_history[", i, "]: expected an object with an integer \"step\""));
+    }
+  }
+  return absl::OkStatus();
 }
 
 // j[name] as an integer of type Int. nlohmann's get<Int>() would also take a float and cast
 // it (undefined behaviour when out of range: a fuzzed "global_step": 4e85 did that), so only a
 // JSON integer that fits is accepted.
 template <typename Int>
-absl::StatusOr<Int> IntegerField(const nlohmann::json& j, const char* name, const std::string& path) {
-  const nlohmann::json& value = j.at(name);
+absl::StatusOr<Int> IntegerField(const nlohmann::ordered_json& j, const char* name, const std::string& path) {
+  const nlohmann::ordered_json& value = j.at(name);
   const bool fits = value.is_number_unsigned()
                         ? value.get<uint64_t>() <= static_cast<uint64_t>(std::numeric_limits<Int>::max())
                         : value.is_number_integer() &&
@@ -68,7 +59,7 @@ absl::StatusOr<Int> IntegerField(const nlohmann::json& j, const char* name, cons
   return value.get<Int>();
 }
 
-absl::StatusOr<TrainingState> StateFromJson(const nlohmann::json& j, const std::string& path) {
+absl::StatusOr<TrainingState> StateFromJson(const nlohmann::ordered_json& j, const std::string& path) {
   TrainingState s;
   try {
     const std::pair<const char*, int64_t*> integers[] = {
@@ -92,7 +83,7 @@ absl::StatusOr<TrainingState> StateFromJson(const nlohmann::json& j, const std::
     // Best-model tracking: absent from checkpoints written before it existed.
     if (j.contains("best_metric") && !j.at("best_metric").is_null()) s.best_metric = j.at("best_metric").get<double>();
     if (j.contains("best_global_step")) {
-      const nlohmann::json& step = j.at("best_global_step");
+      const nlohmann::ordered_json& step = j.at("best_global_step");
       if (!(step.is_number_integer() && step.get<int64_t>() >= -1)) {
         return absl::InvalidArgumentError(absl::StrCat(path, ": best_global_step: expected an integer >= -1, got ",
                                                        step.dump()));
@@ -105,6 +96,16 @@ absl::StatusOr<TrainingState> StateFromJson(const nlohmann::json& j, const std::
     if (j.contains("early_stopping_patience_counter")) {
       XLMR_ASSIGN_OR_RETURN(s.early_stopping_patience_counter,
                             IntegerField<int64_t>(j, "early_stopping_patience_counter", path));
+    }
+    // The log history and its running sums: absent from checkpoints written before them.
+    if (j.contains("log_history")) {
+      XLMR_RETURN_IF_ERROR(CheckLogHistory(j.at("log_history"), path));
+      s.log_history = j.at("log_history");
+    }
+    if (j.contains("logging_loss_steps")) {
+      XLMR_ASSIGN_OR_RETURN(s.logging_loss_steps, IntegerField<int64_t>(j, "logging_loss_steps", path));
+      s.logging_loss_sum = j.at("logging_loss_sum").get<double>();
+      s.total_loss_sum = j.at("total_loss_sum").get<double>();
     }
   } catch (const nlohmann::json::exception& e) {
     return absl::InvalidArgumentError(absl::StrCat(path, ": ", e.what()));
@@ -153,7 +154,7 @@ absl::StatusOr<std::vector<std::string>> WriteCheckpointFiles(const std::string&
       temp_dir + "/" + kOptimizerFile,
       {{"exp_avg", exp_avg, moment_ranges}, {"exp_avg_sq", exp_avg_sq, moment_ranges}}, {{"format", "pt"}}));
   files.push_back(kOptimizerFile);
-  XLMR_RETURN_IF_ERROR(WriteJsonFile(temp_dir + "/" + kStateFile, StateToJson(state)));
+  XLMR_RETURN_IF_ERROR(WriteJsonFile(temp_dir + "/" + kStateFile, TrainerStateJson(state)));
   files.push_back(kStateFile);
   return files;
 }
@@ -176,6 +177,33 @@ std::string UnverifiedLine(const std::string& directory) {
 }
 
 }  // namespace
+
+nlohmann::ordered_json TrainerStateJson(const TrainingState& s) {
+  return {{"global_step", s.global_step},
+          {"epoch", s.epoch},
+          {"step_in_epoch", s.step_in_epoch},
+          {"optimizer_steps", s.optimizer_steps},
+          {"loss_scale", s.loss_scale},
+          {"loss_scale_growth_tracker", s.loss_scale_growth_tracker},
+          {"skipped_steps", s.skipped_steps},
+          {"examples_seen", s.examples_seen},
+          {"tokens_seen", s.tokens_seen},
+          {"allreduce_calls", s.allreduce_calls},
+          {"train_seconds", s.train_seconds},
+          {"seed", s.seed},
+          {"global_batch_size", s.global_batch_size},
+          {"train_examples", s.train_examples},
+          {"best_metric", s.best_metric.has_value() ? nlohmann::ordered_json(*s.best_metric)
+                                                    : nlohmann::ordered_json(nullptr)},
+          {"best_global_step", s.best_global_step},
+          {"best_model_checkpoint", s.best_model_checkpoint.empty() ? nlohmann::ordered_json(nullptr)
+                                                                    : nlohmann::ordered_json(s.best_model_checkpoint)},
+          {"early_stopping_patience_counter", s.early_stopping_patience_counter},
+          {"logging_loss_sum", s.logging_loss_sum},
+          {"logging_loss_steps", s.logging_loss_steps},
+          {"total_loss_sum", s.total_loss_sum},
+          {"log_history", s.log_history}};
+}
 
 bool IsTemporaryCheckpointName(const std::string& name) {
   // The name SaveTrainingCheckpoint gives a checkpoint in progress, and nothing else.
@@ -295,7 +323,7 @@ absl::Status CheckCheckpointComplete(const std::string& directory, int64_t step)
   }
   const std::string state_path = directory + "/" + kStateFile;
   std::ifstream in(state_path);
-  const nlohmann::json j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  const nlohmann::ordered_json j = nlohmann::ordered_json::parse(in, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) return absl::FailedPreconditionError(absl::StrCat(state_path, ": missing or invalid JSON"));
   absl::StatusOr<TrainingState> state = StateFromJson(j, state_path);
   if (!state.ok()) return absl::FailedPreconditionError(state.status().message());
@@ -316,7 +344,7 @@ absl::StatusOr<LoadedCheckpoint> LoadTrainingCheckpoint(const std::string& direc
                                                         int64_t num_parameters) {
   const std::string state_path = directory + "/" + kStateFile;
   std::ifstream in(state_path);
-  nlohmann::json j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  nlohmann::ordered_json j = nlohmann::ordered_json::parse(in, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) return absl::InvalidArgumentError(absl::StrCat(state_path, ": invalid JSON"));
   LoadedCheckpoint loaded;
   XLMR_ASSIGN_OR_RETURN(loaded.state, StateFromJson(j, state_path));

@@ -25,6 +25,7 @@
 #include "framework/io/file_manifest.h"
 #include "framework/io/safetensors.h"
 #include "framework/tensor/tensor.h"
+#include "nlohmann/json.hpp"
 
 namespace xlmr::train {
 
@@ -54,7 +55,18 @@ struct TrainingState {
   int64_t best_global_step = -1;
   std::string best_model_checkpoint;
   int64_t early_stopping_patience_counter = 0;
+  // HF TrainerState.log_history (framework/train/training_log.h): an array of entries, each an
+  // object with an integer "step". The loss summed since its last training entry, over how many
+  // steps, and over the whole run (for train_loss). Absent from older checkpoints: empty, 0.
+  nlohmann::ordered_json log_history = nlohmann::ordered_json::array();
+  double logging_loss_sum = 0;
+  int64_t logging_loss_steps = 0;
+  double total_loss_sum = 0;
 };
+
+// trainer_state.json's content for `state`: what each checkpoint holds; the final output_dir
+// gets one too (with the whole log history), as HF's trainer.save_state() writes it.
+nlohmann::ordered_json TrainerStateJson(const TrainingState& state);
 
 // Writes the model into `directory` and returns the names of the files it wrote there (each
 // goes into the directory's manifest).
