@@ -11,10 +11,13 @@
 #   killed      the same run SIGKILLed once checkpoint-100 exists and run again: the resumed
 #               run must keep tracking step 80 as the best (from trainer_state.json) and end
 #               with the same final model;
+#   sigterm     the same run stopped by SIGTERM once checkpoint-60 exists: the stop checkpoint
+#               carries the best so far (step 60) and the rerun ends as the uninterrupted run;
 #   early       --early_stopping_patience=2: evaluations at 60 and 80 do not improve on step
 #               40, so the run stops after step 80's evaluation, saves checkpoint-80, says why
 #               in its summary, evaluates nothing later and ends with checkpoint-40's weights
-#               (a patience counting improvements instead would stop at step 40);
+#               (a patience counting improvements instead would stop at step 40); the same
+#               command again has nothing left to do and changes no file;
 #   threshold   --early_stopping_threshold=0.05 --early_stopping_patience=1 at lr 5e-3: step 40's
 #               accuracy beats step 20's by less than 0.05, so the run stops at step 40 (a
 #               threshold left out of the rule would run on to step 100);
@@ -59,6 +62,22 @@ grep -q "Checkpoint detected" killed2.log || { cat killed2.log; fail "the rerun 
 cmp killed/model.safetensors best/model.safetensors || fail "resumed run's final model differs"
 [ "$(json_field killed/eval_results.json step)" = 80 ] || fail "resumed eval_results.json: step"
 
+# sigterm
+"$finetune" --output_dir=sigterm --learning_rate=5e-3 "${common[@]}" 2> sigterm1.log &
+pid=$!
+while [ ! -d sigterm/checkpoint-60 ]; do
+  kill -0 "$pid" 2> /dev/null || fail "the run ended before checkpoint-60 appeared"
+  sleep 0.01
+done
+kill -TERM "$pid"; status=0; wait "$pid" || status=$?
+[ "$status" -ne 0 ] && [ ! -e sigterm/eval_results.json ] || { cat sigterm1.log; fail "SIGTERM: the run was not stopped"; }
+stop_state=$(ls -d sigterm/checkpoint-* | sort -t- -k2 -n | tail -n 1)/trainer_state.json
+[ "$(json_field "$stop_state" best_global_step)" = 60 ] || { cat "$stop_state"; fail "SIGTERM checkpoint: best_global_step"; }
+"$finetune" --output_dir=sigterm --learning_rate=5e-3 "${common[@]}" 2> sigterm2.log || { cat sigterm2.log; fail "rerun after SIGTERM"; }
+cmp sigterm/model.safetensors best/model.safetensors || fail "SIGTERM and rerun: final model differs"
+[ "$(json_field sigterm/eval_results.json step)" = 80 ] || fail "SIGTERM and rerun: eval_results.json step"
+[ -d sigterm/checkpoint-80 ] || { ls sigterm; fail "SIGTERM and rerun: the best checkpoint was deleted"; }
+
 # early
 "$finetune" --output_dir=early --learning_rate=2e-2 --early_stopping_patience=2 "${common[@]}" 2> early.log \
   || { cat early.log; fail "early stopping run"; }
@@ -68,6 +87,14 @@ grep '"type":"summary"' early/metrics.jsonl | grep -q '"steps":80,.*"stopped":"e
   || { tail -n 1 early/metrics.jsonl; fail "summary does not say the run stopped early at step 80"; }
 [ -d early/checkpoint-80 ] && [ -d early/checkpoint-40 ] || { ls early; fail "checkpoints 40 and 80"; }
 cmp early/model.safetensors early/checkpoint-40/model.safetensors || fail "final model is not checkpoint-40's"
+# A rerun of the early-stopped run has nothing left to do (it does not redo its end).
+sums() { (cd "$1" && find . -type f -print0 | sort -z | xargs -0 sha256sum); }
+sums early > early.before
+"$finetune" --output_dir=early --learning_rate=2e-2 --early_stopping_patience=2 "${common[@]}" 2> early2.log \
+  || { cat early2.log; fail "rerun of the early-stopped run"; }
+grep -q "holds the finished run (.*checkpoint-80, step 80 of 120, stopped early): nothing left to do" early2.log \
+  || { cat early2.log; fail "rerun of the early-stopped run: no 'nothing left to do'"; }
+sums early | cmp - early.before || fail "rerun of the early-stopped run changed files"
 # threshold
 "$finetune" --output_dir=threshold --learning_rate=5e-3 --early_stopping_patience=1 --early_stopping_threshold=0.05 \
   "${common[@]}" 2> threshold.log || { cat threshold.log; fail "threshold run"; }
