@@ -48,7 +48,8 @@ nlohmann::ordered_json StateToJson(const TrainingState& s) {
           {"best_global_step", s.best_global_step},
           {"best_model_checkpoint", s.best_model_checkpoint.empty() ? nlohmann::ordered_json(nullptr)
                                                                     : nlohmann::ordered_json(s.best_model_checkpoint)},
-          {"early_stopping_patience_counter", s.early_stopping_patience_counter}};
+          {"early_stopping_patience_counter", s.early_stopping_patience_counter},
+          {"world_size", s.world_size}};
 }
 
 // j[name] as an integer of type Int. nlohmann's get<Int>() would also take a float and cast
@@ -105,6 +106,9 @@ absl::StatusOr<TrainingState> StateFromJson(const nlohmann::json& j, const std::
     if (j.contains("early_stopping_patience_counter")) {
       XLMR_ASSIGN_OR_RETURN(s.early_stopping_patience_counter,
                             IntegerField<int64_t>(j, "early_stopping_patience_counter", path));
+    }
+    if (j.contains("world_size")) {  // absent from checkpoints written before it was recorded
+      XLMR_ASSIGN_OR_RETURN(s.world_size, IntegerField<int64_t>(j, "world_size", path));
     }
   } catch (const nlohmann::json::exception& e) {
     return absl::InvalidArgumentError(absl::StrCat(path, ": ", e.what()));

@@ -54,6 +54,10 @@ struct TrainingState {
   int64_t best_global_step = -1;
   std::string best_model_checkpoint;
   int64_t early_stopping_patience_counter = 0;
+  // The number of ranks that saved it (0: a checkpoint written before it was recorded). Not a
+  // setting a resume must share: the moments are saved whole (docs/DECISIONS.md), so any world
+  // size resumes, with the global batch checked as above.
+  int64_t world_size = 0;
 };
 
 // Writes the model into `directory` and returns the names of the files it wrote there (each
