@@ -152,7 +152,7 @@ absl::Status Trainer::Run::Prepare() {
           options_.resume_from_checkpoint, " was saved by ", loaded.state.world_size, " ranks, resumed by ",
           state_.world_size, ": the global batch is still ", state_.global_batch_size,
           " (per_device_train_batch_size ", options_.per_device_train_batch_size, " x gradient_accumulation_steps ",
-          options_.gradient_accumulation_steps, " x ", state_.world_size, " ranks)"));
+          options_.gradient_accumulation_steps, " x ", state_.world_size, state_.world_size == 1 ? " rank)" : " ranks)"));
     }
     loaded.state.world_size = state_.world_size;  // this run's checkpoints record its own
     state_ = loaded.state;
