@@ -25,7 +25,7 @@
 #   - the trainer's replica check: weights bitwise identical on every rank after step 50;
 #   - optimizer_bytes (the allocator's count of the optimizer category on rank 0, whose shard
 #     is the largest) x N is stage 0's plus at most N x 64 elements x 2 moments x 4 bytes of
-#     alignment padding.
+#     alignment padding, and --print_memory_plan's per-rank table predicts both exactly.
 set -euo pipefail
 finetune="$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"
 compare="$(cd "$(dirname "$2")" && pwd)/$(basename "$2")"
@@ -91,6 +91,12 @@ run_pair() {  # NAME RANKS FLAGS...
   [ -n "$bytes0" ] && [ -n "$bytes1" ] && [ $((bytes1 * ranks - bytes0)) -ge 0 ] &&
     [ $((bytes1 * ranks - bytes0)) -lt $((ranks * 64 * 2 * 4)) ] ||
     fail "stage 1's optimizer bytes are not 1/$ranks of stage 0's within the alignment padding"
+  # --print_memory_plan's table predicts the same bytes for both stages on this many ranks.
+  local predicted
+  predicted=$(mpirun --oversubscribe -np "$ranks" "$finetune" "${common[@]}" "$@" --output_dir=plan --print_memory_plan \
+    2> plan.log | sed -nE 's/^  optimizer state +([0-9]+) +([0-9]+)$/\1 \2/p') || { cat plan.log; fail "--print_memory_plan"; }
+  [ "$predicted" = "$bytes0 $bytes1" ] && echo "  --print_memory_plan predicted exactly these" ||
+    fail "--print_memory_plan predicts optimizer bytes '$predicted', measured '$bytes0 $bytes1'"
 }
 
 for ranks in 2 4; do
