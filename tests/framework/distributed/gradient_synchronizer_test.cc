@@ -186,18 +186,23 @@ class GatedCommunicator : public FakeTwoRankCommunicator {
 };
 
 TEST(GradientSynchronizerTest, BlockingAllReduceOverlapsTheRestOfBackward) {
-  ParameterStore store = FourBucketStore();
-  GatedCommunicator comm(store, /*blocks_host=*/true);
-  GradientSynchronizer sync(comm, store);
-  sync.BeginStep();
-  const auto hook = sync.HookFor(true);
-  for (int bucket = 0; bucket < 4; ++bucket) {
-    hook(bucket);  // "backward" goes on to the next block right away
-    comm.Reported();
+  for (const bool sharded : {false, true}) {  // the all-reduce, or ZeRO stage 1's reduce-scatter
+    SCOPED_TRACE(sharded ? "reduce-scatter" : "all-reduce");
+    ParameterStore store = FourBucketStore();
+    GatedCommunicator comm(store, /*blocks_host=*/true);
+    GradientSynchronizer sync(comm, store,
+                              sharded ? std::optional(ZeroPartition(store.total_elements(), 2)) : std::nullopt);
+    sync.BeginStep();
+    const auto hook = sync.HookFor(true);
+    for (int bucket = 0; bucket < 4; ++bucket) {
+      hook(bucket);  // "backward" goes on to the next block right away
+      comm.Reported();
+    }
+    sync.Finish();
+    EXPECT_TRUE(comm.overlapped()) << "bucket 0's reduction blocked backward of the blocks below";
+    EXPECT_EQ(comm.allreduce_calls(), 4);
+    EXPECT_EQ(comm.calls.front().counts.empty(), !sharded);
   }
-  sync.Finish();
-  EXPECT_TRUE(comm.overlapped()) << "bucket 0's all-reduce blocked backward of the blocks below";
-  EXPECT_EQ(comm.allreduce_calls(), 4);
 }
 
 // A whole optimizer step: 3 micro-steps per step, 2 steps, the tiny 4-bucket XLM-R.
