@@ -43,6 +43,8 @@ ABSL_FLAG(double, adam_beta1, 0.9, "AdamW beta1");
 ABSL_FLAG(double, adam_beta2, 0.999, "AdamW beta2");
 ABSL_FLAG(double, adam_epsilon, 1e-8, "AdamW epsilon");
 ABSL_FLAG(double, max_grad_norm, 1.0, "global gradient-norm clipping threshold (0 disables)");
+ABSL_FLAG(int, zero_stage, 0, "0 | 1: 1 shards the AdamW moments over the ranks (ZeRO stage 1: gradients "
+          "reduce-scattered, weights all-gathered), 1/N of the optimizer memory per rank; same results");
 ABSL_FLAG(std::string, lr_scheduler_type, "linear", "linear | cosine | cosine_with_restarts | polynomial | constant | "
           "constant_with_warmup | inverse_sqrt | cosine_with_min_lr | cosine_warmup_with_min_lr | "
           "warmup_stable_decay (transformers' get_scheduler)");
@@ -223,6 +225,9 @@ absl::Status ReadOptimizerFlags(train::TrainerOptions& t) {
       optim::AdamWOptions{t.adam_beta1, t.adam_beta2, t.adam_epsilon, t.weight_decay}));
   t.max_grad_norm = absl::GetFlag(FLAGS_max_grad_norm);
   XLMR_RETURN_IF_ERROR(optim::ValidateMaxGradNorm(t.max_grad_norm));
+  t.zero_stage = absl::GetFlag(FLAGS_zero_stage);
+  XLMR_RETURN_IF_ERROR(ExpectFlag(t.zero_stage == 0 || t.zero_stage == 1, "zero_stage", "0 or 1",
+                                  absl::StrCat(t.zero_stage)));
   t.lr_scheduler_type = absl::GetFlag(FLAGS_lr_scheduler_type);
   t.lr_scheduler_kwargs = absl::GetFlag(FLAGS_lr_scheduler_kwargs);
   t.warmup_ratio = absl::GetFlag(FLAGS_warmup_ratio);

@@ -7,6 +7,7 @@
 #include "framework/core/status_macros.h"
 #include "framework/recompute/plan_report.h"
 #include "recipes/common_flags.h"
+#include "recipes/rank_memory.h"
 
 namespace xlmr::recipes {
 namespace {
@@ -27,7 +28,7 @@ int64_t KeepAllPeak(const PassMemory& memory) {
   return recompute::EvaluatePlan(memory, RecomputePlan{}).peak_bytes;
 }
 
-void PrintFront(const MemoryPlanRequest& request, const PassMemory& memory) {
+void PrintFront(const MemoryPlanRequest& request, const PassMemory& memory, int64_t flat_elements) {
   std::optional<RecomputePlan> chosen;
   std::string budget_line;
   if (request.activation_memory_budget.has_value()) {
@@ -42,13 +43,18 @@ void PrintFront(const MemoryPlanRequest& request, const PassMemory& memory) {
   std::printf("%s", recompute::FormatParetoFront(recompute::ParetoFront(memory), memory, MeasuredPassOf(request),
                                                  chosen).c_str());
   if (!budget_line.empty()) std::printf("budget: %s\n", budget_line.c_str());
+  // Activations: the budget's plan when it has one, else keeping everything.
+  const int64_t activations =
+      chosen.has_value() ? recompute::EvaluatePlan(memory, *chosen).peak_bytes : KeepAllPeak(memory);
+  std::printf("%s", FormatRankMemory(flat_elements, request.autocast, request.world_size, activations).c_str());
   std::fflush(stdout);
 }
 
 }  // namespace
 
-MemoryPlanRequest MemoryPlanRequestFrom(const FinetuneConfig& config) {
+MemoryPlanRequest MemoryPlanRequestFrom(const FinetuneConfig& config, int world_size) {
   MemoryPlanRequest request;
+  request.world_size = world_size;
   request.gradient_checkpointing = config.gradient_checkpointing;
   request.activation_memory_budget = config.activation_memory_budget;
   request.print_memory_plan = config.print_memory_plan;
@@ -103,7 +109,7 @@ absl::Status ConfigureRecompute(const MemoryPlanRequest& request, train::Trainab
   }
   const PassMemory memory = MeasureForRequest(request, model);
   if (request.print_memory_plan) {
-    if (is_main) PrintFront(request, memory);
+    if (is_main) PrintFront(request, memory, model.parameters().total_elements());
     return absl::OkStatus();
   }
   XLMR_ASSIGN_OR_RETURN(const BudgetedPlan budgeted, PlanForBudget(request, memory));

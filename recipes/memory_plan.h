@@ -20,7 +20,11 @@
 //                                  the user allowed.
 //   --print_memory_plan            rank 0 prints the whole memory/recompute trade-off curve (the
 //                                  Pareto front; the budget's choice marked when one is given) on
-//                                  stdout; the caller then exits 0 without training.
+//                                  stdout, then the per-rank bytes of weights, gradients,
+//                                  optimizer state and activations with and without ZeRO stage 1
+//                                  and the prediction for XLM-R large and XL on 8 ranks
+//                                  (recipes/rank_memory.h); the caller then exits 0 without
+//                                  training.
 //
 // The predicted peak is what metrics.jsonl reports as peak_activation_bytes for a step whose
 // micro-batches are all full length; on CPU it includes the trainer's host copies of the
@@ -52,9 +56,10 @@ struct MemoryPlanRequest {
   DType autocast = DType::kF32;  // --fp16 / --bf16 (TrainerOptions::autocast)
   uint64_t seed = 42;
   Device device = Device::kCpu;
+  int world_size = 1;  // the ranks of the launch (the per-rank memory table)
 };
 
-MemoryPlanRequest MemoryPlanRequestFrom(const FinetuneConfig& config);
+MemoryPlanRequest MemoryPlanRequestFrom(const FinetuneConfig& config, int world_size = 1);
 
 // Applies the plan the request asks for to `model` (see the table above). `is_main`: rank 0,
 // the only one that prints. Under fp16/bf16 the model's half working copy of the weights must

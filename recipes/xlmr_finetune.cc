@@ -170,7 +170,7 @@ absl::Status Prepare(const std::set<std::string>& given, PreparedRun& run) {
   // weights are final.
   if (c.trainer.autocast != DType::kF32) run.model->parameters().EnableHalfCopy(c.trainer.autocast);
   if (run.comm->rank() == 0) PrintAttentionFallback(run.model->config(), device, c.trainer.autocast);
-  XLMR_RETURN_IF_ERROR(ConfigureRecompute(MemoryPlanRequestFrom(c), *run.model, run.comm->rank() == 0));
+  XLMR_RETURN_IF_ERROR(ConfigureRecompute(MemoryPlanRequestFrom(c, run.comm->world_size()), *run.model, run.comm->rank() == 0));
   c.trainer.label_names = run.data->labels.id2label();
   c.trainer.objective = models::ObjectiveOf(c.task);
   c.trainer.pad_id = static_cast<int32_t>(run.model->config().pad_token_id);

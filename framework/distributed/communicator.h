@@ -7,9 +7,9 @@
 // that picks one for a process is CreateCommunicator (create_communicator.h); this header is
 // the interface alone, so that the implementations include it and the factory includes them.
 //
-// Threads: AllReduceSum may be called from one communication thread while the main thread
-// makes no other call on the communicator (GradientSynchronizer does exactly that); every other
-// call comes from the main thread.
+// Threads: AllReduceSum and ReduceScatterSum may be called from one communication thread while
+// the main thread makes no other call on the communicator (GradientSynchronizer does exactly
+// that); every other call comes from the main thread.
 #ifndef XLMR_FRAMEWORK_DISTRIBUTED_COMMUNICATOR_H_
 #define XLMR_FRAMEWORK_DISTRIBUTED_COMMUNICATOR_H_
 
@@ -35,6 +35,23 @@ class Communicator {
   // normalises each rank's loss by the global batch's example count, so the sum is exactly
   // the gradient of the mean loss even when ranks hold different numbers of examples.
   virtual void AllReduceSum(Tensor& data) = 0;
+  // ZeRO stage 1's gradient reduction, in place: `data` (a contiguous f32 gradient bucket) is
+  // cut into world_size() consecutive parts, part r holding counts[r] elements (sum: numel;
+  // zeros allowed); afterwards this rank's part, at the same place in `data`, holds the sum
+  // over ranks of that part, and the rest of `data` is unspecified. Counted in
+  // allreduce_calls() (a gradient bucket's reduction either way). Blocks the host, or orders
+  // on the device, exactly as AllReduceSum does (AllReduceBlocksHost, WaitForAllReduces).
+  virtual void ReduceScatterSum(Tensor& data, const std::vector<int64_t>& counts) = 0;
+  // In place: `data` (contiguous, any dtype; the weights after a sharded optimizer step) is cut
+  // into parts as for ReduceScatterSum; afterwards every rank holds every rank's part r, from
+  // rank r. Complete on return for host buffers; on a device, later work on the compute stream
+  // is ordered after it.
+  virtual void AllGather(Tensor& data, const std::vector<int64_t>& counts) = 0;
+  // Host memory: rank `root` receives every rank's `local` (counts[r] floats from rank r,
+  // counts[rank()] == local's count) concatenated in rank order into `all_on_root` (the sum of
+  // counts; ignored on other ranks). For checkpoints of sharded optimizer state, not a hot path.
+  virtual void GatherToRoot(const float* local, float* all_on_root, const std::vector<int64_t>& counts,
+                            int root) = 0;
   // True when AllReduceSum returns only once the sum is complete, so overlapping it with
   // backward takes a host thread (MPI). False when it costs nothing (the identity) or only
   // enqueues work on a device stream (NCCL).
@@ -54,7 +71,8 @@ class Communicator {
   // Stops every rank of the job (used when one rank hits an error, so the others do not hang).
   [[noreturn]] virtual void Abort(int exit_code) = 0;
 
-  // Number of gradient all-reduce operations this rank has issued.
+  // Number of gradient bucket reductions (AllReduceSum, or ReduceScatterSum under ZeRO stage 1)
+  // this rank has issued.
   int64_t allreduce_calls() const { return allreduce_calls_; }
 
  protected:

@@ -1,11 +1,18 @@
 #include "framework/distributed/gradient_synchronizer.h"
 
+#include <utility>
+#include <vector>
+
 #include "framework/core/check.h"
 
 namespace xlmr::distributed {
 
-GradientSynchronizer::GradientSynchronizer(Communicator& communicator, ParameterStore& store)
-    : communicator_(communicator), store_(store) {
+GradientSynchronizer::GradientSynchronizer(Communicator& communicator, ParameterStore& store,
+                                           std::optional<ZeroPartition> partition)
+    : communicator_(communicator), store_(store), partition_(std::move(partition)) {
+  XLMR_CHECK(!partition_ || (partition_->world_size() == communicator_.world_size() &&
+                             partition_->total_elements() == store_.total_elements()))
+      << "the ZeRO partition must cut the store's buffers over the communicator's ranks";
   if (communicator_.world_size() > 1 && communicator_.AllReduceBlocksHost()) {
     worker_ = std::make_unique<SerialWorker>();
   }
@@ -32,11 +39,36 @@ void GradientSynchronizer::Issue(int bucket) {
   // The view is made here, on the calling thread; the worker only reads and writes its floats.
   Tensor view = store_.grads().View(range.offset, {range.size});
   ++next_bucket_;
+  if (partition_) {
+    std::vector<int64_t> counts = partition_->CountsWithin(range);
+    if (worker_ == nullptr) {
+      communicator_.ReduceScatterSum(view, counts);
+      return;
+    }
+    worker_->Submit([this, view, counts]() mutable { communicator_.ReduceScatterSum(view, counts); });
+    return;
+  }
   if (worker_ == nullptr) {
     communicator_.AllReduceSum(view);
     return;
   }
   worker_->Submit([this, view]() mutable { communicator_.AllReduceSum(view); });
+}
+
+FlatRange GradientSynchronizer::owned() const {
+  if (partition_) return partition_->shard(communicator_.rank());
+  return {0, store_.total_elements()};
+}
+
+void GradientSynchronizer::AllGatherWeights() {
+  XLMR_CHECK(!step_open_) << "AllGatherWeights before Finish";
+  if (!partition_) return;
+  const std::vector<int64_t> sizes = partition_->ShardSizes();
+  communicator_.AllGather(store_.master(), sizes);
+  if (store_.has_half_copy()) {
+    Tensor half = store_.half_copy();
+    communicator_.AllGather(half, sizes);
+  }
 }
 
 void GradientSynchronizer::Finish() {

@@ -17,14 +17,22 @@
 //   - world size 1: the identity, called inline (no thread).
 // Between a bucket's hand-over and Finish(), nobody may touch that bucket's gradients: the
 // ParameterStore layout guarantees backward never writes a bucket it has reported.
+//
+// ZeRO stage 1 (constructed with a ZeroPartition): each bucket is reduce-scattered instead of
+// all-reduced, cut at the shard boundaries, at the same moments and in the same order, so
+// after Finish() this rank holds the summed gradients of its own shard only (owned()), the
+// rest of its gradient buffer being unspecified. The optimizer updates that shard, then
+// AllGatherWeights() gives every rank every shard's new weights (and half working copy).
 #ifndef XLMR_FRAMEWORK_DISTRIBUTED_GRADIENT_SYNCHRONIZER_H_
 #define XLMR_FRAMEWORK_DISTRIBUTED_GRADIENT_SYNCHRONIZER_H_
 
 #include <functional>
 #include <memory>
+#include <optional>
 
 #include "framework/distributed/communicator.h"
 #include "framework/distributed/serial_worker.h"
+#include "framework/distributed/zero_partition.h"
 #include "framework/tensor/parameter_store.h"
 
 namespace xlmr::distributed {
@@ -33,7 +41,10 @@ class GradientSynchronizer {
  public:
   // Both must outlive the synchronizer. Starts the communication thread when the
   // communicator's all-reduce blocks the host and there is more than one rank.
-  GradientSynchronizer(Communicator& communicator, ParameterStore& store);
+  // With `partition` (its world size that of the communicator, its total the store's): ZeRO
+  // stage 1, reduce-scatter; without: all-reduce (stage 0).
+  GradientSynchronizer(Communicator& communicator, ParameterStore& store,
+                       std::optional<ZeroPartition> partition = std::nullopt);
   // Joins the communication thread (after the all-reduces still queued, if any).
   ~GradientSynchronizer();
 
@@ -47,6 +58,15 @@ class GradientSynchronizer {
   // all of them are complete. Afterwards the main thread may use the communicator again.
   void Finish();
 
+  // The range of the flat gradient buffer that holds the sum over ranks after Finish(): the
+  // whole buffer, or under ZeRO stage 1 this rank's shard (the range its optimizer updates).
+  FlatRange owned() const;
+  bool sharded() const { return partition_.has_value(); }
+  // ZeRO stage 1, after the optimizer updated this rank's shard of the masters (and half copy):
+  // every rank receives every shard (all-gather). A no-op without sharding. Main thread, after
+  // Finish().
+  void AllGatherWeights();
+
   Communicator& communicator() { return communicator_; }
   // Whether all-reduces run on the synchronizer's own communication thread.
   bool has_communication_thread() const { return worker_ != nullptr; }
@@ -57,6 +77,7 @@ class GradientSynchronizer {
 
   Communicator& communicator_;
   ParameterStore& store_;
+  std::optional<ZeroPartition> partition_;
   std::unique_ptr<SerialWorker> worker_;  // null: all-reduces are called inline
   int next_bucket_ = 0;
   bool step_open_ = false;

@@ -12,6 +12,11 @@ class LocalCommunicator final : public Communicator {
   int rank() const override { return 0; }
   int world_size() const override { return 1; }
   void AllReduceSum(Tensor&) override { ++allreduce_calls_; }
+  // One part, the whole buffer: already the sum over the one rank.
+  void ReduceScatterSum(Tensor&, const std::vector<int64_t>&) override { ++allreduce_calls_; }
+  void AllGather(Tensor&, const std::vector<int64_t>&) override {}
+  void GatherToRoot(const float* local, float* all_on_root, const std::vector<int64_t>& counts,
+                    int root) override;
   bool AllReduceBlocksHost() const override { return false; }
   bool AllTrue(bool value) override { return value; }
   void AllReduceSumDoubles(double*, size_t) override {}

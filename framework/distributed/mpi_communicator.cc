@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <limits>
 
 #include "absl/strings/str_cat.h"
@@ -19,6 +20,45 @@
   } while (0)
 
 namespace xlmr::distributed {
+namespace {
+
+// MPI counts are int. Parts of a sharded flat buffer are multiples of 64 elements (the
+// ParameterStore alignment), so counting in units of 64 elements reaches 2^37 elements per part;
+// other counts (tests) are counted in elements and must fit an int.
+struct MpiParts {
+  MPI_Datatype type = MPI_DATATYPE_NULL;  // `unit` elements of `element_bytes` each, contiguous
+  int64_t unit = 1;
+  std::vector<int> counts, displacements;  // in units
+  ~MpiParts() {
+    if (type != MPI_DATATYPE_NULL) MPI_Type_free(&type);
+  }
+};
+
+void MakeParts(const std::vector<int64_t>& counts, int64_t element_bytes, MpiParts& parts) {
+  constexpr int64_t kUnit = 64;
+  bool aligned = true;
+  for (const int64_t count : counts) aligned &= count % kUnit == 0;
+  parts.unit = aligned ? kUnit : 1;
+  int64_t at = 0;
+  for (const int64_t count : counts) {
+    XLMR_CHECK(count >= 0 && count / parts.unit <= std::numeric_limits<int>::max() &&
+               at / parts.unit <= std::numeric_limits<int>::max())
+        << "a part of " << count << " elements at " << at << " is beyond MPI's int counts";
+    parts.counts.push_back(static_cast<int>(count / parts.unit));
+    parts.displacements.push_back(static_cast<int>(at / parts.unit));
+    at += count;
+  }
+  MPI_CHECK(MPI_Type_contiguous(static_cast<int>(parts.unit * element_bytes), MPI_BYTE, &parts.type));
+  MPI_CHECK(MPI_Type_commit(&parts.type));
+}
+
+int64_t SumOf(const std::vector<int64_t>& counts) {
+  int64_t sum = 0;
+  for (const int64_t count : counts) sum += count;
+  return sum;
+}
+
+}  // namespace
 
 absl::StatusOr<std::unique_ptr<MpiCommunicator>> MpiCommunicator::Create() {
   int initialized = 0;
@@ -68,6 +108,53 @@ void MpiCommunicator::AllReduceSum(Tensor& data) {
     MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, values + begin, count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD));
   }
   ++allreduce_calls_;
+}
+
+void MpiCommunicator::ReduceScatterSum(Tensor& data, const std::vector<int64_t>& counts) {
+  const auto in_mpi = EnterMpi();
+  XLMR_CHECK(data.dtype() == DType::kF32 && data.device() == Device::kCpu)
+      << "MPI reduce-scatter takes host f32 buffers";
+  XLMR_CHECK(static_cast<int>(counts.size()) == world_size_ && SumOf(counts) == data.numel())
+      << "reduce-scatter: one count per rank, summing to the buffer's " << data.numel() << " elements";
+  // A sum needs MPI_FLOAT itself (MPI_SUM is defined on predefined types), so the counts are
+  // elements and each part must fit an int (2^31 floats, 8 GiB: beyond any bucket's share).
+  std::vector<int> int_counts;
+  int64_t offset = 0;  // where this rank's part starts
+  for (int r = 0; r < world_size_; ++r) {
+    XLMR_CHECK(counts[r] >= 0 && counts[r] <= std::numeric_limits<int>::max())
+        << "a reduce-scatter part of " << counts[r] << " elements is beyond MPI's int counts";
+    int_counts.push_back(static_cast<int>(counts[r]));
+    if (r < rank_) offset += counts[r];
+  }
+  float* values = data.data<float>();
+  // MPI_IN_PLACE: the input is the whole buffer and this rank's sum lands at its start; it is
+  // then moved to the part's own place (the regions may overlap: memmove).
+  MPI_CHECK(MPI_Reduce_scatter(MPI_IN_PLACE, values, int_counts.data(), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD));
+  if (offset > 0 && counts[rank_] > 0) {
+    std::memmove(values + offset, values, static_cast<size_t>(counts[rank_]) * sizeof(float));
+  }
+  ++allreduce_calls_;
+}
+
+void MpiCommunicator::AllGather(Tensor& data, const std::vector<int64_t>& counts) {
+  const auto in_mpi = EnterMpi();
+  XLMR_CHECK(data.device() == Device::kCpu) << "MPI all-gather takes host buffers";
+  XLMR_CHECK(static_cast<int>(counts.size()) == world_size_ && SumOf(counts) == data.numel())
+      << "all-gather: one count per rank, summing to the buffer's " << data.numel() << " elements";
+  MpiParts parts;
+  MakeParts(counts, static_cast<int64_t>(SizeOf(data.dtype())), parts);
+  MPI_CHECK(MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, data.raw_data(), parts.counts.data(),
+                           parts.displacements.data(), parts.type, MPI_COMM_WORLD));
+}
+
+void MpiCommunicator::GatherToRoot(const float* local, float* all_on_root, const std::vector<int64_t>& counts,
+                                   int root) {
+  const auto in_mpi = EnterMpi();
+  XLMR_CHECK(static_cast<int>(counts.size()) == world_size_) << "gather: one count per rank";
+  MpiParts parts;
+  MakeParts(counts, static_cast<int64_t>(sizeof(float)), parts);
+  MPI_CHECK(MPI_Gatherv(local, parts.counts[rank_], parts.type, all_on_root, parts.counts.data(),
+                        parts.displacements.data(), parts.type, root, MPI_COMM_WORLD));
 }
 
 bool MpiCommunicator::AllTrue(bool value) {

@@ -29,6 +29,12 @@ class MpiCommunicator final : public Communicator {
   int world_size() const override { return world_size_; }
   // [in,out] data: contiguous f32 on the CPU. Blocks until the sum is complete.
   void AllReduceSum(Tensor& data) override;
+  // [in,out] data: contiguous f32 on the CPU (MPI_Reduce_scatter, in place). Blocks until done.
+  void ReduceScatterSum(Tensor& data, const std::vector<int64_t>& counts) override;
+  // [in,out] data: contiguous on the CPU, any dtype (MPI_Allgatherv, in place).
+  void AllGather(Tensor& data, const std::vector<int64_t>& counts) override;
+  void GatherToRoot(const float* local, float* all_on_root, const std::vector<int64_t>& counts,
+                    int root) override;
   bool AllReduceBlocksHost() const override { return true; }
   bool AllTrue(bool value) override;
   void AllReduceSumDoubles(double* values, size_t count) override;

@@ -30,6 +30,31 @@ absl::Status NcclStatus(ncclResult_t result, const char* what) {
                                           ncclGetErrorString(result), " (", ncclGetLastError(nullptr), ")"));
 }
 
+ncclDataType_t NcclType(DType dtype) {
+  switch (dtype) {
+    case DType::kF32: return ncclFloat32;
+    case DType::kF16: return ncclFloat16;
+    case DType::kBF16: return ncclBfloat16;
+    default: break;
+  }
+  XLMR_CHECK(false) << "NCCL collectives here take f32, f16 or bf16, not " << DTypeName(dtype);
+  return ncclFloat32;
+}
+
+// The parts' offsets, and whether every part has the same size (NCCL's fixed-count collectives).
+std::vector<int64_t> Offsets(const std::vector<int64_t>& counts, int64_t numel, bool& equal) {
+  std::vector<int64_t> offsets;
+  int64_t at = 0;
+  equal = true;
+  for (const int64_t count : counts) {
+    offsets.push_back(at);
+    at += count;
+    equal &= count == counts.front();
+  }
+  XLMR_CHECK(at == numel) << "the parts' counts sum to " << at << ", the buffer has " << numel;
+  return offsets;
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<NcclCommunicator>> NcclCommunicator::Create(
@@ -81,12 +106,67 @@ void NcclCommunicator::AllReduceSum(Tensor& data) {
   XLMR_CHECK(data.dtype() == DType::kF32 && data.device() == Device::kCuda)
       << "NCCL all-reduce takes f32 buffers in GPU memory";
   // The bucket's gradients are final once the compute stream's work so far has run.
-  CUDA_CHECK(cudaEventRecord(grads_ready_, compute_stream_));
-  CUDA_CHECK(cudaStreamWaitEvent(communication_stream_, grads_ready_, 0));
+  OrderAfterCompute();
   void* values = data.raw_data();
   NCCL_CHECK(ncclAllReduce(values, values, static_cast<size_t>(data.numel()), ncclFloat32, ncclSum,
                            comm_, communication_stream_));
   ++allreduce_calls_;
+}
+
+void NcclCommunicator::OrderAfterCompute() {
+  CUDA_CHECK(cudaEventRecord(grads_ready_, compute_stream_));
+  CUDA_CHECK(cudaStreamWaitEvent(communication_stream_, grads_ready_, 0));
+}
+
+void NcclCommunicator::ReduceScatterSum(Tensor& data, const std::vector<int64_t>& counts) {
+  XLMR_CHECK(data.dtype() == DType::kF32 && data.device() == Device::kCuda)
+      << "NCCL reduce-scatter takes f32 buffers in GPU memory";
+  XLMR_CHECK(static_cast<int>(counts.size()) == world_size()) << "reduce-scatter: one count per rank";
+  bool equal = true;
+  const std::vector<int64_t> offsets = Offsets(counts, data.numel(), equal);
+  OrderAfterCompute();
+  float* values = data.data<float>();
+  if (equal) {
+    // In place as NCCL defines it: recvbuff == sendbuff + rank * recvcount.
+    const size_t count = static_cast<size_t>(counts.front());
+    NCCL_CHECK(ncclReduceScatter(values, values + rank() * count, count, ncclFloat32, ncclSum, comm_,
+                                 communication_stream_));
+  } else {
+    NCCL_CHECK(ncclGroupStart());
+    for (int r = 0; r < world_size(); ++r) {
+      if (counts[r] == 0) continue;
+      float* part = values + offsets[r];
+      NCCL_CHECK(ncclReduce(part, part, static_cast<size_t>(counts[r]), ncclFloat32, ncclSum, r, comm_,
+                            communication_stream_));
+    }
+    NCCL_CHECK(ncclGroupEnd());
+  }
+  ++allreduce_calls_;
+}
+
+void NcclCommunicator::AllGather(Tensor& data, const std::vector<int64_t>& counts) {
+  XLMR_CHECK(data.device() == Device::kCuda) << "NCCL all-gather takes buffers in GPU memory";
+  XLMR_CHECK(static_cast<int>(counts.size()) == world_size()) << "all-gather: one count per rank";
+  const ncclDataType_t type = NcclType(data.dtype());
+  bool equal = true;
+  const std::vector<int64_t> offsets = Offsets(counts, data.numel(), equal);
+  OrderAfterCompute();
+  char* bytes = static_cast<char*>(data.raw_data());
+  const size_t element = SizeOf(data.dtype());
+  if (equal) {
+    // In place: sendbuff == recvbuff + rank * sendcount.
+    const size_t count = static_cast<size_t>(counts.front());
+    NCCL_CHECK(ncclAllGather(bytes + rank() * count * element, bytes, count, type, comm_, communication_stream_));
+  } else {
+    NCCL_CHECK(ncclGroupStart());
+    for (int r = 0; r < world_size(); ++r) {
+      if (counts[r] == 0) continue;
+      char* part = bytes + offsets[r] * element;
+      NCCL_CHECK(ncclBroadcast(part, part, static_cast<size_t>(counts[r]), type, r, comm_, communication_stream_));
+    }
+    NCCL_CHECK(ncclGroupEnd());
+  }
+  WaitForAllReduces();
 }
 
 void NcclCommunicator::Abort(int exit_code) {

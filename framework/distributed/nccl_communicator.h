@@ -7,7 +7,9 @@
 // (MPI; for one process, the identity), then every rank joins with ncclCommInitRank.
 // Gradient all-reduces are enqueued on the CudaContext's communication stream after the
 // compute stream's work so far (event-ordered), so they overlap the rest of backward without a
-// host thread; WaitForAllReduces() orders the compute stream after them. The host-side
+// host thread; WaitForAllReduces() orders the compute stream after them. ZeRO stage 1's
+// reduce-scatters are enqueued the same way; its all-gather of the updated weights is ordered
+// after the optimizer step and before the next forward pass. The host-side
 // collectives (AllTrue, loss sums, gathers, barriers, Abort) go through the host communicator.
 //
 // Plain C++ header: the NCCL and CUDA handle types are forward-declared; <nccl.h> appears only
@@ -46,6 +48,20 @@ class NcclCommunicator final : public Communicator {
   // ordered after everything already on the compute stream, and WaitForAllReduces() orders
   // later compute work after it.
   void AllReduceSum(Tensor& data) override;
+  // [in,out] data: contiguous f32 on the GPU, enqueued and ordered like AllReduceSum. Equal
+  // counts take ncclReduceScatter in place; unequal ones (a bucket cut unevenly by the shard
+  // boundaries, the usual case: distributed/zero_partition.h) a group of ncclReduce calls, one
+  // per rank whose part is not empty, each to that rank, NCCL having no variable-count
+  // reduce-scatter.
+  void ReduceScatterSum(Tensor& data, const std::vector<int64_t>& counts) override;
+  // [in,out] data: contiguous on the GPU, f32, f16 or bf16. Ordered after the compute stream's
+  // work so far (the optimizer step), and the compute stream's later work after it. Equal
+  // counts take ncclAllGather in place; unequal ones a group of ncclBroadcast calls.
+  void AllGather(Tensor& data, const std::vector<int64_t>& counts) override;
+  void GatherToRoot(const float* local, float* all_on_root, const std::vector<int64_t>& counts,
+                    int root) override {
+    host_->GatherToRoot(local, all_on_root, counts, root);
+  }
   bool AllReduceBlocksHost() const override { return false; }
   void WaitForAllReduces() override;
 
@@ -70,6 +86,9 @@ class NcclCommunicator final : public Communicator {
   CUstream_st* communication_stream_;
   CUevent_st* grads_ready_;  // recorded on the compute stream before each all-reduce
   CUevent_st* reduced_;      // recorded on the communication stream by WaitForAllReduces
+
+  // Makes the communication stream wait for the compute stream's work so far.
+  void OrderAfterCompute();
 };
 
 }  // namespace xlmr::distributed

@@ -1,5 +1,6 @@
 #include "framework/optim/adamw.h"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -77,10 +78,18 @@ AdamWStepScalars ComputeAdamWStepScalars(const AdamWOptions& options, double lr,
 }
 
 std::vector<AdamWSegment> MakeAdamWSegments(const ParameterStore& store, bool decay_enabled) {
+  return MakeAdamWSegments(store, decay_enabled, {0, store.total_elements()});
+}
+
+std::vector<AdamWSegment> MakeAdamWSegments(const ParameterStore& store, bool decay_enabled,
+                                            const FlatRange& shard) {
   std::vector<AdamWSegment> segments;
   for (int i = 0; i < store.size(); ++i) {
-    const FlatRange& range = store.range(i);
-    if (range.size == 0) continue;
+    // The parameter's elements inside the shard, counted from the shard's start.
+    const int64_t begin = std::max(store.range(i).offset, shard.offset);
+    const int64_t end = std::min(store.range(i).offset + store.range(i).size, shard.offset + shard.size);
+    if (end <= begin) continue;
+    const FlatRange range{begin - shard.offset, end - begin};
     const bool decay = decay_enabled && store.spec(i).weight_decay;
     if (!segments.empty() && segments.back().decay == decay &&
         segments.back().range.offset + segments.back().range.size == range.offset) {
@@ -93,16 +102,20 @@ std::vector<AdamWSegment> MakeAdamWSegments(const ParameterStore& store, bool de
 }
 
 AdamW::AdamW(ParameterStore& store, const AdamWOptions& options)
+    : AdamW(store, options, FlatRange{0, store.total_elements()}) {}
+
+AdamW::AdamW(ParameterStore& store, const AdamWOptions& options, const FlatRange& shard)
     : store_(store),
       options_(options),
-      segments_(MakeAdamWSegments(store, options.weight_decay != 0.0)),
+      shard_(shard),
+      segments_(MakeAdamWSegments(store, options.weight_decay != 0.0, shard)),
       runs_(DecayRunsOf(segments_)),
-      exp_avg_(Tensor::Zeros({store.total_elements()}, DType::kF32, store.master().device(),
-                             MemoryCategory::kOptimizer)),
-      exp_avg_sq_(Tensor::Zeros({store.total_elements()}, DType::kF32, store.master().device(),
-                                MemoryCategory::kOptimizer)) {
+      exp_avg_(Tensor::Zeros({shard.size}, DType::kF32, store.master().device(), MemoryCategory::kOptimizer)),
+      exp_avg_sq_(Tensor::Zeros({shard.size}, DType::kF32, store.master().device(), MemoryCategory::kOptimizer)) {
   const absl::Status valid = ValidateAdamWOptions(options);
   XLMR_CHECK(valid.ok()) << valid.message();
+  XLMR_CHECK(shard.offset >= 0 && shard.size >= 0 && shard.offset + shard.size <= store.total_elements())
+      << "AdamW shard [" << shard.offset << ", " << shard.offset + shard.size << ") outside the store";
 }
 
 void AdamW::Step(double lr) {
@@ -110,9 +123,12 @@ void AdamW::Step(double lr) {
   ++step_count_;
   if (segments_.empty()) return;
   const AdamWStepScalars scalars = ComputeAdamWStepScalars(options_, lr, step_count_);
+  // Views of the shard (the whole buffers unsharded): the runs count from its start.
+  Tensor master = store_.master().View(shard_.offset, {shard_.size});
+  const Tensor grads = store_.grads().View(shard_.offset, {shard_.size});
   Tensor half = store_.half_copy();
-  ops::AdamWStep(scalars, runs_, store_.master(), store_.grads(), exp_avg_, exp_avg_sq_,
-                 half.defined() ? &half : nullptr);
+  if (half.defined()) half = half.View(shard_.offset, {shard_.size});
+  ops::AdamWStep(scalars, runs_, master, grads, exp_avg_, exp_avg_sq_, half.defined() ? &half : nullptr);
 }
 
 absl::Status AdamW::RestoreState(int64_t step_count, const Tensor& exp_avg,
@@ -124,9 +140,9 @@ absl::Status AdamW::RestoreState(int64_t step_count, const Tensor& exp_avg,
   const int64_t total = store_.total_elements();
   if (absl::Status s = CheckMoment("exp_avg", exp_avg, total); !s.ok()) return s;
   if (absl::Status s = CheckMoment("exp_avg_sq", exp_avg_sq, total); !s.ok()) return s;
-  if (total > 0) {
-    CopyTensorBytes(exp_avg, exp_avg_);
-    CopyTensorBytes(exp_avg_sq, exp_avg_sq_);
+  if (shard_.size > 0) {
+    CopyTensorBytes(exp_avg.View(shard_.offset, {shard_.size}), exp_avg_);
+    CopyTensorBytes(exp_avg_sq.View(shard_.offset, {shard_.size}), exp_avg_sq_);
   }
   step_count_ = step_count;
   return absl::OkStatus();

@@ -64,8 +64,12 @@ struct AdamWSegment {
 
 // Covers every parameter range of `store` in order, merging neighbouring parameters with the
 // same decay flag when no padding separates them (ParameterStore aligns each range, so the
-// padding between ranges is never part of a segment and stays zero).
+// padding between ranges is never part of a segment and stays zero). With `shard` (ZeRO
+// stage 1: the part of the flat buffers this rank updates), only the parameters' elements
+// inside it, offsets counted from shard.offset.
 std::vector<AdamWSegment> MakeAdamWSegments(const ParameterStore& store, bool decay_enabled);
+std::vector<AdamWSegment> MakeAdamWSegments(const ParameterStore& store, bool decay_enabled,
+                                            const FlatRange& shard);
 
 class AdamW {
  public:
@@ -73,6 +77,11 @@ class AdamW {
   // kOptimizer). `store` is not owned and must outlive this object. `options` must pass
   // ValidateAdamWOptions (checked).
   AdamW(ParameterStore& store, const AdamWOptions& options);
+  // ZeRO stage 1: the optimizer of one shard of the flat buffers (distributed/zero_partition.h):
+  // moments of [shard.size] elements only, and Step updates only the masters (and half copy)
+  // inside the shard, from the gradients inside it. The whole buffer as shard is the
+  // constructor above.
+  AdamW(ParameterStore& store, const AdamWOptions& options, const FlatRange& shard);
 
   // Increments the step count, then updates store.master() in place from store.grads() (which
   // it only reads) with learning rate `lr` (finite, >= 0). lr is a double because the
@@ -86,20 +95,25 @@ class AdamW {
   const AdamWOptions& options() const { return options_; }
   const std::vector<AdamWSegment>& segments() const { return segments_; }
 
+  // The part of the flat buffers this optimizer updates ([0, total_elements) unsharded).
+  const FlatRange& shard() const { return shard_; }
+
   // The moments, torch's state["exp_avg"] (m) and state["exp_avg_sq"] (v), flattened in the
-  // store's layout: [total_elements] f32. For checkpoints.
+  // store's layout: [shard().size] f32 (the store's total_elements unsharded). For checkpoints.
   const Tensor& exp_avg() const { return exp_avg_; }
   const Tensor& exp_avg_sq() const { return exp_avg_sq_; }
 
-  // Restores a checkpoint: copies the moments (f32, total_elements values each, any device)
-  // and sets the step count. Errors name the mismatching field; nothing changes on error.
+  // Restores a checkpoint: copies the moments (f32, total_elements values each in the store's
+  // layout, any device; sharded, only the shard's part is kept) and sets the step count. Errors
+  // name the mismatching field; nothing changes on error.
   absl::Status RestoreState(int64_t step_count, const Tensor& exp_avg, const Tensor& exp_avg_sq);
 
  private:
   ParameterStore& store_;
   AdamWOptions options_;
+  FlatRange shard_;
   std::vector<AdamWSegment> segments_;
-  std::vector<ops::AdamWDecayRun> runs_;  // segments_ as ops::AdamWStep takes them
+  std::vector<ops::AdamWDecayRun> runs_;  // segments_ as ops::AdamWStep takes them (shard offsets)
   Tensor exp_avg_;
   Tensor exp_avg_sq_;
   int64_t step_count_ = 0;

@@ -18,10 +18,12 @@ void CheckF32(const Tensor& tensor) {
 
 }  // namespace
 
-double GlobalL2Norm(const Tensor& flat_grads) {
+double GlobalL2Norm(const Tensor& flat_grads) { return std::sqrt(SumOfSquares(flat_grads)); }
+
+double SumOfSquares(const Tensor& flat_grads) {
   CheckF32(flat_grads);
   if (flat_grads.numel() == 0) return 0.0;
-  return std::sqrt(ops::SumOfSquares(flat_grads));
+  return ops::SumOfSquares(flat_grads);
 }
 
 float ClipCoefficient(double total_norm, double max_norm) {

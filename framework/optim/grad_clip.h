@@ -24,6 +24,10 @@ namespace xlmr::optim {
 // combined pairwise), block sums added in block order; on CUDA a deterministic two-stage
 // reduction (kernels/cuda/optim.h's SumOfSquares).
 double GlobalL2Norm(const Tensor& flat_grads);
+// GlobalL2Norm's square before the root, summed the same way: what each rank contributes under
+// ZeRO stage 1, where every rank holds the gradients of its own shard only and the norm is the
+// root of the sum over ranks (framework/train/train_step.cc). 0 for an empty buffer.
+double SumOfSquares(const Tensor& flat_grads);
 
 // The factor the gradients are multiplied by, in torch's float32 arithmetic:
 //   clip_coef = float(max_norm) * (1 / (float(total_norm) + 1e-6f))   (torch's max_norm / t is

@@ -1,5 +1,7 @@
 #include "framework/train/train_step.h"
 
+#include <cmath>
+
 #include "framework/core/check.h"
 #include "framework/optim/grad_clip.h"
 
@@ -54,24 +56,31 @@ absl::StatusOr<StepOutcome> TrainStep::Run(int64_t step, const std::vector<data:
   comm.AllReduceSumDoubles(&loss_sum, 1);
   outcome.loss = loss_sum / static_cast<double>(global_loss_terms);
 
+  // The summed gradients this rank holds: all of them, or under ZeRO stage 1 its shard's only.
+  const FlatRange owned = sync_.owned();
+  Tensor grads = model_.parameters().grads().View(owned.offset, {owned.size});
   // Identical gradients on every rank give identical flags; agreeing explicitly keeps the
-  // ranks in lockstep even if a backend ever reduced non-deterministically.
-  const bool finite = comm.AllTrue(scaler_.UnscaleAndCheckFinite(model_.parameters().grads()));
+  // ranks in lockstep even if a backend ever reduced non-deterministically. Sharded, each rank
+  // sees only its shard, and the agreement is what makes the flag global.
+  const bool finite = comm.AllTrue(owned.size == 0 || scaler_.UnscaleAndCheckFinite(grads));
   outcome.skipped = !finite;
   // The schedule advances with updates, not with steps: a skipped step leaves it where it was.
   outcome.learning_rate = schedule_.LearningRate(optimizer_.step_count() + 1);
-  if (finite) ApplyUpdate(outcome);
+  if (finite) ApplyUpdate(outcome, grads);
   absl::Status update = scaler_.Update(finite);
   if (!update.ok()) return update;
   return outcome;
 }
 
-void TrainStep::ApplyUpdate(StepOutcome& outcome) {
-  Tensor& grads = model_.parameters().grads();
-  const double norm = optim::GlobalL2Norm(grads);
+void TrainStep::ApplyUpdate(StepOutcome& outcome, Tensor& grads) {
+  // The norm of the whole gradient: sharded, the sum of every rank's squares.
+  double sum_of_squares = optim::SumOfSquares(grads);
+  if (sync_.sharded()) sync_.communicator().AllReduceSumDoubles(&sum_of_squares, 1);
+  const double norm = std::sqrt(sum_of_squares);
   outcome.grad_norm = norm;
-  if (settings_.max_grad_norm > 0) optim::ClipGradNorm(grads, norm, settings_.max_grad_norm);
-  optimizer_.Step(outcome.learning_rate);  // also refreshes the fp16/bf16 working copy
+  if (settings_.max_grad_norm > 0 && grads.numel() > 0) optim::ClipGradNorm(grads, norm, settings_.max_grad_norm);
+  optimizer_.Step(outcome.learning_rate);  // also refreshes the fp16/bf16 working copy (its shard)
+  sync_.AllGatherWeights();                // sharded: every rank gets every shard's new weights
 }
 
 }  // namespace xlmr::train

@@ -7,6 +7,9 @@
 //   sync.Finish()                                        // no communication before the last micro-step
 //   finite = all ranks agree that UnscaleAndCheckFinite(grads)
 //   if finite: clip to max_grad_norm; AdamW step at the scheduled LR; refresh fp16 weights
+// Under ZeRO stage 1 (a sharded GradientSynchronizer) the buckets are reduce-scattered instead,
+// the check, the norm's sum of squares, clipping and AdamW read this rank's shard (the finite
+// flag and the sum agreed over ranks), and the updated weights are all-gathered at the end.
 //   scaler.Update(finite)                                // once per optimizer step
 //
 // Normalising every micro-batch's loss by the global batch's term count (examples; labelled
@@ -73,7 +76,8 @@ class TrainStep {
   // Forward + backward of one micro-batch; returns its summed (unscaled) loss.
   double RunMicroStep(const data::Batch& batch, const PassContext& context, float gradient_scale,
                       bool last);
-  void ApplyUpdate(StepOutcome& outcome);
+  // [in,out] grads: the summed gradients this rank owns (GradientSynchronizer::owned()).
+  void ApplyUpdate(StepOutcome& outcome, Tensor& grads);
 
   TrainableModel& model_;
   distributed::GradientSynchronizer& sync_;

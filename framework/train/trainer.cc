@@ -13,6 +13,7 @@
 #include "framework/data/collate.h"
 #include "framework/distributed/gradient_synchronizer.h"
 #include "framework/distributed/replica_check.h"
+#include "framework/distributed/zero_partition.h"
 #include "framework/io/durable_file.h"
 #include "framework/io/file_manifest.h"
 #include "framework/io/replace_directory.h"
@@ -44,6 +45,18 @@ nlohmann::ordered_json PeakReserved(Device device) {
   return bytes < 0 ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(bytes);
 }
 
+// --zero_stage=1: the shards of the flat buffers over the ranks (framework/distributed/zero_partition.h).
+std::optional<distributed::ZeroPartition> ZeroPartitionFor(int zero_stage, const distributed::Communicator& comm,
+                                                           const ParameterStore& store) {
+  if (zero_stage == 0) return std::nullopt;
+  return distributed::ZeroPartition(store.total_elements(), comm.world_size());
+}
+
+FlatRange OptimizerShard(const std::optional<distributed::ZeroPartition>& partition, int rank,
+                         const ParameterStore& store) {
+  return partition ? partition->shard(rank) : FlatRange{0, store.total_elements()};
+}
+
 }  // namespace
 
 // Everything one Train() call builds and advances.
@@ -54,11 +67,13 @@ class Trainer::Run {
         options_(t.options_),
         is_main_(t.comm_.rank() == 0),
         write_dir_(options_.staging_dir.empty() ? options_.output_dir : options_.staging_dir),
+        partition_(ZeroPartitionFor(options_.zero_stage, t.comm_, t.model_.parameters())),
         optimizer_(t.model_.parameters(),
                    optim::AdamWOptions{options_.adam_beta1, options_.adam_beta2, options_.adam_epsilon,
-                                       options_.weight_decay}),
+                                       options_.weight_decay},
+                   OptimizerShard(partition_, t.comm_.rank(), t.model_.parameters())),
         scaler_(options_.loss_scaler, /*enabled=*/options_.autocast == DType::kF16),
-        sync_(t.comm_, t.model_.parameters()),
+        sync_(t.comm_, t.model_.parameters(), partition_),
         progress_(Progress::ForStderr(options_.logging_steps, is_main_)) {}
 
   absl::Status Execute();
@@ -96,7 +111,8 @@ class Trainer::Run {
   const TrainerOptions& options_;
   bool is_main_;
   std::string write_dir_;  // where rank 0 writes: the staging directory until it is published
-  optim::AdamW optimizer_;
+  std::optional<distributed::ZeroPartition> partition_;  // --zero_stage=1 only
+  optim::AdamW optimizer_;  // of this rank's shard under --zero_stage=1
   amp::DynamicLossScaler scaler_;
   distributed::GradientSynchronizer sync_;
   std::optional<data::BatchPlanner> planner_;
@@ -116,6 +132,7 @@ TrainingState Trainer::Run::CurrentSettings() const {
   s.seed = options_.seed;
   s.global_batch_size = t_.batch_plan_.global_batch_size();
   s.train_examples = t_.train_data_.size();
+  s.world_size = t_.comm_.world_size();
   return s;
 }
 
@@ -132,6 +149,14 @@ absl::Status Trainer::Run::Prepare() {
     XLMR_ASSIGN_OR_RETURN(LoadedCheckpoint loaded,
                           LoadTrainingCheckpoint(options_.resume_from_checkpoint, store.packed_elements()));
     XLMR_RETURN_IF_ERROR(CheckCompatible(loaded.state, state_, options_.resume_from_checkpoint));
+    if (loaded.state.world_size != 0 && loaded.state.world_size != state_.world_size) {
+      progress_.Message(absl::StrCat(
+          options_.resume_from_checkpoint, " was saved by ", loaded.state.world_size, " ranks, resumed by ",
+          state_.world_size, ": the global batch is still ", state_.global_batch_size,
+          " (per_device_train_batch_size ", options_.per_device_train_batch_size, " x gradient_accumulation_steps ",
+          options_.gradient_accumulation_steps, " x ", state_.world_size, state_.world_size == 1 ? " rank)" : " ranks)"));
+    }
+    loaded.state.world_size = state_.world_size;  // this run's checkpoints record its own
     state_ = loaded.state;
     Tensor exp_avg = Tensor::Zeros({store.total_elements()}, DType::kF32, Device::kCpu, MemoryCategory::kOptimizer);
     Tensor exp_avg_sq = Tensor::Zeros({store.total_elements()}, DType::kF32, Device::kCpu, MemoryCategory::kOptimizer);
@@ -238,6 +263,7 @@ absl::Status Trainer::Run::RecordStep(const StepOutcome& outcome, double step_se
       {"allreduce_calls", AllReduceCalls()},
       {"tokens_per_second", step_seconds > 0 ? static_cast<double>(step_tokens) / step_seconds : 0.0},
       {"peak_activation_bytes", memory.Of(MemoryCategory::kActivations).peak},
+      {"optimizer_bytes", memory.Of(MemoryCategory::kOptimizer).current},
       {"peak_device_bytes", memory.peak_total()},
       {"peak_reserved_bytes", PeakReserved(options_.device)},
       {"elapsed_seconds", elapsed}};
@@ -330,6 +356,13 @@ absl::Status Trainer::Run::SaveCheckpoint() {
   saved.loss_scale = scaler.scale;
   saved.loss_scale_growth_tracker = scaler.growth_tracker;
   absl::Status status = absl::OkStatus();
+  // --zero_stage=1: the moments are gathered whole on rank 0, so optimizer.safetensors has the
+  // layout every world size reads (docs/DECISIONS.md). A collective: every rank takes part.
+  Tensor exp_avg = optimizer_.exp_avg(), exp_avg_sq = optimizer_.exp_avg_sq();
+  if (partition_) {
+    exp_avg = distributed::GatherShardsToRoot(t_.comm_, *partition_, exp_avg, /*root=*/0);
+    exp_avg_sq = distributed::GatherShardsToRoot(t_.comm_, *partition_, exp_avg_sq, /*root=*/0);
+  }
   if (is_main_) {
     // Packed: the checkpoint layout does not depend on the store's alignment padding. The
     // parameters' ranges are written straight from the flat moments: a packed copy of both
@@ -337,8 +370,8 @@ absl::Status Trainer::Run::SaveCheckpoint() {
     const ParameterStore& store = t_.model_.parameters();
     std::vector<io::ElementRange> ranges;
     for (int i = 0; i < store.size(); ++i) ranges.push_back({store.range(i).offset, store.range(i).size});
-    status = SaveTrainingCheckpoint(write_dir_, saved, optimizer_.exp_avg(), optimizer_.exp_avg_sq(),
-                                    t_.save_model_, options_.save_total_limit, ranges);
+    status = SaveTrainingCheckpoint(write_dir_, saved, exp_avg, exp_avg_sq, t_.save_model_,
+                                    options_.save_total_limit, ranges);
     if (status.ok()) status = PublishStagedOutput();
   }
   t_.comm_.Barrier();  // no rank runs ahead of a checkpoint in progress

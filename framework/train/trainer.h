@@ -87,6 +87,11 @@ struct TrainerOptions {
   double label_smoothing_factor = 0.0;  // in [0, 1]; 0 with kRegression (framework/train/objective.h)
   std::vector<std::string> label_names = {"LABEL_0", "LABEL_1"};  // in id order
   bool group_by_length = false;  // batches of similar length (HF LengthGroupedSampler)
+  // --zero_stage: 0 keeps the whole optimizer state on every rank (gradients all-reduced); 1
+  // keeps each rank's 1/N shard of the AdamW moments (gradients reduce-scattered, weights
+  // all-gathered after the update: framework/distributed/zero_partition.h). Checkpoints are
+  // the same either way.
+  int zero_stage = 0;
 };
 
 // Reads the weights of the model directory `directory` (written by a SaveModelFn) into the

@@ -107,6 +107,9 @@ absl::StatusOr<TrainingState> StateFromJson(const nlohmann::ordered_json& j, con
       s.logging_loss_sum = j.at("logging_loss_sum").get<double>();
       s.total_loss_sum = j.at("total_loss_sum").get<double>();
     }
+    if (j.contains("world_size")) {  // absent from checkpoints written before it was recorded
+      XLMR_ASSIGN_OR_RETURN(s.world_size, IntegerField<int64_t>(j, "world_size", path));
+    }
   } catch (const nlohmann::json::exception& e) {
     return absl::InvalidArgumentError(absl::StrCat(path, ": ", e.what()));
   }
@@ -199,6 +202,7 @@ nlohmann::ordered_json TrainerStateJson(const TrainingState& s) {
           {"best_model_checkpoint", s.best_model_checkpoint.empty() ? nlohmann::ordered_json(nullptr)
                                                                     : nlohmann::ordered_json(s.best_model_checkpoint)},
           {"early_stopping_patience_counter", s.early_stopping_patience_counter},
+          {"world_size", s.world_size},
           {"logging_loss_sum", s.logging_loss_sum},
           {"logging_loss_steps", s.logging_loss_steps},
           {"total_loss_sum", s.total_loss_sum},

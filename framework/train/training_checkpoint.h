@@ -62,6 +62,10 @@ struct TrainingState {
   double logging_loss_sum = 0;
   int64_t logging_loss_steps = 0;
   double total_loss_sum = 0;
+  // The number of ranks that saved it (0: a checkpoint written before it was recorded). Not a
+  // setting a resume must share: the moments are saved whole (docs/DECISIONS.md), so any world
+  // size resumes, with the global batch checked as above.
+  int64_t world_size = 0;
 };
 
 // trainer_state.json's content for `state`: what each checkpoint holds; the final output_dir

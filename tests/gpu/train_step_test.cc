@@ -215,5 +215,26 @@ TEST_F(TrainStepGpuTest, NcclWithOneRankIsTheLocalPathBitForBit) {
   EXPECT_EQ(without.allreduce_calls, kSteps * without.buckets);
 }
 
+// --zero_stage=1 over NCCL with one rank (the reduce-scatter and all-gather enqueued on the
+// communication stream, AdamW over the shard's views, the fp16 copy written in the same pass)
+// against stage 0 without communication, both on the GPU: bit for bit, as above. And against
+// the CPU backend's stage 1 (the oracle) within the fp16 bounds of the other GPU-vs-CPU cases.
+TEST_F(TrainStepGpuTest, NcclZeroStage1WithOneRankIsStage0BitForBitAndMatchesTheCpu) {
+  TinyTrainerOptions options = StepOptions(Device::kCuda, true);
+  distributed::LocalCommunicator local;
+  const TrainingRun stage0 = Train(options, false, &local);
+  absl::StatusOr<std::unique_ptr<distributed::NcclCommunicator>> nccl =
+      distributed::NcclCommunicator::Create(distributed::LaunchEnvironment(),
+                                            std::make_unique<distributed::LocalCommunicator>());
+  ASSERT_TRUE(nccl.ok()) << nccl.status();
+  options.zero_stage = 1;
+  const TrainingRun stage1 = Train(options, false, nccl->get());
+  ExpectBitEqual("weights after ZeRO stage 1 NCCL steps", stage1.weights, stage0.weights);
+  EXPECT_EQ(stage1.allreduce_calls, kSteps * stage1.buckets);
+  TinyTrainerOptions cpu_options = StepOptions(Device::kCpu, true);
+  cpu_options.zero_stage = 1;
+  ExpectSameSteps(stage1, Train(cpu_options, false), kF16);
+}
+
 }  // namespace
 }  // namespace xlmr::testing

@@ -1,10 +1,13 @@
 #include "tests/testing/tiny_xlmr.h"
 
+#include <optional>
+
 #include <numeric>
 #include <utility>
 
 #include "framework/data/label_map.h"
 #include "framework/distributed/local_communicator.h"
+#include "framework/distributed/zero_partition.h"
 #include "gtest/gtest.h"
 #include "models/xlmr/init.h"
 
@@ -22,6 +25,12 @@ distributed::Communicator& CommOrLocal(distributed::Communicator* comm,
   if (comm != nullptr) return *comm;
   owned = std::make_unique<distributed::LocalCommunicator>();
   return *owned;
+}
+
+std::optional<distributed::ZeroPartition> PartitionFor(int zero_stage, const distributed::Communicator* comm,
+                                                       const ParameterStore& store) {
+  if (zero_stage == 0) return std::nullopt;
+  return distributed::ZeroPartition(store.total_elements(), comm == nullptr ? 1 : comm->world_size());
 }
 
 }  // namespace
@@ -113,9 +122,10 @@ data::Batch TinyBatch(const data::TokenizedDataset& dataset, int64_t first, int6
 TinyTrainer::TinyTrainer(const TinyTrainerOptions& options, distributed::Communicator* comm)
     : objective_(models::ObjectiveOf(options.model.task)),
       model_(TinyXlmrConfig(options.model), options.device),
-      sync_(CommOrLocal(comm, owned_comm_), model_.parameters()),
+      sync_(CommOrLocal(comm, owned_comm_), model_.parameters(),
+            PartitionFor(options.zero_stage, comm, model_.parameters())),
       scaler_(ScalerOptions(options), /*enabled=*/options.autocast == DType::kF16),
-      optimizer_(model_.parameters(), options.adam),
+      optimizer_(model_.parameters(), options.adam, sync_.owned()),
       schedule_(*optim::MakeLrSchedule(options.lr_schedule, options.learning_rate, options.total_steps,
                                        options.warmup_steps, 0.0)),
       step_(model_, sync_, scaler_, optimizer_, schedule_,

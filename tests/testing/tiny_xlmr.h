@@ -76,6 +76,8 @@ struct TinyTrainerOptions {
   double max_grad_norm = 1.0;
   // Where the model, its buffers and every op live; kCuda needs CudaContext::Init first.
   Device device = Device::kCpu;
+  // TrainerOptions::zero_stage: 1 shards the optimizer over the communicator's ranks.
+  int zero_stage = 0;
 };
 
 // The model, optimizer, loss scaler and gradient synchronizer wired as the trainer wires them.

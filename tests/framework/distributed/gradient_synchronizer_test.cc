@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "framework/amp/loss_scaler.h"
+#include "framework/distributed/zero_partition.h"
 #include "framework/optim/adamw.h"
 #include "framework/optim/lr_schedule.h"
 #include "framework/train/train_step.h"
@@ -29,6 +30,7 @@ namespace {
 struct RecordedAllReduce {
   int64_t offset = 0;            // in the flat gradient buffer: identifies the bucket
   std::vector<float> values;     // the bucket as handed over (before the sum)
+  std::vector<int64_t> counts;   // a reduce-scatter's parts (empty: an all-reduce)
   std::thread::id thread;
 };
 
@@ -52,6 +54,23 @@ class FakeTwoRankCommunicator : public Communicator {
     calls.push_back(std::move(record));
     ++allreduce_calls_;
   }
+  // Rank 0's part (the first counts[0] elements) becomes the sum over the two identical ranks;
+  // recorded like an all-reduce, with the counts.
+  void ReduceScatterSum(Tensor& data, const std::vector<int64_t>& counts) override {
+    RecordedAllReduce record;
+    record.offset = data.data<float>() - store_.grads().data<float>();
+    record.values = data.ToFloatVector();
+    record.counts = counts;
+    record.thread = std::this_thread::get_id();
+    BeforeSum(record);
+    float* values = data.data<float>();
+    for (int64_t i = 0; i < counts[0]; ++i) values[i] *= 2.0f;
+    calls.push_back(std::move(record));
+    ++allreduce_calls_;
+  }
+  // The other, identical rank's parts are what this rank holds already.
+  void AllGather(Tensor&, const std::vector<int64_t>&) override { ++all_gathers; }
+  void GatherToRoot(const float*, float*, const std::vector<int64_t>&, int) override { std::abort(); }  // unused
   bool AllReduceBlocksHost() const override { return blocks_host_; }
   bool AllTrue(bool value) override { return value; }
   void AllReduceSumDoubles(double* values, size_t count) override {
@@ -63,6 +82,7 @@ class FakeTwoRankCommunicator : public Communicator {
   [[noreturn]] void Abort(int) override { std::abort(); }
 
   std::vector<RecordedAllReduce> calls;
+  int all_gathers = 0;
 
  protected:
   virtual void BeforeSum(const RecordedAllReduce&) {}
@@ -166,18 +186,23 @@ class GatedCommunicator : public FakeTwoRankCommunicator {
 };
 
 TEST(GradientSynchronizerTest, BlockingAllReduceOverlapsTheRestOfBackward) {
-  ParameterStore store = FourBucketStore();
-  GatedCommunicator comm(store, /*blocks_host=*/true);
-  GradientSynchronizer sync(comm, store);
-  sync.BeginStep();
-  const auto hook = sync.HookFor(true);
-  for (int bucket = 0; bucket < 4; ++bucket) {
-    hook(bucket);  // "backward" goes on to the next block right away
-    comm.Reported();
+  for (const bool sharded : {false, true}) {  // the all-reduce, or ZeRO stage 1's reduce-scatter
+    SCOPED_TRACE(sharded ? "reduce-scatter" : "all-reduce");
+    ParameterStore store = FourBucketStore();
+    GatedCommunicator comm(store, /*blocks_host=*/true);
+    GradientSynchronizer sync(comm, store,
+                              sharded ? std::optional(ZeroPartition(store.total_elements(), 2)) : std::nullopt);
+    sync.BeginStep();
+    const auto hook = sync.HookFor(true);
+    for (int bucket = 0; bucket < 4; ++bucket) {
+      hook(bucket);  // "backward" goes on to the next block right away
+      comm.Reported();
+    }
+    sync.Finish();
+    EXPECT_TRUE(comm.overlapped()) << "bucket 0's reduction blocked backward of the blocks below";
+    EXPECT_EQ(comm.allreduce_calls(), 4);
+    EXPECT_EQ(comm.calls.front().counts.empty(), !sharded);
   }
-  sync.Finish();
-  EXPECT_TRUE(comm.overlapped()) << "bucket 0's all-reduce blocked backward of the blocks below";
-  EXPECT_EQ(comm.allreduce_calls(), 4);
 }
 
 // A whole optimizer step: 3 micro-steps per step, 2 steps, the tiny 4-bucket XLM-R.
@@ -221,6 +246,58 @@ TEST(GradientSynchronizerTest, TrainStepReducesEachBucketOnceAfterItsLastContrib
       }
     }
   }
+}
+
+// ZeRO stage 1: the same moments and order as the all-reduce, each bucket cut at the shard
+// boundaries of two ranks, nothing on a non-final micro-step, and the weights (and the half
+// working copy) all-gathered once each after the update.
+TEST_P(SynchronizerModes, ZeroStage1ReduceScattersEachBucketAtTheShardBoundaries) {
+  ParameterStore store = FourBucketStore();
+  store.EnableHalfCopy(DType::kF16);
+  FillGrads(store);
+  const std::vector<float> before = store.grads().ToFloatVector();
+  FakeTwoRankCommunicator comm(store, GetParam());
+  const ZeroPartition partition(store.total_elements(), 2);
+  GradientSynchronizer sync(comm, store, partition);
+  EXPECT_TRUE(sync.sharded());
+  EXPECT_EQ(sync.owned().offset, partition.shard(0).offset);
+  EXPECT_EQ(sync.owned().size, partition.shard(0).size);
+  sync.BeginStep();
+  const auto first = sync.HookFor(/*last_micro_step=*/false);
+  for (int bucket = 0; bucket < 4; ++bucket) first(bucket);
+  EXPECT_EQ(comm.allreduce_calls(), 0);
+  const auto last = sync.HookFor(/*last_micro_step=*/true);
+  for (int bucket = 0; bucket < 4; ++bucket) last(bucket);
+  sync.Finish();
+  ASSERT_EQ(comm.calls.size(), 4u);
+  for (int b = 0; b < 4; ++b) {
+    EXPECT_EQ(comm.calls[b].offset, store.buckets()[b].offset);
+    EXPECT_EQ(comm.calls[b].counts, partition.CountsWithin(store.buckets()[b])) << "bucket " << b;
+  }
+  // Rank 0's shard holds the sum; that is all the optimizer reads.
+  const std::vector<float> after = store.grads().ToFloatVector();
+  for (int64_t i = 0; i < sync.owned().size; ++i) ASSERT_EQ(after[i], 2.0f * before[i]) << i;
+  sync.AllGatherWeights();
+  EXPECT_EQ(comm.all_gathers, 2);  // the fp32 masters and the fp16 copy
+}
+
+// Through TrainStep with one rank: --zero_stage=1 (one shard, the whole buffer, through the
+// reduce-scatter, the sharded AdamW and the all-gather) computes exactly what stage 0 does.
+TEST(GradientSynchronizerTest, ZeroStage1WithOneRankIsStage0BitForBit) {
+  const data::TokenizedDataset dataset = testing::TinyDataset(12);
+  const std::vector<data::Batch> batches = {testing::TinyBatch(dataset, 0, 6), testing::TinyBatch(dataset, 6, 6)};
+  std::vector<std::vector<float>> weights;
+  for (const int stage : {0, 1}) {
+    testing::TinyTrainerOptions options;
+    options.autocast = DType::kF16;
+    options.zero_stage = stage;
+    options.max_grad_norm = 0.5;
+    testing::TinyTrainer trainer(options);
+    for (int step = 0; step < 3; ++step) EXPECT_FALSE(trainer.Step(step, batches).skipped);
+    weights.push_back(trainer.model().parameters().master().ToFloatVector());
+    EXPECT_EQ(trainer.optimizer().exp_avg().numel(), trainer.model().parameters().total_elements());
+  }
+  EXPECT_EQ(weights[0], weights[1]);
 }
 
 }  // namespace

@@ -148,6 +148,9 @@ class TwoRankComm : public distributed::Communicator {
   int rank() const override { return rank_; }
   int world_size() const override { return 2; }
   void AllReduceSum(Tensor&) override { ADD_FAILURE() << "unexpected"; }
+  void ReduceScatterSum(Tensor&, const std::vector<int64_t>&) override { ADD_FAILURE() << "unexpected"; }
+  void AllGather(Tensor&, const std::vector<int64_t>&) override { ADD_FAILURE() << "unexpected"; }
+  void GatherToRoot(const float*, float*, const std::vector<int64_t>&, int) override { ADD_FAILURE() << "unexpected"; }
   bool AllReduceBlocksHost() const override { return true; }
   bool AllTrue(bool value) override { return value; }
   void AllReduceSumDoubles(double*, size_t) override { ADD_FAILURE() << "unexpected"; }
