@@ -70,7 +70,7 @@ done
 # The final model: its manifest's files, then the manifest, then the directory.
 manifest=$(line_of trace.txt "rename(\"$out/manifest.json.tmp\", \"$out/manifest.json\")")
 [ "$manifest" -gt 0 ] || fail "final model: manifest.json never renamed into place"
-for file in config.json model.safetensors sentencepiece.bpe.model eval_results.json; do
+for file in config.json model.safetensors sentencepiece.bpe.model eval_results.json trainer_state.json; do
   grep -q "\"name\":\"$file\"" "$out/manifest.json" || fail "final model: manifest.json does not list $file"
   at=$(fsync_line trace.txt "$out/$file")
   [ "$at" -gt 0 ] && [ "$at" -lt "$manifest" ] || fail "final model: $file not fsynced before its manifest"

@@ -26,6 +26,11 @@ expect_usage_error() {  # expected-substring, flags...
 expect_usage_error "--per_device_train_batch_size" --per_device_train_batch_size=0
 expect_usage_error "--gradient_accumulation_steps" --gradient_accumulation_steps=-2
 expect_usage_error "--lr_scheduler_type" --lr_scheduler_type=exponential
+expect_usage_error "--report_to: expected none, tensorboard or all, got wandb" --report_to=wandb
+expect_usage_error "--logging_dir: expected --report_to=tensorboard with it, got tb with --report_to=none" --logging_dir=tb
+printf 'x' > a_file
+expect_usage_error "--logging_dir: expected a directory (or a path where one can be made), got a_file" \
+  --report_to=tensorboard --logging_dir=a_file
 expect_usage_error "--lr_scheduler_kwargs: expected a JSON object" --lr_scheduler_type=cosine --lr_scheduler_kwargs='{num_cycles: 2}'
 expect_usage_error "--lr_scheduler_kwargs: cosine takes only num_cycles; got \"num_cycle\"" --lr_scheduler_type=cosine \
   --lr_scheduler_kwargs='{"num_cycle": 2}'
