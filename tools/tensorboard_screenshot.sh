@@ -17,11 +17,14 @@ work=$(mktemp -d)
 trap 'kill "${server:-0}" 2> /dev/null || true; rm -rf "$work"' EXIT
 bazel-bin/recipes/xlmr_finetune --output_dir="$work/run" --report_to=tensorboard --logging_steps=25 "$@"
 PYTHONPATH="$site" /usr/bin/python3 -m tensorboard.main --logdir "$work/run/runs" --port 6123 \
-  --bind_all=false --host 127.0.0.1 > "$work/tensorboard.log" 2>&1 &
+  --host 127.0.0.1 > "$work/tensorboard.log" 2>&1 &
 server=$!
-until curl -s -o /dev/null http://127.0.0.1:6123/; do sleep 0.5; done
+until curl -s -o /dev/null http://127.0.0.1:6123/; do
+  kill -0 "$server" 2> /dev/null || { cat "$work/tensorboard.log"; exit 1; }
+  sleep 0.5
+done
 mkdir -p docs/images
-chromium --headless --no-sandbox --disable-gpu --hide-scrollbars --window-size=1600,1300 \
+chromium --headless --no-sandbox --disable-gpu --hide-scrollbars --window-size=1500,1100 \
   --virtual-time-budget=20000 --screenshot="$repo/docs/images/tensorboard_default_run.png" \
-  "http://127.0.0.1:6123/?darkMode=false#timeseries" 2> /dev/null
+  "http://127.0.0.1:6123/#scalars&tagFilter=train%2Floss%7Clearning_rate%7Ceval%2Floss%7Ceval%2Faccuracy&_smoothingWeight=0" 2> /dev/null
 echo "wrote docs/images/tensorboard_default_run.png"
