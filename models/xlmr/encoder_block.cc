@@ -107,12 +107,14 @@ void EncoderBlock::ForwardAttentionCore(const Tensor& key_mask, const PassContex
   const float p = AttentionDropout(context);
   const DropoutKey key = context.KeyFor(layer_, kAttentionProbsDropout);
   if (FusedAttentionApplies(config_, s.query.device(), s.query.dtype())) {
-    ops::FusedAttentionOutput attention = ops::FusedAttention(s.query, s.key, s.value, key_mask, heads, p, key);
+    ops::FusedAttentionOutput attention = ops::FusedAttention(s.query, s.key, s.value, key_mask, heads, p, key,
+                                                              config_.max_sequence_length());
     s.context = attention.context;
     s.attention_logsumexp = attention.logsumexp;
     return;
   }
-  ops::AttentionOutput attention = ops::Attention(s.query, s.key, s.value, key_mask, heads, p, key);
+  ops::AttentionOutput attention =
+      ops::Attention(s.query, s.key, s.value, key_mask, heads, p, key, config_.max_sequence_length());
   s.context = attention.context;
   s.attention_probs = attention.probs;
 }
@@ -193,11 +195,12 @@ ops::AttentionGrads EncoderBlock::AttentionCoreBackward(Tensor d_context, const 
   if (s.attention_logsumexp.defined()) {  // fused: reads the context it produced, not the probs
     return ops::FusedAttentionBackward(Take(d_context), Take(s.query), Take(s.key), Take(s.value),
                                        Take(s.context), Take(s.attention_logsumexp), key_mask, heads, p,
-                                       key);
+                                       key, config_.max_sequence_length());
   }
   s.context = Tensor();  // eager: its backward reads the probabilities instead
   return ops::AttentionBackward(Take(d_context), Take(s.query), Take(s.key), Take(s.value),
-                                Take(s.attention_probs), key_mask, heads, p, key);
+                                Take(s.attention_probs), key_mask, heads, p, key,
+                                config_.max_sequence_length());
 }
 
 Tensor EncoderBlock::BackwardAttention(Tensor d_attention_output, const Tensor& key_mask,
