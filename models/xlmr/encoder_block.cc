@@ -107,14 +107,12 @@ void EncoderBlock::ForwardAttentionCore(const Tensor& key_mask, const PassContex
   const float p = AttentionDropout(context);
   const DropoutKey key = context.KeyFor(layer_, kAttentionProbsDropout);
   if (FusedAttentionApplies(config_, s.query.device(), s.query.dtype())) {
-    ops::FusedAttentionOutput attention = ops::FusedAttention(s.query, s.key, s.value, key_mask, heads, p, key,
-                                                              config_.max_sequence_length());
+    ops::FusedAttentionOutput attention = ops::FusedAttention(s.query, s.key, s.value, key_mask, heads, p, key);
     s.context = attention.context;
     s.attention_logsumexp = attention.logsumexp;
     return;
   }
-  ops::AttentionOutput attention =
-      ops::Attention(s.query, s.key, s.value, key_mask, heads, p, key, config_.max_sequence_length());
+  ops::AttentionOutput attention = ops::Attention(s.query, s.key, s.value, key_mask, heads, p, key);
   s.context = attention.context;
   s.attention_probs = attention.probs;
 }
@@ -195,12 +193,11 @@ ops::AttentionGrads EncoderBlock::AttentionCoreBackward(Tensor d_context, const 
   if (s.attention_logsumexp.defined()) {  // fused: reads the context it produced, not the probs
     return ops::FusedAttentionBackward(Take(d_context), Take(s.query), Take(s.key), Take(s.value),
                                        Take(s.context), Take(s.attention_logsumexp), key_mask, heads, p,
-                                       key, config_.max_sequence_length());
+                                       key);
   }
   s.context = Tensor();  // eager: its backward reads the probabilities instead
   return ops::AttentionBackward(Take(d_context), Take(s.query), Take(s.key), Take(s.value),
-                                Take(s.attention_probs), key_mask, heads, p, key,
-                                config_.max_sequence_length());
+                                Take(s.attention_probs), key_mask, heads, p, key);
 }
 
 Tensor EncoderBlock::BackwardAttention(Tensor d_attention_output, const Tensor& key_mask,
