@@ -165,6 +165,7 @@ const std::vector<VarlenAttentionCase>& VarlenAttentionCases() {
       {{200}, 3, 64, 256},                           // one sequence only
       {ManyLengths(64, 96, 5), 2, 64, 128},          // many sequences
       {{512, 300, 1, 77}, 12, 64, 512},              // XLM-R base heads, stride = S_max
+      {{0, 5, 0, 64}, 2, 64, 64},                    // empty sequences: their CTAs leave at once
   };
   return cases;
 }

@@ -109,7 +109,8 @@ struct VarlenAttentionCase {
 
 // head_dim 64 (the CUDA kernels' head size): mixed lengths including 1 and the longest (1030,
 // 17 key tiles, the last of 6 keys), lengths on both sides of a tile edge (63, 64, 65, 129); one
-// sequence only; many (64) sequences of lengths 1-96; XLM-R base's 12 heads at length 512.
+// sequence only; many (64) sequences of lengths 1-96; XLM-R base's 12 heads at length 512;
+// sequences of no tokens.
 const std::vector<VarlenAttentionCase>& VarlenAttentionCases();
 
 // [B + 1] i32 on the CPU: 0, lengths[0], lengths[0] + lengths[1], ..., T.

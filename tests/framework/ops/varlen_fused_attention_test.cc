@@ -171,6 +171,7 @@ std::vector<VarlenAttentionCase> CpuCases() {
       {{1, 130, 64, 65, 5, 129, 2}, 2, 24, 200},  // mixed, 1 and the longest, across tiles
       {{77}, 3, 8, 150},                           // one sequence only
       {{3, 1, 70, 2, 66, 1, 1, 9, 41, 12, 1, 70, 33, 64, 8, 19}, 1, 16, 140},  // many
+      {{3, 0, 70, 0, 1}, 2, 8, 80},  // sequences of no tokens (cu_seqlens repeats an offset)
   };
   for (const VarlenAttentionCase& c : testing::VarlenAttentionCases()) {
     if (c.max_length() <= 200) cases.push_back(c);  // the CPU oracle's share of CPU time
