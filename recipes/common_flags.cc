@@ -68,8 +68,7 @@ absl::StatusOr<TextFlags> ReadTextFlags() {
 
 absl::Status CheckMaxSeqLengthFits(int max_seq_length, const models::XlmrConfig& config,
                                    const std::string& config_path) {
-  // RoBERTa's positions start after the pad id.
-  const int64_t max_positions = config.max_position_embeddings - config.pad_token_id - 1;
+  const int64_t max_positions = config.max_sequence_length();
   return ExpectFlag(max_seq_length <= max_positions, "max_seq_length",
                     absl::StrCat("at most ", max_positions, " (max_position_embeddings of ", config_path, ")"),
                     absl::StrCat(max_seq_length));

@@ -44,20 +44,21 @@ bool FusedAttentionSupported(Device device, DType dtype, int64_t head_dim) {
 
 FusedAttentionOutput FusedAttention(const Tensor& q, const Tensor& k, const Tensor& v,
                                     const Tensor& key_mask, int num_heads, float dropout_p,
-                                    const DropoutKey& dropout_key) {
+                                    const DropoutKey& dropout_key, int64_t dropout_stride) {
   constexpr const char* kOp = "ops::FusedAttention";
   const Device device = CommonDevice(kOp, {q, k, v, key_mask});
   CheckFusedAttentionOperands(kOp, q, k, v, key_mask, num_heads, dropout_p);
+  const int64_t stride = AttentionDropoutStride(kOp, dropout_stride, q.dim(1));
   FusedAttentionOutput out;
   DispatchByDevice(
       kOp, device,
       [&] {
         kernels::cpu::FusedAttentionForward(q, k, v, key_mask, num_heads, dropout_p, dropout_key,
-                                            &out.context, &out.logsumexp);
+                                            stride, &out.context, &out.logsumexp);
       },
       XLMR_CUDA_KERNEL(kernels::cuda::FusedAttentionForward(q, k, v, key_mask, num_heads,
-                                                            dropout_p, dropout_key, &out.context,
-                                                            &out.logsumexp)));
+                                                            dropout_p, dropout_key, stride,
+                                                            &out.context, &out.logsumexp)));
   return out;
 }
 
@@ -65,10 +66,11 @@ AttentionGrads FusedAttentionBackward(const Tensor& d_context, const Tensor& q, 
                                       const Tensor& v, const Tensor& context,
                                       const Tensor& logsumexp, const Tensor& key_mask,
                                       int num_heads, float dropout_p,
-                                      const DropoutKey& dropout_key) {
+                                      const DropoutKey& dropout_key, int64_t dropout_stride) {
   constexpr const char* kOp = "ops::FusedAttentionBackward";
   const Device device = CommonDevice(kOp, {d_context, q, k, v, context, logsumexp, key_mask});
   CheckFusedAttentionOperands(kOp, q, k, v, key_mask, num_heads, dropout_p);
+  const int64_t stride = AttentionDropoutStride(kOp, dropout_stride, q.dim(1));
   CheckTensor(kOp, "d_context", d_context, q.dtype(), q.shape());
   CheckTensor(kOp, "context", context, q.dtype(), q.shape());
   CheckTensor(kOp, "logsumexp", logsumexp, DType::kF32, {q.dim(0), num_heads, q.dim(1)});
@@ -77,12 +79,12 @@ AttentionGrads FusedAttentionBackward(const Tensor& d_context, const Tensor& q, 
       kOp, device,
       [&] {
         kernels::cpu::FusedAttentionBackward(d_context, q, k, v, context, logsumexp, key_mask,
-                                             num_heads, dropout_p, dropout_key, &grads.dq,
-                                             &grads.dk, &grads.dv);
+                                             num_heads, dropout_p, dropout_key, stride,
+                                             &grads.dq, &grads.dk, &grads.dv);
       },
       XLMR_CUDA_KERNEL(kernels::cuda::FusedAttentionBackward(
           d_context, q, k, v, context, logsumexp, key_mask, num_heads, dropout_p, dropout_key,
-          &grads.dq, &grads.dk, &grads.dv)));
+          stride, &grads.dq, &grads.dk, &grads.dv)));
   return grads;
 }
 

@@ -19,8 +19,10 @@
 //   context_i    = dt((acc / l) * dropout_scale)      one rounding
 //   logsumexp_i  = m + log(l)                         fp32, saved for the backward
 //
-// z_ij is the dropout mask of ops::Attention, bit for bit: element index ((b * heads + h) * S
-// + i) * S + j of [B, heads, S, S], kept iff DropoutUniform(key, index) >= p, and dropout_scale
+// z_ij is the dropout mask of ops::Attention, bit for bit: element index
+// AttentionDropoutIndex(b * heads + h, stride, i, j) = ((b * heads + h) * stride + i) * stride + j
+// (kernels/common/attention_dropout_index.h; the default stride is S, the flat index into
+// [B, heads, S, S]), kept iff DropoutUniform(key, index) >= p, and dropout_scale
 // = DropoutScale(p) (kernels/common/dropout_scale.h); p = 0 keeps everything (no RNG).
 // So fused and eager attention see the same mask, and a recompute is exact.
 // Padding keys get probability exactly 0. A row whose keys are all padding (a sequence with no
@@ -68,19 +70,19 @@ struct FusedAttentionOutput {
 
 // [in] q, k, v [B,S,H], one dtype f32|f16|bf16, on one device; key_mask [B,S] i32, 1 = real
 // token, 0 = padding; num_heads divides H; dropout_p in [0, 1); dropout_key as for
-// ops::Attention. FusedAttentionSupported(device, dtype, H / num_heads) must hold.
-// Returns new tensors (kActivations).
+// ops::Attention; dropout_stride as for ops::Attention (0: S). FusedAttentionSupported(device,
+// dtype, H / num_heads) must hold. Returns new tensors (kActivations).
 FusedAttentionOutput FusedAttention(const Tensor& q, const Tensor& k, const Tensor& v,
                                     const Tensor& key_mask, int num_heads, float dropout_p,
-                                    const DropoutKey& dropout_key);
+                                    const DropoutKey& dropout_key, int64_t dropout_stride = 0);
 
-// [in] d_context [B,S,H] in q's dtype; q, k, v, key_mask, num_heads, dropout_p and
-// dropout_key exactly as given to the forward; context and logsumexp from it.
+// [in] d_context [B,S,H] in q's dtype; q, k, v, key_mask, num_heads, dropout_p, dropout_key and
+// dropout_stride exactly as given to the forward; context and logsumexp from it.
 AttentionGrads FusedAttentionBackward(const Tensor& d_context, const Tensor& q, const Tensor& k,
                                       const Tensor& v, const Tensor& context,
                                       const Tensor& logsumexp, const Tensor& key_mask,
                                       int num_heads, float dropout_p,
-                                      const DropoutKey& dropout_key);
+                                      const DropoutKey& dropout_key, int64_t dropout_stride = 0);
 
 }  // namespace xlmr::ops
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "framework/tensor/half.h"
+#include "kernels/common/attention_dropout_index.h"
 #include "kernels/common/attention_geometry.h"
 #include "kernels/cpu/dropout.h"
 #include "kernels/cpu/dropout_uniforms.h"
@@ -31,23 +32,27 @@ std::vector<float> KeyBiasRow(const Tensor& key_mask, int64_t b, int64_t seq) {
 }
 
 // Attention dropout on one head's [S,S] probabilities, with the rule of ops::Dropout: element
-// index = flat index into [B,heads,S,S], kept iff DropoutUniform >= p, kept values multiplied
-// by DropoutScale(p) in fp32. Regenerated identically in backward; nothing is stored.
+// (i, j) of pair (b, h) has index AttentionDropoutIndex(b * heads + h, stride, i, j)
+// (kernels/common/attention_dropout_index.h), kept iff DropoutUniform >= p, kept values
+// multiplied by DropoutScale(p) in fp32. Regenerated identically in backward; nothing is stored.
 class HeadDropout {
  public:
-  HeadDropout(float p, const DropoutKey& key, int64_t block_elements)
+  HeadDropout(float p, const DropoutKey& key, int64_t seq, int64_t stride)
       : p_(p),
         keep_scale_(DropoutScale(p)),
         key_(key),
-        uniforms_(p > 0.0f ? static_cast<size_t>(block_elements) : 0) {}
+        seq_(seq),
+        stride_(stride),
+        uniforms_(p > 0.0f ? static_cast<size_t>(seq) : 0) {}
 
-  // values[i] = keep(first + i) ? values[i] * (1/(1-p)) : 0 for the block starting at `first`.
-  void ApplyInPlace(int64_t first, float* values) {
+  // values[i * S + j] = keep(pair, i, j) ? values[i * S + j] * (1/(1-p)) : 0.
+  void ApplyInPlace(int64_t pair, float* values) {
     if (p_ == 0.0f) return;
-    const int64_t count = static_cast<int64_t>(uniforms_.size());
-    DropoutUniformsVectorized(key_, first, count, uniforms_.data());
-    for (int64_t i = 0; i < count; ++i) {
-      values[i] = uniforms_[i] >= p_ ? values[i] * keep_scale_ : 0.0f;
+    for (int64_t i = 0; i < seq_; ++i) {
+      DropoutUniformsVectorized(key_, AttentionDropoutIndex(pair, stride_, i, 0), seq_,
+                                uniforms_.data());
+      float* row = values + i * seq_;
+      for (int64_t j = 0; j < seq_; ++j) row[j] = uniforms_[j] >= p_ ? row[j] * keep_scale_ : 0.0f;
     }
   }
 
@@ -55,6 +60,8 @@ class HeadDropout {
   float p_;
   float keep_scale_;
   DropoutKey key_;
+  int64_t seq_;
+  int64_t stride_;
   std::vector<float> uniforms_;
 };
 
@@ -89,10 +96,10 @@ void MaskedSoftmaxRows(const float* scores, const std::vector<float>& key_bias, 
 }
 
 // dropped[S,S] = the probabilities as the P*V GEMM reads them: after dropout, in q's dtype.
-void DroppedProbs(const float* probs, int64_t first, DType dtype, int64_t count,
+void DroppedProbs(const float* probs, int64_t pair, DType dtype, int64_t count,
                   HeadDropout* dropout, float* dropped) {
   std::copy(probs, probs + count, dropped);
-  dropout->ApplyInPlace(first, dropped);
+  dropout->ApplyInPlace(pair, dropped);
   RoundAll(dtype, count, dropped);
 }
 
@@ -130,18 +137,18 @@ struct ForwardBuffers {
 
 // Forward of heads [begin, end) of the flat (batch, head) index.
 void ForwardHeads(const AttentionGeometry& g, DType dtype, const Tensor& key_mask, float dropout_p,
-                  const DropoutKey& dropout_key, const ForwardBuffers& buf, int64_t begin,
-                  int64_t end) {
+                  const DropoutKey& dropout_key, int64_t dropout_stride,
+                  const ForwardBuffers& buf, int64_t begin, int64_t end) {
   const int64_t block = g.seq * g.seq;
   std::vector<float> scores(static_cast<size_t>(block)), dropped(static_cast<size_t>(block));
-  HeadDropout dropout(dropout_p, dropout_key, block);
+  HeadDropout dropout(dropout_p, dropout_key, g.seq, dropout_stride);
   for (int64_t pair = begin; pair < end; ++pair) {
     const int64_t b = pair / g.heads, h = pair % g.heads;
     const int64_t head = g.HeadOffset(b, h);
     float* head_probs = buf.probs + g.ProbsOffset(b, h);
     HeadScores(buf.q + head, buf.k + head, g, SoftmaxScale(g), dtype, scores.data());
     MaskedSoftmaxRows(scores.data(), KeyBiasRow(key_mask, b, g.seq), g.seq, head_probs);
-    DroppedProbs(head_probs, g.ProbsOffset(b, h), dtype, block, &dropout, dropped.data());
+    DroppedProbs(head_probs, pair, dtype, block, &dropout, dropped.data());
     // context_h[S, d] = dropped[S, S] * v_h[S, d], accumulated in fp32.
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, g.seq, g.head_dim, g.seq, 1.0f,
                 dropped.data(), g.seq, buf.v + head, g.hidden, 0.0f, buf.context + head, g.hidden);
@@ -162,18 +169,18 @@ struct BackwardBuffers {
 
 // Backward of heads [begin, end) of the flat (batch, head) index.
 void BackwardHeads(const AttentionGeometry& g, DType dtype, float dropout_p,
-                   const DropoutKey& dropout_key, const BackwardBuffers& buf, int64_t begin,
-                   int64_t end) {
+                   const DropoutKey& dropout_key, int64_t dropout_stride,
+                   const BackwardBuffers& buf, int64_t begin, int64_t end) {
   const float scale = SoftmaxScale(g);
   const int64_t block = g.seq * g.seq;
   std::vector<float> dropped(static_cast<size_t>(block)), d_scores(static_cast<size_t>(block));
-  HeadDropout dropout(dropout_p, dropout_key, block);
+  HeadDropout dropout(dropout_p, dropout_key, g.seq, dropout_stride);
   for (int64_t pair = begin; pair < end; ++pair) {
     const int64_t b = pair / g.heads, h = pair % g.heads;
     const int64_t head = g.HeadOffset(b, h);
     const float* head_probs = buf.probs + g.ProbsOffset(b, h);
     const float* dctx_head = buf.d_context + head;
-    DroppedProbs(head_probs, g.ProbsOffset(b, h), dtype, block, &dropout, dropped.data());
+    DroppedProbs(head_probs, pair, dtype, block, &dropout, dropped.data());
     // d_dropped[S, S] = d_context_h * v_h^T (a GEMM output: rounded to q's dtype).
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, g.seq, g.seq, g.head_dim, 1.0f, dctx_head,
                 g.hidden, buf.v + head, g.hidden, 0.0f, d_scores.data(), g.seq);
@@ -182,7 +189,7 @@ void BackwardHeads(const AttentionGeometry& g, DType dtype, float dropout_p,
     cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, g.seq, g.head_dim, g.seq, 1.0f,
                 dropped.data(), g.seq, dctx_head, g.hidden, 0.0f, buf.dv + head, g.hidden);
     // Through dropout and softmax (fp32), then back into the scores' dtype and the scale.
-    dropout.ApplyInPlace(g.ProbsOffset(b, h), d_scores.data());
+    dropout.ApplyInPlace(pair, d_scores.data());
     SoftmaxBackwardRows(head_probs, g.seq, d_scores.data());
     for (float& d : d_scores) d = StoredAs(dtype, StoredAs(dtype, d) * scale);
     // dq_h = d_scores * k_h;  dk_h = d_scores^T * q_h.
@@ -197,7 +204,7 @@ void BackwardHeads(const AttentionGeometry& g, DType dtype, float dropout_p,
 
 void AttentionForward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& key_mask,
                       int num_heads, float dropout_p, const DropoutKey& dropout_key,
-                      Tensor* context, Tensor* probs) {
+                      int64_t dropout_stride, Tensor* context, Tensor* probs) {
   const AttentionGeometry g = AttentionGeometryOf(q, num_heads);
   const DType dtype = q.dtype();
   *probs = Tensor::Zeros({g.batch, g.heads, g.seq, g.seq}, DType::kF32, Device::kCpu,
@@ -207,14 +214,15 @@ void AttentionForward(const Tensor& q, const Tensor& k, const Tensor& v, const T
   const ForwardBuffers buffers{q32.data<float>(), k32.data<float>(), v32.data<float>(),
                                probs->data<float>(), context32.data<float>()};
   ForEachHeadRange(g, [&](int64_t begin, int64_t end) {
-    ForwardHeads(g, dtype, key_mask, dropout_p, dropout_key, buffers, begin, end);
+    ForwardHeads(g, dtype, key_mask, dropout_p, dropout_key, dropout_stride, buffers, begin, end);
   });
   *context = RoundToDType(context32, dtype);
 }
 
 void AttentionBackward(const Tensor& d_context, const Tensor& q, const Tensor& k, const Tensor& v,
                        const Tensor& probs, int num_heads, float dropout_p,
-                       const DropoutKey& dropout_key, Tensor* dq, Tensor* dk, Tensor* dv) {
+                       const DropoutKey& dropout_key, int64_t dropout_stride, Tensor* dq,
+                       Tensor* dk, Tensor* dv) {
   const AttentionGeometry g = AttentionGeometryOf(q, num_heads);
   const DType dtype = q.dtype();
   Tensor dq32 = F32Result(q.shape(), dtype), dk32 = F32Result(q.shape(), dtype),
@@ -224,7 +232,7 @@ void AttentionBackward(const Tensor& d_context, const Tensor& q, const Tensor& k
                                 probs.data<float>(), dctx32.data<float>(), dq32.data<float>(),
                                 dk32.data<float>(),  dv32.data<float>()};
   ForEachHeadRange(g, [&](int64_t begin, int64_t end) {
-    BackwardHeads(g, dtype, dropout_p, dropout_key, buffers, begin, end);
+    BackwardHeads(g, dtype, dropout_p, dropout_key, dropout_stride, buffers, begin, end);
   });
   *dq = RoundToDType(dq32, dtype);
   *dk = RoundToDType(dk32, dtype);

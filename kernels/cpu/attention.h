@@ -11,6 +11,8 @@
 #ifndef XLMR_KERNELS_CPU_ATTENTION_H_
 #define XLMR_KERNELS_CPU_ATTENTION_H_
 
+#include <cstdint>
+
 #include "framework/random/philox.h"
 #include "framework/tensor/tensor.h"
 
@@ -18,17 +20,19 @@ namespace xlmr::kernels::cpu {
 
 // [in] q, k, v [B,S,H] f32|f16|bf16 (one dtype); key_mask [B,S] i32 (nonzero = real token).
 // [out] context: set to a new [B,S,H] tensor of q's dtype; probs: set to a new [B,heads,S,S]
-// f32 tensor holding the softmax before dropout.
+// f32 tensor holding the softmax before dropout. Dropout's mask index is
+// kernels/common/attention_dropout_index.h's with `dropout_stride` (>= S).
 void AttentionForward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& key_mask,
                       int num_heads, float dropout_p, const DropoutKey& dropout_key,
-                      Tensor* context, Tensor* probs);
+                      int64_t dropout_stride, Tensor* context, Tensor* probs);
 
 // [in] d_context [B,S,H] (q's dtype); q, k, v as in the forward; probs from it (the padding
 // is already in probs as exact zeros, so the key mask is not needed again).
 // [out] dq, dk, dv: set to new [B,S,H] tensors of q's dtype.
 void AttentionBackward(const Tensor& d_context, const Tensor& q, const Tensor& k, const Tensor& v,
                        const Tensor& probs, int num_heads, float dropout_p,
-                       const DropoutKey& dropout_key, Tensor* dq, Tensor* dk, Tensor* dv);
+                       const DropoutKey& dropout_key, int64_t dropout_stride, Tensor* dq,
+                       Tensor* dk, Tensor* dv);
 
 }  // namespace xlmr::kernels::cpu
 

@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "framework/tensor/half.h"
+#include "framework/core/check.h"
+#include "kernels/common/attention_dropout_index.h"
 #include "kernels/common/attention_geometry.h"
 #include "kernels/common/dropout_scale.h"
 #include "kernels/common/fused_attention_tiles.h"
@@ -51,33 +53,83 @@ KeyBiases KeyBiasesOf(const Tensor& key_mask) {
   return out;
 }
 
+// Where each sequence of one call lies: the padded form's sequence b is rows [b S, b S + S) of
+// [B, S, H] with a key mask; the packed (varlen) form's is rows [cu[b], cu[b+1]) of [T, H], all
+// real. The logsumexp of (b, h, i) is at first_row[b] * stat_token_stride + h * stat_head_stride
+// + i: [B, heads, S] for the padded form (strides heads and S), [heads, T] for the packed one
+// (strides 1 and T).
+struct SequenceLayout {
+  std::vector<int64_t> first_row;  // per sequence
+  std::vector<int64_t> length;     // per sequence
+  int64_t max_length = 0;
+  int64_t stat_token_stride = 0;
+  int64_t stat_head_stride = 0;
+  const KeyBiases* keys = nullptr;  // padded form only (null: every key is real)
+};
+
+SequenceLayout PaddedLayout(int64_t batch, int64_t seq, int64_t heads, const KeyBiases* keys) {
+  SequenceLayout layout;
+  for (int64_t b = 0; b < batch; ++b) {
+    layout.first_row.push_back(b * seq);
+    layout.length.push_back(seq);
+  }
+  layout.max_length = seq;
+  layout.stat_token_stride = heads;
+  layout.stat_head_stride = seq;
+  layout.keys = keys;
+  return layout;
+}
+
+SequenceLayout PackedLayout(const Tensor& cu_seqlens, int64_t max_seqlen, int64_t tokens) {
+  SequenceLayout layout;
+  const int32_t* cu = cu_seqlens.data<int32_t>();
+  for (int64_t b = 0; b + 1 < cu_seqlens.numel(); ++b) {
+    layout.first_row.push_back(cu[b]);
+    layout.length.push_back(int64_t{cu[b + 1]} - cu[b]);
+  }
+  layout.max_length = max_seqlen;
+  layout.stat_token_stride = 1;
+  layout.stat_head_stride = tokens;
+  return layout;
+}
+
 // The operands every tile of one call reads, as f32 views, and what is constant across tiles.
 struct Operands {
-  AttentionGeometry g;
+  const SequenceLayout* layout;
+  int64_t heads, head_dim, hidden;
   DType dtype;  // q's: where the contract rounds to dt
   const float* q;
   const float* k;
   const float* v;
-  const KeyBiases* keys;
   float softmax_scale;    // 1/sqrt(head_dim)
   float dropout_p;
   float dropout_scale;
   DropoutKey dropout_key;
+  int64_t dropout_stride;  // kernels/common/attention_dropout_index.h
   int64_t query_tile = kQueryTile;
 
-  int64_t QueryTiles() const { return (g.seq + query_tile - 1) / query_tile; }
+  int64_t batch() const { return static_cast<int64_t>(layout->first_row.size()); }
+  int64_t QueryTiles() const { return (layout->max_length + query_tile - 1) / query_tile; }
 };
 
-// One (batch, head) pair's place in the tensors.
+// One (sequence b, head h) pair's place in the tensors.
 struct Head {
   int64_t b, h;
-  int64_t offset;      // of its first column in [B,S,H]
-  int64_t rows_first;  // of its first row in [B,heads,S] (logsumexp) and in the mask's index
+  int64_t pair;        // b * heads + h: the dropout index's
+  int64_t offset;      // of its first column in [B,S,H] or [T,H]
+  int64_t seq;         // its sequence's length
+  int64_t rows_first;  // of its first row in the logsumexp
 };
 
 Head HeadOf(const Operands& op, int64_t pair) {
-  const int64_t b = pair / op.g.heads, h = pair % op.g.heads;
-  return {b, h, op.g.HeadOffset(b, h), pair * op.g.seq};
+  const int64_t b = pair / op.heads, h = pair % op.heads;
+  const SequenceLayout& l = *op.layout;
+  return {b,
+          h,
+          pair,
+          l.first_row[b] * op.hidden + h * op.head_dim,
+          l.length[b],
+          l.first_row[b] * l.stat_token_stride + h * l.stat_head_stride};
 }
 
 // A rows x cols tile: query rows [i0, i0 + rows), key columns [j0, j0 + cols).
@@ -87,25 +139,31 @@ struct Tile {
 
 // scores[r, c] = fp32(q_{i0+r} . k_{j0+c}) * softmax_scale + key_bias (row-major, ld cols).
 void TileScores(const Operands& op, const Head& head, const Tile& t, float* scores) {
-  const int64_t hidden = op.g.hidden;
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, t.rows, t.cols, op.g.head_dim, 1.0f,
+  const int64_t hidden = op.hidden;
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, t.rows, t.cols, op.head_dim, 1.0f,
               op.q + head.offset + t.i0 * hidden, hidden, op.k + head.offset + t.j0 * hidden,
               hidden, 0.0f, scores, t.cols);
-  if (op.keys->all_padding[head.b]) {
+  const KeyBiases* keys = op.layout->keys;
+  if (keys == nullptr) {  // packed: every key of the sequence is real (bias 0)
+    for (int64_t i = 0; i < t.rows * t.cols; ++i) scores[i] = scores[i] * op.softmax_scale + 0.0f;
+    return;
+  }
+  if (keys->all_padding[head.b]) {
     std::fill(scores, scores + t.rows * t.cols, 0.0f);
     return;
   }
-  const float* bias = op.keys->bias.data() + head.b * op.g.seq + t.j0;
+  const float* bias = keys->bias.data() + head.b * head.seq + t.j0;
   for (int64_t r = 0; r < t.rows; ++r) {
     float* row = scores + r * t.cols;
     for (int64_t c = 0; c < t.cols; ++c) row[c] = row[c] * op.softmax_scale + bias[c];
   }
 }
 
-// The dropout uniforms of row r of the tile (mask element index = row * S + key).
+// The dropout uniforms of row r of the tile (kernels/common/attention_dropout_index.h).
 void TileRowUniforms(const Operands& op, const Head& head, const Tile& t, int64_t r, float* out) {
-  DropoutUniformsVectorized(op.dropout_key, (head.rows_first + t.i0 + r) * op.g.seq + t.j0, t.cols,
-                            out);
+  DropoutUniformsVectorized(
+      op.dropout_key, AttentionDropoutIndex(head.pair, op.dropout_stride, t.i0 + r, t.j0), t.cols,
+      out);
 }
 
 // Per-thread state of one query tile's forward: the online softmax's running max and sum per
@@ -142,8 +200,8 @@ void UpdateRow(const Operands& op, const Head& head, const Tile& t, int64_t r,
   }
   st.running_sum[r] = st.running_sum[r] * alpha + tile_sum;
   st.running_max[r] = new_max;
-  float* acc = st.acc.data() + r * op.g.head_dim;
-  for (int64_t d = 0; d < op.g.head_dim; ++d) acc[d] *= alpha;
+  float* acc = st.acc.data() + r * op.head_dim;
+  for (int64_t d = 0; d < op.head_dim; ++d) acc[d] *= alpha;
   if (op.dropout_p > 0.0f) {
     TileRowUniforms(op, head, t, r, st.uniforms.data());
     for (int64_t c = 0; c < t.cols; ++c) {
@@ -153,16 +211,18 @@ void UpdateRow(const Operands& op, const Head& head, const Tile& t, int64_t r,
   for (int64_t c = 0; c < t.cols; ++c) row[c] = StoredAs(op.dtype, row[c]);
 }
 
-// Forward of query tile `query_tile_index` of head `pair`: context rows and their logsumexp.
+// Forward of query tile `query_tile_index` of head `pair`: context rows and their logsumexp
+// (nothing for a tile past its sequence's end, which a shorter packed sequence has).
 void ForwardQueryTile(const Operands& op, int64_t pair, int64_t query_tile_index,
                       ForwardTileState& st, float* context, float* logsumexp) {
   const Head head = HeadOf(op, pair);
   const int64_t i0 = query_tile_index * op.query_tile;
-  const int64_t rows = std::min(op.query_tile, op.g.seq - i0);
-  const int64_t hidden = op.g.hidden, head_dim = op.g.head_dim;
+  if (i0 >= head.seq) return;
+  const int64_t rows = std::min(op.query_tile, head.seq - i0);
+  const int64_t hidden = op.hidden, head_dim = op.head_dim;
   st.Reset();
-  for (int64_t j0 = 0; j0 < op.g.seq; j0 += kKeyTile) {
-    const Tile t{i0, rows, j0, std::min(kKeyTile, op.g.seq - j0)};
+  for (int64_t j0 = 0; j0 < head.seq; j0 += kKeyTile) {
+    const Tile t{i0, rows, j0, std::min(kKeyTile, head.seq - j0)};
     TileScores(op, head, t, st.scores.data());
     for (int64_t r = 0; r < rows; ++r) UpdateRow(op, head, t, r, st);
     // acc += dt(P) v_tile, fp32 accumulation.
@@ -205,9 +265,9 @@ struct BackwardScratch {
 void RowDots(const Operands& op, const Head& head, const BackwardBuffers& buf, int64_t i0,
              int64_t rows, float* row_dot) {
   for (int64_t r = 0; r < rows; ++r) {
-    const int64_t at = head.offset + (i0 + r) * op.g.hidden;
+    const int64_t at = head.offset + (i0 + r) * op.hidden;
     float dot = 0.0f;
-    for (int64_t d = 0; d < op.g.head_dim; ++d) dot += buf.d_context[at + d] * buf.context[at + d];
+    for (int64_t d = 0; d < op.head_dim; ++d) dot += buf.d_context[at + d] * buf.context[at + d];
     row_dot[r] = dot;
   }
 }
@@ -238,13 +298,13 @@ void TileSoftmaxBackward(const Operands& op, const Head& head, const BackwardBuf
 void BackwardHead(const Operands& op, const BackwardBuffers& buf, int64_t pair,
                   BackwardScratch& s) {
   const Head head = HeadOf(op, pair);
-  const int64_t hidden = op.g.hidden, head_dim = op.g.head_dim;
-  for (int64_t i0 = 0; i0 < op.g.seq; i0 += op.query_tile) {
-    const int64_t rows = std::min(op.query_tile, op.g.seq - i0);
+  const int64_t hidden = op.hidden, head_dim = op.head_dim;
+  for (int64_t i0 = 0; i0 < head.seq; i0 += op.query_tile) {
+    const int64_t rows = std::min(op.query_tile, head.seq - i0);
     const int64_t q_rows = head.offset + i0 * hidden;
     RowDots(op, head, buf, i0, rows, s.row_dot.data());
-    for (int64_t j0 = 0; j0 < op.g.seq; j0 += kKeyTile) {
-      const Tile t{i0, rows, j0, std::min(kKeyTile, op.g.seq - j0)};
+    for (int64_t j0 = 0; j0 < head.seq; j0 += kKeyTile) {
+      const Tile t{i0, rows, j0, std::min(kKeyTile, head.seq - j0)};
       const int64_t k_rows = head.offset + j0 * hidden;
       TileScores(op, head, t, s.probs.data());
       // d_probs = dcontext_tile v_tile^T (the gradient of the dropped, scaled probabilities).
@@ -263,7 +323,7 @@ void BackwardHead(const Operands& op, const BackwardBuffers& buf, int64_t pair,
     }
   }
   // The softmax scale, applied once to the fp32 sums (the contract's dq, dk).
-  for (int64_t i = 0; i < op.g.seq; ++i) {
+  for (int64_t i = 0; i < head.seq; ++i) {
     float* dq = buf.dq + head.offset + i * hidden;
     float* dk = buf.dk + head.offset + i * hidden;
     for (int64_t d = 0; d < head_dim; ++d) {
@@ -274,41 +334,48 @@ void BackwardHead(const Operands& op, const BackwardBuffers& buf, int64_t pair,
 }
 
 Operands MakeOperands(const Tensor& q32, const Tensor& k32, const Tensor& v32, DType dtype,
-                      const KeyBiases& keys, int num_heads, float dropout_p,
-                      const DropoutKey& dropout_key) {
-  const AttentionGeometry g = AttentionGeometryOf(q32, num_heads);
-  return Operands{g,
+                      const SequenceLayout& layout, int num_heads, float dropout_p,
+                      const DropoutKey& dropout_key, int64_t dropout_stride) {
+  const int64_t hidden = q32.dim(q32.rank() - 1), head_dim = hidden / num_heads;
+  const int64_t batch = static_cast<int64_t>(layout.first_row.size());
+  if (dropout_p > 0.0f) {
+    XLMR_CHECK(layout.max_length <= dropout_stride &&
+               AttentionDropoutElements(batch, num_heads, dropout_stride) <= kMaxDropoutElements)
+        << "fused attention dropout: stride " << dropout_stride << " for sequences of up to "
+        << layout.max_length << " tokens, " << batch << " x " << num_heads << " heads";
+  }
+  return Operands{&layout,
+                  num_heads,
+                  head_dim,
+                  hidden,
                   dtype,
                   q32.data<float>(),
                   k32.data<float>(),
                   v32.data<float>(),
-                  &keys,
-                  static_cast<float>(1.0 / std::sqrt(static_cast<double>(g.head_dim))),
+                  static_cast<float>(1.0 / std::sqrt(static_cast<double>(head_dim))),
                   dropout_p,
                   DropoutScale(dropout_p),
-                  dropout_key};
+                  dropout_key,
+                  dropout_stride};
 }
 
-}  // namespace
-
-void FusedAttentionForward(const Tensor& q, const Tensor& k, const Tensor& v,
-                           const Tensor& key_mask, int num_heads, float dropout_p,
-                           const DropoutKey& dropout_key, Tensor* context, Tensor* logsumexp) {
+// The forward of either form: context (q's shape) and logsumexp (`lse_shape`, every row of
+// every sequence written by its query tile; a packed call's rows all belong to a sequence).
+void Forward(const Tensor& q, const Tensor& k, const Tensor& v, const SequenceLayout& layout,
+             const Shape& lse_shape, int num_heads, float dropout_p, const DropoutKey& dropout_key,
+             int64_t dropout_stride, Tensor* context, Tensor* logsumexp) {
   const DType dtype = q.dtype();
   const Tensor q32 = AsF32(q), k32 = AsF32(k), v32 = AsF32(v);
-  const KeyBiases keys = KeyBiasesOf(key_mask);
   const Operands op =
-      MakeOperands(q32, k32, v32, dtype, keys, num_heads, dropout_p, dropout_key);
-  // Every row of every head is written by its query tile.
+      MakeOperands(q32, k32, v32, dtype, layout, num_heads, dropout_p, dropout_key, dropout_stride);
   Tensor context32 = F32Output(q.shape(), dtype);
-  *logsumexp = Tensor::Empty({op.g.batch, op.g.heads, op.g.seq}, DType::kF32, Device::kCpu,
-                             MemoryCategory::kActivations);
+  *logsumexp = Tensor::Empty(lse_shape, DType::kF32, Device::kCpu, MemoryCategory::kActivations);
   float* context_out = context32.data<float>();
   float* lse_out = logsumexp->data<float>();
   const int64_t query_tiles = op.QueryTiles();
-  // (batch, head, query tile) triples are independent: each writes its own rows.
-  ParallelFor(op.g.batch * op.g.heads * query_tiles, 1, [&](int64_t begin, int64_t end) {
-    ForwardTileState state(op.query_tile, op.g.head_dim);
+  // (sequence, head, query tile) triples are independent: each writes its own rows.
+  ParallelFor(op.batch() * op.heads * query_tiles, 1, [&](int64_t begin, int64_t end) {
+    ForwardTileState state(op.query_tile, op.head_dim);
     for (int64_t item = begin; item < end; ++item) {
       ForwardQueryTile(op, item / query_tiles, item % query_tiles, state, context_out, lse_out);
     }
@@ -316,29 +383,75 @@ void FusedAttentionForward(const Tensor& q, const Tensor& k, const Tensor& v,
   *context = RoundToDType(context32, dtype);
 }
 
-void FusedAttentionBackward(const Tensor& d_context, const Tensor& q, const Tensor& k,
-                            const Tensor& v, const Tensor& context, const Tensor& logsumexp,
-                            const Tensor& key_mask, int num_heads, float dropout_p,
-                            const DropoutKey& dropout_key, Tensor* dq, Tensor* dk, Tensor* dv) {
+// The backward of either form.
+void Backward(const Tensor& d_context, const Tensor& q, const Tensor& k, const Tensor& v,
+              const Tensor& context, const Tensor& logsumexp, const SequenceLayout& layout,
+              int num_heads, float dropout_p, const DropoutKey& dropout_key,
+              int64_t dropout_stride, Tensor* dq, Tensor* dk, Tensor* dv) {
   const DType dtype = q.dtype();
   const Tensor q32 = AsF32(q), k32 = AsF32(k), v32 = AsF32(v);
   const Tensor context32 = AsF32(context), dcontext32 = AsF32(d_context);
-  const KeyBiases keys = KeyBiasesOf(key_mask);
   const Operands op =
-      MakeOperands(q32, k32, v32, dtype, keys, num_heads, dropout_p, dropout_key);
+      MakeOperands(q32, k32, v32, dtype, layout, num_heads, dropout_p, dropout_key, dropout_stride);
+  // Zeroed: a packed call's rows all belong to a sequence, but a padded one's are all written
+  // by accumulation.
   Tensor dq32 = F32Result(q.shape(), dtype), dk32 = F32Result(q.shape(), dtype),
          dv32 = F32Result(q.shape(), dtype);
   const BackwardBuffers buffers{context32.data<float>(), dcontext32.data<float>(),
                                 logsumexp.data<float>(), dq32.data<float>(),
                                 dk32.data<float>(),      dv32.data<float>()};
-  // (batch, head) pairs are independent: each accumulates only its own columns.
-  ParallelFor(op.g.batch * op.g.heads, 1, [&](int64_t begin, int64_t end) {
+  // (sequence, head) pairs are independent: each accumulates only its own rows and columns.
+  ParallelFor(op.batch() * op.heads, 1, [&](int64_t begin, int64_t end) {
     BackwardScratch scratch(op.query_tile);
     for (int64_t pair = begin; pair < end; ++pair) BackwardHead(op, buffers, pair, scratch);
   });
   *dq = RoundToDType(dq32, dtype);
   *dk = RoundToDType(dk32, dtype);
   *dv = RoundToDType(dv32, dtype);
+}
+
+}  // namespace
+
+void FusedAttentionForward(const Tensor& q, const Tensor& k, const Tensor& v,
+                           const Tensor& key_mask, int num_heads, float dropout_p,
+                           const DropoutKey& dropout_key, int64_t dropout_stride, Tensor* context,
+                           Tensor* logsumexp) {
+  const KeyBiases keys = KeyBiasesOf(key_mask);
+  const int64_t batch = q.dim(0), seq = q.dim(1);
+  const SequenceLayout layout = PaddedLayout(batch, seq, num_heads, &keys);
+  Forward(q, k, v, layout, {batch, num_heads, seq}, num_heads, dropout_p, dropout_key,
+          dropout_stride, context, logsumexp);
+}
+
+void FusedAttentionBackward(const Tensor& d_context, const Tensor& q, const Tensor& k,
+                            const Tensor& v, const Tensor& context, const Tensor& logsumexp,
+                            const Tensor& key_mask, int num_heads, float dropout_p,
+                            const DropoutKey& dropout_key, int64_t dropout_stride, Tensor* dq,
+                            Tensor* dk, Tensor* dv) {
+  const KeyBiases keys = KeyBiasesOf(key_mask);
+  const SequenceLayout layout = PaddedLayout(q.dim(0), q.dim(1), num_heads, &keys);
+  Backward(d_context, q, k, v, context, logsumexp, layout, num_heads, dropout_p, dropout_key,
+           dropout_stride, dq, dk, dv);
+}
+
+void VarlenFusedAttentionForward(const Tensor& q, const Tensor& k, const Tensor& v,
+                                 const Tensor& cu_seqlens, int64_t max_seqlen, int num_heads,
+                                 float dropout_p, const DropoutKey& dropout_key,
+                                 int64_t dropout_stride, Tensor* context, Tensor* logsumexp) {
+  const int64_t tokens = q.dim(0);
+  const SequenceLayout layout = PackedLayout(cu_seqlens, max_seqlen, tokens);
+  Forward(q, k, v, layout, {num_heads, tokens}, num_heads, dropout_p, dropout_key,
+          dropout_stride, context, logsumexp);
+}
+
+void VarlenFusedAttentionBackward(const Tensor& d_context, const Tensor& q, const Tensor& k,
+                                  const Tensor& v, const Tensor& context, const Tensor& logsumexp,
+                                  const Tensor& cu_seqlens, int64_t max_seqlen, int num_heads,
+                                  float dropout_p, const DropoutKey& dropout_key,
+                                  int64_t dropout_stride, Tensor* dq, Tensor* dk, Tensor* dv) {
+  const SequenceLayout layout = PackedLayout(cu_seqlens, max_seqlen, q.dim(0));
+  Backward(d_context, q, k, v, context, logsumexp, layout, num_heads, dropout_p, dropout_key,
+           dropout_stride, dq, dk, dv);
 }
 
 }  // namespace xlmr::kernels::cpu

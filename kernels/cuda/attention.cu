@@ -11,6 +11,7 @@
 #include "framework/core/check.h"
 #include "framework/random/philox.h"
 #include "kernels/common/attention_geometry.h"
+#include "kernels/common/attention_dropout_index.h"
 #include "kernels/common/dropout_scale.h"
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/device_context.h"
@@ -33,13 +34,25 @@ struct AttentionDropout {
   float p = 0.0f;           // 0: no dropout (the mask is never generated)
   float keep_scale = 1.0f;  // DropoutScale(p): 1 / (1 - p) rounded to fp32
   DropoutSite site{};       // the Philox key and upper counter words of the DropoutKey
+  int64_t seq = 1;          // S
+  int64_t stride = 1;       // the mask index's (kernels/common/attention_dropout_index.h)
+
+  // The mask index of key 0 of score row `row` (= pair * S + i) of [B, heads, S, S].
+  __device__ __forceinline__ int64_t RowFirst(int64_t row) const {
+    return AttentionDropoutIndex(row / seq, stride, row % seq, 0);
+  }
 };
 
-AttentionDropout MakeDropout(float p, const DropoutKey& key, int64_t elements) {
+AttentionDropout MakeDropout(float p, const DropoutKey& key, const AttentionGeometry& g,
+                             int64_t stride) {
   AttentionDropout dropout;
   if (p == 0.0f) return dropout;
-  XLMR_CHECK(elements <= kMaxDropoutElements)
-      << "attention dropout over " << elements << " elements exceeds the Philox counter";
+  const int64_t elements = AttentionDropoutElements(g.batch, g.heads, stride);
+  XLMR_CHECK(stride >= g.seq && elements <= kMaxDropoutElements)
+      << "attention dropout over " << elements << " elements (stride " << stride
+      << ") exceeds the Philox counter or is shorter than S = " << g.seq;
+  dropout.seq = g.seq;
+  dropout.stride = stride;
   dropout.p = p;
   dropout.keep_scale = DropoutScale(p);
   dropout.site = DropoutSiteOf(key);  // also checks the layer/op ranges
@@ -63,9 +76,9 @@ __device__ __forceinline__ float Dropped(const AttentionDropout& dropout, float 
   return kept ? __fmul_rn(value, dropout.keep_scale) : 0.0f;
 }
 
-// Calls visit(j, kept) for every key j of the score row whose first element is flat element
-// `first` of [B, heads, S, S], with the dropout decision for element first + j. Each thread
-// takes whole Philox blocks (4 consecutive flat elements; a row need not start at a multiple of
+// Calls visit(j, kept) for every key j of the score row whose key 0 has mask index `first`
+// (AttentionDropout::RowFirst), with the dropout decision for mask element first + j. Each thread
+// takes whole Philox blocks (4 consecutive mask elements; a row need not start at a multiple of
 // 4), so one Philox call serves four elements, and every key is visited by exactly one thread:
 // the same thread on every call for the same row (in-place updates need no synchronisation).
 template <typename Visit>
@@ -138,7 +151,7 @@ __global__ void MaskedSoftmaxKernel(float* probs, T* dropped, const int32_t* key
   }
   // Its __syncthreads also ends every read of the loops above before the writes below.
   sum = RowReduce<kRowWarps>(sum, SumOp(), shared);
-  ForEachKeyOfRow(dropout, first, seq, [&](int64_t j, bool kept) {
+  ForEachKeyOfRow(dropout, dropout.RowFirst(row), seq, [&](int64_t j, bool kept) {
     const float prob = expf(BiasedScore<T>(scores[j], scale, mask[j]) - row_max) / sum;
     scores[j] = prob;
     if (dropped != nullptr) dropped[first + j] = FromFloat<T>(Dropped(dropout, prob, kept));
@@ -154,26 +167,38 @@ template <typename T>
 __global__ void SoftmaxBackwardKernel(const float* __restrict__ probs, T* grads, int64_t seq,
                                       float scale, AttentionDropout dropout) {
   __shared__ float shared[kRowWarps];
-  const int64_t first = static_cast<int64_t>(blockIdx.x) * seq;
+  const int64_t row = blockIdx.x;
+  const int64_t first = row * seq;
+  const int64_t mask_first = dropout.RowFirst(row);
   const float* row_probs = probs + first;
   T* row_grads = grads + first;
   float dot = 0.0f;
-  ForEachKeyOfRow(dropout, first, seq, [&](int64_t j, bool kept) {
+  ForEachKeyOfRow(dropout, mask_first, seq, [&](int64_t j, bool kept) {
     dot += Dropped(dropout, ToFloat(row_grads[j]), kept) * row_probs[j];
   });
   dot = RowReduce<kRowWarps>(dot, SumOp(), shared);
-  ForEachKeyOfRow(dropout, first, seq, [&](int64_t j, bool kept) {
+  ForEachKeyOfRow(dropout, mask_first, seq, [&](int64_t j, bool kept) {
     const float d_probs = Dropped(dropout, ToFloat(row_grads[j]), kept);
     const float ds = __fmul_rn(row_probs[j], __fsub_rn(d_probs, dot));
     row_grads[j] = FromFloat<T>(__fmul_rn(StoredAs<T>(ds), scale));
   });
 }
 
-// dropped[i] = dropout(probs[i]) rounded to T, for the flat [B,heads,S,S] index i; one thread
-// per Philox block of four elements, grid stride.
+// dropped[i] = dropout(probs[i]) rounded to T, for the flat [B,heads,S,S] index i. With the
+// stride S the mask index is i itself: one thread per Philox block of four elements, grid
+// stride. With a longer stride a row's mask elements are not next to the following row's, so
+// each thread takes one element and its own Philox call.
 template <typename T>
 __global__ void DropoutCastKernel(const float* __restrict__ probs, T* __restrict__ dropped,
                                   int64_t count, AttentionDropout dropout) {
+  if (dropout.stride != dropout.seq) {
+    for (int64_t i = GridStrideBegin(); i < count; i += GridStride()) {
+      const int64_t index = dropout.RowFirst(i / dropout.seq) + i % dropout.seq;
+      const unsigned kept = KeptLanes(dropout, index / 4);
+      dropped[i] = FromFloat<T>(Dropped(dropout, probs[i], ((kept >> (index % 4)) & 1u) != 0));
+    }
+    return;
+  }
   const int64_t blocks = (count + 3) / 4;
   for (int64_t block = GridStrideBegin(); block < blocks; block += GridStride()) {
     const unsigned kept = KeptLanes(dropout, block);
@@ -349,7 +374,7 @@ Tensor DroppedProbs(const Tensor& probs, DType dtype, const AttentionDropout& dr
   // The kernel stores every element, dropped ones as an explicit 0.
   Tensor dropped = Tensor::Empty(probs.shape(), dtype, Device::kCuda, MemoryCategory::kWorkspace);
   const int64_t count = probs.numel();
-  const int grid = GridStrideBlocks((count + 3) / 4);
+  const int grid = GridStrideBlocks(dropout.stride == dropout.seq ? (count + 3) / 4 : count);
   if (dtype == DType::kF16) {
     DropoutCastKernel<__half><<<grid, kThreadsPerBlock, 0, ComputeStream()>>>(
         probs.data<float>(), static_cast<__half*>(dropped.raw_data()), count, dropout);
@@ -376,7 +401,7 @@ Tensor NewActivation(const Shape& shape, DType dtype) {
 // reused only after that GEMM, and at most two copies are alive at any time.
 void AttentionForward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& key_mask,
                       int num_heads, float dropout_p, const DropoutKey& dropout_key,
-                      Tensor* context, Tensor* probs) {
+                      int64_t dropout_stride, Tensor* context, Tensor* probs) {
   const AttentionGeometry g = AttentionGeometryOf(q, num_heads);
   const DType dtype = q.dtype();
   // Empty: written whole by the q k^T GEMM (beta = 0) below, then rewritten in place by the
@@ -387,7 +412,7 @@ void AttentionForward(const Tensor& q, const Tensor& k, const Tensor& v, const T
     *context = NewActivation(q.shape(), dtype);
     return;
   }
-  const AttentionDropout dropout = MakeDropout(dropout_p, dropout_key, g.probs_elements());
+  const AttentionDropout dropout = MakeDropout(dropout_p, dropout_key, g, dropout_stride);
   // The raw q_h k_h^T in f32, straight into probs (the softmax rounds and scales it in place).
   ScoresFromHeads(SplitHeads(q, g), SplitHeads(k, g), g, probs);
   Tensor dropped = DroppedIsProbs(dtype, dropout) ? *probs : NewScores(g, dtype);
@@ -403,7 +428,8 @@ void AttentionForward(const Tensor& q, const Tensor& k, const Tensor& v, const T
 
 void AttentionBackward(const Tensor& d_context, const Tensor& q, const Tensor& k, const Tensor& v,
                        const Tensor& probs, int num_heads, float dropout_p,
-                       const DropoutKey& dropout_key, Tensor* dq, Tensor* dk, Tensor* dv) {
+                       const DropoutKey& dropout_key, int64_t dropout_stride, Tensor* dq,
+                       Tensor* dk, Tensor* dv) {
   const AttentionGeometry g = AttentionGeometryOf(q, num_heads);
   const DType dtype = q.dtype();
   if (g.rows() == 0) {  // an empty grid is a launch error
@@ -412,7 +438,7 @@ void AttentionBackward(const Tensor& d_context, const Tensor& q, const Tensor& k
     *dv = NewActivation(q.shape(), dtype);
     return;
   }
-  const AttentionDropout dropout = MakeDropout(dropout_p, dropout_key, g.probs_elements());
+  const AttentionDropout dropout = MakeDropout(dropout_p, dropout_key, g, dropout_stride);
   // Holds d_dropped = d_context_h v_h^T (rounded once to q's dtype) until the softmax backward
   // turns it into d_scores in place.
   Tensor d_scores = NewScores(g, dtype);

@@ -12,8 +12,9 @@
 // 2 in the forward (q k^T, P v), 4 in the backward (d_context v^T, P^T d_context, dS k,
 // dS^T q). Results are copied back to [B, S, H]. One fused kernel per row of scores does the
 // elementwise steps between them (scale and its roundings, key bias, softmax, dropout, cast).
-// The dropout mask is the Philox mask of framework/random/philox.h, element index = flat index
-// into [B, heads, S, S]: bit for bit the CPU mask. Results differ from the CPU backend only by
+// The dropout mask is the Philox mask of framework/random/philox.h, element index
+// kernels/common/attention_dropout_index.h's with `dropout_stride` (>= S; with S: the flat index
+// into [B, heads, S, S]): bit for bit the CPU mask. Results differ from the CPU backend only by
 // the GEMMs' and the softmax reductions' summation order.
 //
 // Workspace (MemoryCategory::kWorkspace), beyond the results: at most two head-major copies
@@ -26,6 +27,8 @@
 #ifndef XLMR_KERNELS_CUDA_ATTENTION_H_
 #define XLMR_KERNELS_CUDA_ATTENTION_H_
 
+#include <cstdint>
+
 #include "framework/random/philox.h"
 #include "framework/tensor/tensor.h"
 
@@ -37,14 +40,15 @@ namespace xlmr::kernels::cuda {
 // f32 tensor holding the softmax before dropout (padding keys exactly 0).
 void AttentionForward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& key_mask,
                       int num_heads, float dropout_p, const DropoutKey& dropout_key,
-                      Tensor* context, Tensor* probs);
+                      int64_t dropout_stride, Tensor* context, Tensor* probs);
 
 // [in] d_context [B,S,H] (q's dtype); q, k, v as in the forward; probs from it (the padding
 // is already in probs as exact zeros, so the key mask is not needed again).
 // [out] dq, dk, dv: set to new [B,S,H] tensors of q's dtype.
 void AttentionBackward(const Tensor& d_context, const Tensor& q, const Tensor& k, const Tensor& v,
                        const Tensor& probs, int num_heads, float dropout_p,
-                       const DropoutKey& dropout_key, Tensor* dq, Tensor* dk, Tensor* dv);
+                       const DropoutKey& dropout_key, int64_t dropout_stride, Tensor* dq,
+                       Tensor* dk, Tensor* dv);
 
 }  // namespace xlmr::kernels::cuda
 

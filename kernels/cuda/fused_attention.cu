@@ -18,6 +18,7 @@
 
 #include "framework/core/check.h"
 #include "framework/random/philox.h"
+#include "kernels/common/attention_dropout_index.h"
 #include "kernels/common/attention_geometry.h"
 #include "kernels/common/dropout_scale.h"
 #include "kernels/cuda/cuda_check.h"
@@ -57,7 +58,7 @@ __device__ __forceinline__ float2 LoadPair(const __half* p) {
 constexpr int kRowDotThreads = 256;
 constexpr int kRowDotWarps = kRowDotThreads / 32;
 
-// One warp per (pair bh, row i), grid-stride over the B * heads * S rows; lane l multiplies
+// One warp per row of D (padded: [B, heads, S]; packed: [heads, T]), grid stride; lane l multiplies
 // dimensions 2l and 2l + 1 (f16 x f16 products are exact in fp32), the warp sums.
 template <typename T>
 __global__ void __launch_bounds__(kRowDotThreads)
@@ -67,9 +68,7 @@ __global__ void __launch_bounds__(kRowDotThreads)
   const int64_t warps = static_cast<int64_t>(gridDim.x) * kRowDotWarps;
   for (int64_t row = static_cast<int64_t>(blockIdx.x) * kRowDotWarps + threadIdx.x / 32;
        row < rows; row += warps) {
-    const int bh = static_cast<int>(row / problem.seq);
-    const int64_t i = row % problem.seq;
-    const int64_t offset = problem.HeadOffset(bh) + i * problem.hidden + 2 * lane;
+    const int64_t offset = problem.StatRowOffset(row) + 2 * lane;
     const float2 dc = LoadPair(d_context + offset);
     const float2 c = LoadPair(context + offset);
     float sum = __fadd_rn(__fmul_rn(dc.x, c.x), __fmul_rn(dc.y, c.y));
@@ -80,20 +79,24 @@ __global__ void __launch_bounds__(kRowDotThreads)
 
 // ---- host side ----
 
-FusedAttentionProblem MakeProblem(const AttentionGeometry& g, const Tensor& key_mask,
-                                  float dropout_p, const DropoutKey& dropout_key) {
-  XLMR_CHECK(g.head_dim == kHead) << "fused attention: CUDA kernels need head_dim " << kHead
-                                  << ", got " << g.head_dim;
+// The problem of either form: `batch` sequences of up to `max_seq` tokens; key_mask (padded) or
+// cu_seqlens (packed, on the device) set by the caller.
+FusedAttentionProblem MakeProblem(int64_t batch, int64_t max_seq, int64_t hidden, int64_t heads,
+                                  float dropout_p, const DropoutKey& dropout_key,
+                                  int64_t dropout_stride) {
+  XLMR_CHECK(hidden / heads == kHead) << "fused attention: CUDA kernels need head_dim " << kHead
+                                      << ", got " << hidden / heads;
   FusedAttentionProblem problem{};
-  problem.seq = g.seq;
-  problem.hidden = g.hidden;
-  problem.heads = static_cast<int>(g.heads);
-  problem.softmax_scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(g.head_dim)));
-  problem.key_mask = key_mask.data<int32_t>();
+  problem.seq = max_seq;
+  problem.hidden = hidden;
+  problem.heads = static_cast<int>(heads);
+  problem.softmax_scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(kHead)));
+  problem.dropout_stride = dropout_stride;
   if (dropout_p != 0.0f) {
-    XLMR_CHECK(g.probs_elements() <= kMaxDropoutElements)
-        << "fused attention dropout over " << g.probs_elements()
-        << " elements exceeds the Philox counter";
+    const int64_t elements = AttentionDropoutElements(batch, heads, dropout_stride);
+    XLMR_CHECK(dropout_stride >= max_seq && elements <= kMaxDropoutElements)
+        << "fused attention dropout over " << elements << " elements (stride " << dropout_stride
+        << ", sequences of up to " << max_seq << ") exceeds the Philox counter";
     problem.dropout.p = dropout_p;
     problem.dropout.keep_scale = DropoutScale(dropout_p);
     problem.dropout.site = DropoutSiteOf(dropout_key);  // also checks the layer/op ranges
@@ -101,10 +104,30 @@ FusedAttentionProblem MakeProblem(const AttentionGeometry& g, const Tensor& key_
   return problem;
 }
 
-// The grid of every tile kernel: x = the B * heads pairs, y = the 64-row tiles of S.
-dim3 TileGrid(const AttentionGeometry& g) {
-  const int64_t pairs = g.batch * g.heads;
-  const int64_t tiles = TileCount(g.seq);
+FusedAttentionProblem PaddedProblem(const AttentionGeometry& g, const Tensor& key_mask,
+                                    float dropout_p, const DropoutKey& dropout_key,
+                                    int64_t dropout_stride) {
+  FusedAttentionProblem problem =
+      MakeProblem(g.batch, g.seq, g.hidden, g.heads, dropout_p, dropout_key, dropout_stride);
+  problem.key_mask = key_mask.data<int32_t>();
+  return problem;
+}
+
+FusedAttentionProblem PackedProblem(const Tensor& q, const Tensor& cu_seqlens_device,
+                                    int64_t max_seqlen, int num_heads, float dropout_p,
+                                    const DropoutKey& dropout_key, int64_t dropout_stride) {
+  FusedAttentionProblem problem =
+      MakeProblem(cu_seqlens_device.numel() - 1, max_seqlen, q.dim(1), num_heads, dropout_p,
+                  dropout_key, dropout_stride);
+  problem.cu_seqlens = cu_seqlens_device.data<int32_t>();
+  problem.tokens = q.dim(0);
+  return problem;
+}
+
+// The grid of every tile kernel: x = the B * heads pairs, y = the 64-row tiles of the longest
+// sequence.
+dim3 TileGrid(int64_t pairs, int64_t max_seq) {
+  const int64_t tiles = TileCount(max_seq);
   XLMR_CHECK(pairs <= INT32_MAX && tiles <= 65535)
       << "fused attention: " << pairs << " (batch, head) pairs x " << tiles << " tiles";
   return dim3(static_cast<unsigned>(pairs), static_cast<unsigned>(tiles));
@@ -133,10 +156,8 @@ void AllowSharedBytes(Kernel kernel, size_t bytes) {
                                   static_cast<int>(bytes)));
 }
 
-void LaunchForward(const AttentionGeometry& g, const FusedAttentionProblem& problem,
-                   const Tensor& q, const Tensor& k, const Tensor& v, Tensor* context,
-                   Tensor* logsumexp) {
-  const dim3 grid = TileGrid(g);
+void LaunchForward(const dim3& grid, const FusedAttentionProblem& problem, const Tensor& q,
+                   const Tensor& k, const Tensor& v, Tensor* context, Tensor* logsumexp) {
   if (q.dtype() == DType::kF16) {
     fused_f16::ForwardKernel<<<grid, mma::kThreads, 0, Stream()>>>(
         problem, Data<__half>(q), Data<__half>(k), Data<__half>(v), MutableData<__half>(context),
@@ -151,10 +172,10 @@ void LaunchForward(const AttentionGeometry& g, const FusedAttentionProblem& prob
   KERNEL_LAUNCH_CHECK();
 }
 
-// D of every query row into `row_dot` [B, heads, S].
-void LaunchRowDot(const AttentionGeometry& g, const FusedAttentionProblem& problem,
-                  const Tensor& d_context, const Tensor& context, Tensor* row_dot) {
-  const int64_t rows = g.rows();
+// D of every query row into `row_dot` (the logsumexp's shape).
+void LaunchRowDot(const FusedAttentionProblem& problem, const Tensor& d_context,
+                  const Tensor& context, Tensor* row_dot) {
+  const int64_t rows = row_dot->numel();
   const int64_t resident = int64_t{CudaContext::Current().multiprocessor_count()} * 8;
   const int64_t needed = (rows + kRowDotWarps - 1) / kRowDotWarps;
   const int grid = static_cast<int>(needed < resident ? needed : resident);
@@ -168,11 +189,10 @@ void LaunchRowDot(const AttentionGeometry& g, const FusedAttentionProblem& probl
   KERNEL_LAUNCH_CHECK();
 }
 
-void LaunchBackward(const AttentionGeometry& g, const FusedAttentionProblem& problem,
+void LaunchBackward(const dim3& grid, const FusedAttentionProblem& problem,
                     const Tensor& d_context, const Tensor& q, const Tensor& k, const Tensor& v,
                     const Tensor& logsumexp, const Tensor& row_dot, Tensor* dq, Tensor* dk,
                     Tensor* dv) {
-  const dim3 grid = TileGrid(g);
   if (q.dtype() == DType::kF16) {
     constexpr size_t kKeyBytes = fused_f16::kKeyTileSharedBytes;
     AllowSharedBytes(fused_f16::DkDvKernel, kKeyBytes);
@@ -212,41 +232,92 @@ bool FusedAttentionFitsCurrentDevice(DType dtype) {
                                         CudaContext::Current().shared_memory_per_block_optin());
 }
 
-void FusedAttentionForward(const Tensor& q, const Tensor& k, const Tensor& v,
-                           const Tensor& key_mask, int num_heads, float dropout_p,
-                           const DropoutKey& dropout_key, Tensor* context, Tensor* logsumexp) {
+namespace {
+
+void CheckDType(const Tensor& q) {
   XLMR_CHECK(q.dtype() == DType::kF32 || q.dtype() == DType::kF16)
       << "fused attention: CUDA kernels for f32 and f16 only, got " << DTypeName(q.dtype());
-  const AttentionGeometry g = AttentionGeometryOf(q, num_heads);
-  // Empty: the kernel writes every context element and every logsumexp of a row < S.
+}
+
+// The forward of either form; `lse_shape` has one element per query row.
+void Forward(const dim3& grid, const FusedAttentionProblem& problem, const Tensor& q,
+             const Tensor& k, const Tensor& v, const Shape& lse_shape, Tensor* context,
+             Tensor* logsumexp) {
+  // Empty: the kernel writes every context element and every logsumexp of a row inside a
+  // sequence (every row: padded rows all are, and cu_seqlens covers all T packed ones).
   *context = NewActivation(q.shape(), q.dtype());
-  *logsumexp = NewActivation({g.batch, g.heads, g.seq}, DType::kF32);
-  if (g.rows() == 0) return;  // nothing to write; an empty grid is a launch error
-  const FusedAttentionProblem problem = MakeProblem(g, key_mask, dropout_p, dropout_key);
+  *logsumexp = NewActivation(lse_shape, DType::kF32);
+  if (logsumexp->numel() == 0) return;  // nothing to write; an empty grid is a launch error
   for (const Tensor* t : {&q, &k, &v}) CheckAligned(*t, "q, k or v");
-  LaunchForward(g, problem, q, k, v, context, logsumexp);
+  LaunchForward(grid, problem, q, k, v, context, logsumexp);
+}
+
+// The backward of either form.
+void Backward(const dim3& grid, const FusedAttentionProblem& problem, const Tensor& d_context,
+              const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& context,
+              const Tensor& logsumexp, Tensor* dq, Tensor* dk, Tensor* dv) {
+  // Empty: the dK/dV kernel writes every row of dk and dv, the dQ kernel every row of dq.
+  *dq = NewActivation(q.shape(), q.dtype());
+  *dk = NewActivation(q.shape(), q.dtype());
+  *dv = NewActivation(q.shape(), q.dtype());
+  if (logsumexp.numel() == 0) return;
+  for (const Tensor* t : {&d_context, &q, &k, &v, &context}) {
+    CheckAligned(*t, "d_context, q, k, v or context");
+  }
+  Tensor row_dot = Tensor::Empty(logsumexp.shape(), DType::kF32, Device::kCuda,
+                                 MemoryCategory::kWorkspace);
+  LaunchRowDot(problem, d_context, context, &row_dot);
+  LaunchBackward(grid, problem, d_context, q, k, v, logsumexp, row_dot, dq, dk, dv);
+}
+
+}  // namespace
+
+void FusedAttentionForward(const Tensor& q, const Tensor& k, const Tensor& v,
+                           const Tensor& key_mask, int num_heads, float dropout_p,
+                           const DropoutKey& dropout_key, int64_t dropout_stride, Tensor* context,
+                           Tensor* logsumexp) {
+  CheckDType(q);
+  const AttentionGeometry g = AttentionGeometryOf(q, num_heads);
+  const FusedAttentionProblem problem =
+      PaddedProblem(g, key_mask, dropout_p, dropout_key, dropout_stride);
+  Forward(TileGrid(g.batch * g.heads, g.seq), problem, q, k, v, {g.batch, g.heads, g.seq},
+          context, logsumexp);
 }
 
 void FusedAttentionBackward(const Tensor& d_context, const Tensor& q, const Tensor& k,
                             const Tensor& v, const Tensor& context, const Tensor& logsumexp,
                             const Tensor& key_mask, int num_heads, float dropout_p,
-                            const DropoutKey& dropout_key, Tensor* dq, Tensor* dk, Tensor* dv) {
-  XLMR_CHECK(q.dtype() == DType::kF32 || q.dtype() == DType::kF16)
-      << "fused attention: CUDA kernels for f32 and f16 only, got " << DTypeName(q.dtype());
+                            const DropoutKey& dropout_key, int64_t dropout_stride, Tensor* dq,
+                            Tensor* dk, Tensor* dv) {
+  CheckDType(q);
   const AttentionGeometry g = AttentionGeometryOf(q, num_heads);
-  // Empty: the dK/dV kernel writes every row of dk and dv, the dQ kernel every row of dq.
-  *dq = NewActivation(q.shape(), q.dtype());
-  *dk = NewActivation(q.shape(), q.dtype());
-  *dv = NewActivation(q.shape(), q.dtype());
-  if (g.rows() == 0) return;
-  const FusedAttentionProblem problem = MakeProblem(g, key_mask, dropout_p, dropout_key);
-  for (const Tensor* t : {&d_context, &q, &k, &v, &context}) {
-    CheckAligned(*t, "d_context, q, k, v or context");
-  }
-  Tensor row_dot = Tensor::Empty({g.batch, g.heads, g.seq}, DType::kF32, Device::kCuda,
-                                 MemoryCategory::kWorkspace);
-  LaunchRowDot(g, problem, d_context, context, &row_dot);
-  LaunchBackward(g, problem, d_context, q, k, v, logsumexp, row_dot, dq, dk, dv);
+  const FusedAttentionProblem problem =
+      PaddedProblem(g, key_mask, dropout_p, dropout_key, dropout_stride);
+  Backward(TileGrid(g.batch * g.heads, g.seq), problem, d_context, q, k, v, context, logsumexp,
+           dq, dk, dv);
+}
+
+void VarlenFusedAttentionForward(const Tensor& q, const Tensor& k, const Tensor& v,
+                                 const Tensor& cu_seqlens, int64_t max_seqlen, int num_heads,
+                                 float dropout_p, const DropoutKey& dropout_key,
+                                 int64_t dropout_stride, Tensor* context, Tensor* logsumexp) {
+  CheckDType(q);
+  const FusedAttentionProblem problem = PackedProblem(q, cu_seqlens, max_seqlen, num_heads,
+                                                      dropout_p, dropout_key, dropout_stride);
+  Forward(TileGrid((cu_seqlens.numel() - 1) * num_heads, max_seqlen), problem, q, k, v,
+          {num_heads, q.dim(0)}, context, logsumexp);
+}
+
+void VarlenFusedAttentionBackward(const Tensor& d_context, const Tensor& q, const Tensor& k,
+                                  const Tensor& v, const Tensor& context, const Tensor& logsumexp,
+                                  const Tensor& cu_seqlens, int64_t max_seqlen, int num_heads,
+                                  float dropout_p, const DropoutKey& dropout_key,
+                                  int64_t dropout_stride, Tensor* dq, Tensor* dk, Tensor* dv) {
+  CheckDType(q);
+  const FusedAttentionProblem problem = PackedProblem(q, cu_seqlens, max_seqlen, num_heads,
+                                                      dropout_p, dropout_key, dropout_stride);
+  Backward(TileGrid((cu_seqlens.numel() - 1) * num_heads, max_seqlen), problem, d_context, q, k,
+           v, context, logsumexp, dq, dk, dv);
 }
 
 }  // namespace xlmr::kernels::cuda

@@ -9,6 +9,12 @@
 // CudaContext::Current().compute_stream() (asynchronous).
 // Gradient convention: no parameters; dq, dk, dv are RETURNED (new tensors, `=`).
 //
+// Two forms, one set of kernels: padded ([B,S,H] and a key mask) and packed (varlen: [T,H] and
+// cu_seqlens, no token attending outside its sequence); each CTA narrows the problem to its
+// (sequence, head) pair first (fused_attention_tile.cuh), so a packed sequence takes the same
+// tiles as that sequence padded. Dropout's mask index: kernels/common/attention_dropout_index.h
+// with `dropout_stride`, as on the CPU.
+//
 // Implementation (fused_attention.cu, fused_attention_{f16,f32}.cuh): CTAs of 4 warps per
 // ((batch, head), 64-row tile). The backward is deterministic: D_i first, then one kernel per
 // key tile for dK/dV and one per query tile for dQ, so every output element has a single writer
@@ -44,14 +50,33 @@ bool FusedAttentionFitsCurrentDevice(DType dtype);
 // [B,heads,S] f32 tensor.
 void FusedAttentionForward(const Tensor& q, const Tensor& k, const Tensor& v,
                            const Tensor& key_mask, int num_heads, float dropout_p,
-                           const DropoutKey& dropout_key, Tensor* context, Tensor* logsumexp);
+                           const DropoutKey& dropout_key, int64_t dropout_stride, Tensor* context,
+                           Tensor* logsumexp);
 
 // [in] d_context [B,S,H] (q's dtype); q, k, v, key_mask as in the forward; context and
 // logsumexp from it. [out] dq, dk, dv: set to new [B,S,H] tensors of q's dtype.
 void FusedAttentionBackward(const Tensor& d_context, const Tensor& q, const Tensor& k,
                             const Tensor& v, const Tensor& context, const Tensor& logsumexp,
                             const Tensor& key_mask, int num_heads, float dropout_p,
-                            const DropoutKey& dropout_key, Tensor* dq, Tensor* dk, Tensor* dv);
+                            const DropoutKey& dropout_key, int64_t dropout_stride, Tensor* dq,
+                            Tensor* dk, Tensor* dv);
+
+// [in] q, k, v [T,H] f32|f16 on the device, H / num_heads == kFusedAttentionHeadDim; cu_seqlens
+// [B+1] i32 ON THE DEVICE (0, ..., T, non-decreasing: ops::VarlenFusedAttention checks its host
+// copy); max_seqlen its longest sequence (sizes the grid).
+// [out] context: set to a new [T,H] tensor of q's dtype; logsumexp: set to a new [heads,T] f32.
+void VarlenFusedAttentionForward(const Tensor& q, const Tensor& k, const Tensor& v,
+                                 const Tensor& cu_seqlens, int64_t max_seqlen, int num_heads,
+                                 float dropout_p, const DropoutKey& dropout_key,
+                                 int64_t dropout_stride, Tensor* context, Tensor* logsumexp);
+
+// [in] d_context [T,H] (q's dtype); the rest as in the varlen forward, context and logsumexp
+// from it. [out] dq, dk, dv: set to new [T,H] tensors of q's dtype.
+void VarlenFusedAttentionBackward(const Tensor& d_context, const Tensor& q, const Tensor& k,
+                                  const Tensor& v, const Tensor& context, const Tensor& logsumexp,
+                                  const Tensor& cu_seqlens, int64_t max_seqlen, int num_heads,
+                                  float dropout_p, const DropoutKey& dropout_key,
+                                  int64_t dropout_stride, Tensor* dq, Tensor* dk, Tensor* dv);
 
 }  // namespace xlmr::kernels::cuda
 

@@ -194,12 +194,16 @@ __device__ __forceinline__ void OnlineSoftmaxTile(const ScoreRule& score, const 
 }
 
 __global__ void __launch_bounds__(mma::kThreads)
-    ForwardKernel(FusedAttentionProblem problem, const __half* __restrict__ q,
+    ForwardKernel(FusedAttentionProblem whole, const __half* __restrict__ q,
                   const __half* __restrict__ k, const __half* __restrict__ v,
                   __half* __restrict__ context, float* __restrict__ logsumexp) {
   __shared__ StreamShared shared;
   const int bh = blockIdx.x;
   const int64_t i0 = static_cast<int64_t>(blockIdx.y) * kTile;
+  // This pair's sequence (a packed batch's are of different lengths); a tile past its end
+  // has nothing to do (the whole CTA leaves before any barrier).
+  const FusedAttentionProblem problem = whole.ForPair(bh);
+  if (i0 >= problem.seq) return;
   const int64_t head = problem.HeadOffset(bh);
   const int64_t key_tiles = TileCount(problem.seq);
   const ScoreRule score = ScoreRuleOf(problem, bh);
@@ -257,13 +261,17 @@ __global__ void __launch_bounds__(mma::kThreads)
 // ---- backward: dQ per query tile ----
 
 __global__ void __launch_bounds__(mma::kThreads)
-    DqKernel(FusedAttentionProblem problem, const __half* __restrict__ d_context,
+    DqKernel(FusedAttentionProblem whole, const __half* __restrict__ d_context,
              const __half* __restrict__ q, const __half* __restrict__ k,
              const __half* __restrict__ v, const float* __restrict__ logsumexp,
              const float* __restrict__ row_dot, __half* __restrict__ dq) {
   __shared__ StreamShared shared;
   const int bh = blockIdx.x;
   const int64_t i0 = static_cast<int64_t>(blockIdx.y) * kTile;
+  // This pair's sequence (a packed batch's are of different lengths); a tile past its end
+  // has nothing to do (the whole CTA leaves before any barrier).
+  const FusedAttentionProblem problem = whole.ForPair(bh);
+  if (i0 >= problem.seq) return;
   const int64_t head = problem.HeadOffset(bh);
   const int64_t key_tiles = TileCount(problem.seq);
   const ScoreRule score = ScoreRuleOf(problem, bh);
@@ -358,7 +366,7 @@ __device__ __forceinline__ void IssueQueryTile(const FusedAttentionProblem& prob
 }
 
 __global__ void __launch_bounds__(mma::kThreads)
-    DkDvKernel(FusedAttentionProblem problem, const __half* __restrict__ d_context,
+    DkDvKernel(FusedAttentionProblem whole, const __half* __restrict__ d_context,
                const __half* __restrict__ q, const __half* __restrict__ k,
                const __half* __restrict__ v, const float* __restrict__ logsumexp,
                const float* __restrict__ row_dot, __half* __restrict__ dk,
@@ -367,6 +375,10 @@ __global__ void __launch_bounds__(mma::kThreads)
   KeyTileShared& shared = *reinterpret_cast<KeyTileShared*>(shared_bytes);
   const int bh = blockIdx.x;
   const int64_t j0 = static_cast<int64_t>(blockIdx.y) * kTile;
+  // This pair's sequence (a packed batch's are of different lengths); a tile past its end
+  // has nothing to do (the whole CTA leaves before any barrier).
+  const FusedAttentionProblem problem = whole.ForPair(bh);
+  if (j0 >= problem.seq) return;
   const int64_t head = problem.HeadOffset(bh);
   const int64_t query_tiles = TileCount(problem.seq);
   const ScoreRule score = ScoreRuleOf(problem, bh);

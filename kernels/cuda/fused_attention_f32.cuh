@@ -99,7 +99,7 @@ struct ForwardShared {
 };
 
 __global__ void __launch_bounds__(kThreads)
-    ForwardKernel(FusedAttentionProblem problem, const float* __restrict__ q,
+    ForwardKernel(FusedAttentionProblem whole, const float* __restrict__ q,
                   const float* __restrict__ k, const float* __restrict__ v,
                   float* __restrict__ context, float* __restrict__ logsumexp) {
   extern __shared__ __align__(16) unsigned char shared_bytes[];
@@ -108,6 +108,10 @@ __global__ void __launch_bounds__(kThreads)
   const int lane = threadIdx.x % 32;
   const int row0 = (threadIdx.x / 32) * kRowsPerWarp;
   const int64_t i0 = static_cast<int64_t>(blockIdx.y) * kTile;
+  // This pair's sequence (a packed batch's are of different lengths); a tile past its end
+  // has nothing to do (the whole CTA leaves before any barrier).
+  const FusedAttentionProblem problem = whole.ForPair(bh);
+  if (i0 >= problem.seq) return;
   const int64_t head = problem.HeadOffset(bh);
   const int64_t key_tiles = TileCount(problem.seq);
   const ScoreRule score = ScoreRuleOf(problem, bh);
@@ -173,7 +177,7 @@ struct DqShared {
 };
 
 __global__ void __launch_bounds__(kThreads)
-    DqKernel(FusedAttentionProblem problem, const float* __restrict__ d_context,
+    DqKernel(FusedAttentionProblem whole, const float* __restrict__ d_context,
              const float* __restrict__ q, const float* __restrict__ k,
              const float* __restrict__ v, const float* __restrict__ logsumexp,
              const float* __restrict__ row_dot, float* __restrict__ dq) {
@@ -183,6 +187,10 @@ __global__ void __launch_bounds__(kThreads)
   const int lane = threadIdx.x % 32;
   const int row0 = (threadIdx.x / 32) * kRowsPerWarp;
   const int64_t i0 = static_cast<int64_t>(blockIdx.y) * kTile;
+  // This pair's sequence (a packed batch's are of different lengths); a tile past its end
+  // has nothing to do (the whole CTA leaves before any barrier).
+  const FusedAttentionProblem problem = whole.ForPair(bh);
+  if (i0 >= problem.seq) return;
   const int64_t head = problem.HeadOffset(bh);
   const int64_t key_tiles = TileCount(problem.seq);
   const ScoreRule score = ScoreRuleOf(problem, bh);
@@ -240,7 +248,7 @@ struct KeyTileShared {
 };
 
 __global__ void __launch_bounds__(kThreads)
-    DkDvKernel(FusedAttentionProblem problem, const float* __restrict__ d_context,
+    DkDvKernel(FusedAttentionProblem whole, const float* __restrict__ d_context,
                const float* __restrict__ q, const float* __restrict__ k,
                const float* __restrict__ v, const float* __restrict__ logsumexp,
                const float* __restrict__ row_dot, float* __restrict__ dk,
@@ -251,6 +259,10 @@ __global__ void __launch_bounds__(kThreads)
   const int lane = threadIdx.x % 32;
   const int row0 = (threadIdx.x / 32) * kRowsPerWarp;  // the warp's first key of the tile
   const int64_t j0 = static_cast<int64_t>(blockIdx.y) * kTile;
+  // This pair's sequence (a packed batch's are of different lengths); a tile past its end
+  // has nothing to do (the whole CTA leaves before any barrier).
+  const FusedAttentionProblem problem = whole.ForPair(bh);
+  if (j0 >= problem.seq) return;
   const int64_t head = problem.HeadOffset(bh);
   const int64_t query_tiles = TileCount(problem.seq);
   const ScoreRule score = ScoreRuleOf(problem, bh);

@@ -2,11 +2,14 @@
 // problem's geometry as kernels see it, the (query tile x key tile) decomposition, the key bias,
 // and the dropout decisions of one 64 x 64 tile, bit for bit those of framework/random/philox.h.
 //
-// Geometry: q, k, v, the context and their gradients are [B, S, H] with H = heads * 64; the
-// (batch b, head h) pair bh = b * heads + h owns columns [64 h, 64 h + 64) of sequence b, a
-// [S, 64] matrix with row stride H. The logsumexp and D are [B, heads, S] = [bh][i].
-// Every CTA takes one pair (blockIdx.x: B * heads may exceed the 65535 of gridDim.y) and one
-// 64-row tile of queries or keys (blockIdx.y).
+// Geometry, padded form: q, k, v, the context and their gradients are [B, S, H] with
+// H = heads * 64; the (batch b, head h) pair bh = b * heads + h owns columns [64 h, 64 h + 64) of
+// sequence b, a [S, 64] matrix with row stride H. The logsumexp and D are [B, heads, S] =
+// [bh][i]. Packed (varlen) form: [T, H], sequence b is rows [cu[b], cu[b+1]), all real tokens;
+// the logsumexp and D are [heads, T]. Every CTA takes one pair (blockIdx.x: B * heads may exceed
+// the 65535 of gridDim.y) and one 64-row tile of queries or keys (blockIdx.y; packed: tiles of
+// the longest sequence, a CTA past its own sequence's end returns at once), and first narrows the
+// problem to its pair (FusedAttentionProblem::ForPair), after which both forms read alike.
 //
 // Device-side header: include it only from .cu files of kernels/cuda.
 #ifndef XLMR_KERNELS_CUDA_FUSED_ATTENTION_TILE_CUH_
@@ -17,6 +20,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "kernels/common/attention_dropout_index.h"
 #include "kernels/common/attention_geometry.h"
 #include "kernels/common/fused_attention_tiles.h"
 #include "kernels/cuda/philox_device.cuh"
@@ -39,28 +43,55 @@ struct FusedDropout {
 };
 
 struct FusedAttentionProblem {
-  int64_t seq;     // S
-  int64_t hidden;  // H: the row stride of every [B, S, H] tensor
+  int64_t seq;     // padded: S; packed: the longest sequence; after ForPair: the pair's length
+  int64_t hidden;  // H: the row stride of every [B, S, H] or [T, H] tensor
   int heads;
-  float softmax_scale;      // 1 / sqrt(64) = 0.125 exactly
-  const int32_t* key_mask;  // [B, S], nonzero = real token
+  float softmax_scale;        // 1 / sqrt(64) = 0.125 exactly
+  const int32_t* key_mask;    // padded: [B, S], nonzero = real token; packed: null
+  const int32_t* cu_seqlens;  // packed: [B + 1] on the device; padded: null
+  int64_t tokens;             // packed: T; padded: unused
+  int64_t dropout_stride;     // kernels/common/attention_dropout_index.h
   FusedDropout dropout;
+  // Set by ForPair: the pair's first token row ([B, S, H] or [T, H]) and first logsumexp/D row.
+  int64_t first_row = 0;
+  int64_t stat_first = 0;
 
   __device__ __forceinline__ int64_t Batch(int bh) const { return bh / heads; }
-  // Offset of element (row 0, column 0) of pair bh's [S, 64] matrix in a [B, S, H] tensor.
+  // The problem as pair bh sees it: its sequence's length in `seq`, its rows in first_row and
+  // stat_first. Every kernel calls it first; the members below assume it.
+  __device__ __forceinline__ FusedAttentionProblem ForPair(int bh) const {
+    FusedAttentionProblem pair = *this;
+    const int64_t b = Batch(bh);
+    if (cu_seqlens != nullptr) {
+      pair.first_row = cu_seqlens[b];
+      pair.seq = int64_t{cu_seqlens[b + 1]} - cu_seqlens[b];
+      pair.stat_first = static_cast<int64_t>(bh % heads) * tokens + pair.first_row;
+    } else {
+      pair.first_row = b * seq;
+      pair.stat_first = static_cast<int64_t>(bh) * seq;
+    }
+    return pair;
+  }
+  // Offset of element (row 0, column 0) of pair bh's [seq, 64] matrix in q, k, v, ...
   __device__ __forceinline__ int64_t HeadOffset(int bh) const {
-    return Batch(bh) * seq * hidden + static_cast<int64_t>(bh % heads) * kHead;
+    return first_row * hidden + static_cast<int64_t>(bh % heads) * kHead;
   }
-  // Offset of pair bh's first query row in a [B, heads, S] tensor (logsumexp, D).
-  __device__ __forceinline__ int64_t RowStatOffset(int bh) const {
-    return static_cast<int64_t>(bh) * seq;
-  }
+  // Offset of pair bh's first query row in the logsumexp and D.
+  __device__ __forceinline__ int64_t RowStatOffset(int /*bh*/) const { return stat_first; }
   // The additive bias of key j of pair bh's sequence: 0 for a real token, finfo(f32).min for
   // padding, and -inf for a key past the end (a partial last tile), whose exp is exactly 0 so
   // that it takes no part in the maximum, the sum or any product.
   __device__ __forceinline__ float KeyBias(int bh, int64_t j) const {
     if (j >= seq) return -INFINITY;
+    if (key_mask == nullptr) return 0.0f;
     return key_mask[Batch(bh) * seq + j] != 0 ? 0.0f : kPaddingKeyBias;
+  }
+  // Offset in q, k, v, ... of the row of statistics `row` (a [B, heads, S] or [heads, T] index),
+  // for the kernels that go over the rows of D rather than over pairs (no ForPair).
+  __device__ __forceinline__ int64_t StatRowOffset(int64_t row) const {
+    if (cu_seqlens != nullptr) return (row % tokens) * hidden + (row / tokens) * kHead;
+    const int64_t bh = row / seq;
+    return (bh / heads) * seq * hidden + (row % seq) * hidden + (bh % heads) * kHead;
   }
 };
 
@@ -84,8 +115,10 @@ struct ScoreRule {
 // The rule of pair bh's sequence: whether its key mask has a real token, found by the whole CTA
 // (every thread must call it; __syncthreads_or is a barrier).
 __device__ __forceinline__ ScoreRule ScoreRuleOf(const FusedAttentionProblem& problem, int bh) {
-  const int32_t* mask = problem.key_mask + problem.Batch(bh) * problem.seq;
-  int real_token = 0;
+  // Packed: every key is real (and the pair has one, or its CTA returned).
+  int real_token = problem.key_mask == nullptr ? 1 : 0;
+  const int32_t* mask =
+      problem.key_mask == nullptr ? nullptr : problem.key_mask + problem.Batch(bh) * problem.seq;
   for (int64_t j = threadIdx.x; j < problem.seq && real_token == 0; j += blockDim.x) {
     real_token = mask[j] != 0;
   }
@@ -93,8 +126,8 @@ __device__ __forceinline__ ScoreRule ScoreRuleOf(const FusedAttentionProblem& pr
 }
 
 // keep[r] bit c (r, c < 64) says whether dropout keeps element (query i0 + r, key j0 + c) of pair
-// bh: DropoutUniform(key, ((bh * S + i) * S + j)) >= p, the mask of ops::Attention. Rows past
-// the sequence end get no bits (and no Philox calls).
+// bh: DropoutUniform(key, AttentionDropoutIndex(bh, dropout_stride, i, j)) >= p, the mask of
+// ops::Attention. Rows past the sequence end get no bits (and no Philox calls).
 //
 // Why a block-wide table: one Philox call gives four consecutive mask elements, and a 64-key row
 // segment spans at most 17 Philox blocks; two threads per row (128 threads, 64 rows) split those
@@ -109,7 +142,7 @@ __device__ __forceinline__ void FillKeepBits(const FusedAttentionProblem& proble
   const int64_t i = i0 + row;
   uint64_t bits = 0;
   if (i < problem.seq) {
-    const int64_t first = (problem.RowStatOffset(bh) + i) * problem.seq + j0;
+    const int64_t first = AttentionDropoutIndex(bh, problem.dropout_stride, i, j0);
     const int64_t keys = problem.seq - j0 < kTile ? problem.seq - j0 : kTile;
     const int64_t end = first + keys;
     for (int64_t block = first / 4 + half; block * 4 < end; block += 2) {

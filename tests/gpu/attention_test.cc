@@ -127,6 +127,35 @@ TEST_F(CudaAttentionTest, DropoutMaskIsTheCpuMaskExactly) {
   }
 }
 
+// A dropout mask index with a fixed stride longer than S (kernels/common/
+// attention_dropout_index.h: what padded runs of a padding-free trainer pass): rows of the mask
+// are no longer next to each other, so the GPU's per-row and per-element Philox paths
+// (MaskedSoftmaxKernel, SoftmaxBackwardKernel, DropoutCastKernel) must find each element's index.
+// Forward and backward against the CPU with the same stride, GpuAttentionTolerances.
+TEST_F(CudaAttentionTest, FixedDropoutStrideMatchesCpu) {
+  for (const AttentionCase& c : AttentionCases()) {
+    for (DType dtype : {DType::kF32, DType::kF16, DType::kBF16}) {
+      const float p = 0.1f;
+      const int64_t stride = c.seq + 13;
+      const std::string what = Describe(c, dtype, p) + " stride " + std::to_string(stride);
+      const AttentionInputs in = AttentionCaseInputs(c, dtype);
+      const ops::AttentionOutput cpu =
+          ops::Attention(in.q, in.k, in.v, in.key_mask, c.heads, p, kKey, stride);
+      const ops::AttentionOutput gpu = ops::Attention(OnGpu(in.q), OnGpu(in.k), OnGpu(in.v),
+                                                      OnGpu(in.key_mask), c.heads, p, kKey, stride);
+      ExpectClose(what + " context", gpu.context, cpu.context, dtype);
+      const ops::AttentionGrads cpu_grads = ops::AttentionBackward(
+          in.d_context, in.q, in.k, in.v, cpu.probs, in.key_mask, c.heads, p, kKey, stride);
+      const ops::AttentionGrads gpu_grads = ops::AttentionBackward(
+          OnGpu(in.d_context), OnGpu(in.q), OnGpu(in.k), OnGpu(in.v), OnGpu(cpu.probs),
+          OnGpu(in.key_mask), c.heads, p, kKey, stride);
+      ExpectClose(what + " dq", gpu_grads.dq, cpu_grads.dq, dtype);
+      ExpectClose(what + " dk", gpu_grads.dk, cpu_grads.dk, dtype);
+      ExpectClose(what + " dv", gpu_grads.dv, cpu_grads.dv, dtype);
+    }
+  }
+}
+
 TEST_F(CudaAttentionTest, PaddingKeysGetExactlyZeroProbability) {
   const AttentionCase c{3, 7, 24, 3, false};
   const AttentionInputs in = AttentionCaseInputs(c, DType::kF16);

@@ -21,6 +21,11 @@
 // is padding: the running max starts at the padding bias and the first real tile must rescale
 // that tile away), 512, 1030; dropout off and p = 0.1. The dropout pattern is also checked element by element
 // (DropoutMaskIsTheCpuMaskExactly), and the backward for bit-identical reruns (no atomics).
+// Packed (varlen) batches, ops::VarlenFusedAttention (VarlenAttentionCases: mixed lengths
+// including 1 and the longest, 1030; one sequence only; 64 sequences; 12 heads), the same
+// kernels narrowed to each sequence: forward and backward against the CPU with the same bounds,
+// the dropout mask element by element with a fixed stride, reruns bit for bit. f32 and f16 (no
+// bf16 CUDA kernel: FusedAttentionSupported sends bf16 to eager attention).
 // Skipped (with the reason) when no GPU is visible, e.g. on the build machine.
 #include <algorithm>
 #include <cstdint>
@@ -28,6 +33,7 @@
 #include <vector>
 
 #include "framework/ops/fused_attention.h"
+#include "framework/ops/varlen_fused_attention.h"
 #include "framework/random/philox.h"
 #include "framework/tensor/tensor.h"
 #include "gtest/gtest.h"
@@ -47,6 +53,9 @@ using testing::FusedAttentionCases;
 using testing::LargestMagnitude;
 using testing::OnGpu;
 using testing::RandomTensor;
+using testing::VarlenAttentionCase;
+using testing::VarlenAttentionCaseInputs;
+using testing::VarlenAttentionCases;
 
 constexpr int64_t kHeadDim = 64;
 constexpr const DropoutKey& kKey = testing::kFusedAttentionCaseKey;
@@ -204,6 +213,161 @@ TEST_F(CudaFusedAttentionTest, DropoutMaskIsTheCpuMaskExactly) {
                                      << " mask elements";
     EXPECT_GT(dropped, batch * heads * seq * seq / 4) << "p = 0.5 should drop about half";
     ExpectClose(std::string(DTypeName(dtype)) + " dropped probabilities", gpu, cpu, dtype);
+  }
+}
+
+// The padded kernels with a fixed dropout stride longer than S (what a padding-free trainer's
+// padded runs pass): forward and backward against the CPU with the same stride.
+TEST_F(CudaFusedAttentionTest, FixedDropoutStrideMatchesCpu) {
+  for (const FusedAttentionCase& c : FusedAttentionCases()) {
+    for (DType dtype : {DType::kF32, DType::kF16}) {
+      const float p = 0.1f;
+      const int64_t stride = c.seq + 13;
+      const std::string what = Describe(c, dtype, p) + " stride " + std::to_string(stride);
+      const AttentionInputs in = FusedAttentionCaseInputs(c, dtype);
+      const ops::FusedAttentionOutput cpu =
+          ops::FusedAttention(in.q, in.k, in.v, in.key_mask, c.heads, p, kKey, stride);
+      const ops::FusedAttentionOutput gpu = ops::FusedAttention(
+          OnGpu(in.q), OnGpu(in.k), OnGpu(in.v), OnGpu(in.key_mask), c.heads, p, kKey, stride);
+      ExpectClose(what + " context", gpu.context, cpu.context, dtype);
+      const ops::AttentionGrads cpu_grads =
+          ops::FusedAttentionBackward(in.d_context, in.q, in.k, in.v, cpu.context, cpu.logsumexp,
+                                      in.key_mask, c.heads, p, kKey, stride);
+      const ops::AttentionGrads gpu_grads = ops::FusedAttentionBackward(
+          OnGpu(in.d_context), OnGpu(in.q), OnGpu(in.k), OnGpu(in.v), OnGpu(cpu.context),
+          OnGpu(cpu.logsumexp), OnGpu(in.key_mask), c.heads, p, kKey, stride);
+      ExpectGradientsClose(what, gpu_grads, cpu_grads, dtype);
+    }
+  }
+}
+
+// ---- Packed (varlen) batches ----
+
+std::string Describe(const VarlenAttentionCase& c, DType dtype, float p) {
+  return c.Name() + " " + DTypeName(dtype) + " p=" + std::to_string(p);
+}
+
+ops::FusedAttentionOutput VarlenForward(const AttentionInputs& in, const VarlenAttentionCase& c,
+                                        float p, bool gpu) {
+  if (!gpu) {
+    return ops::VarlenFusedAttention(in.q, in.k, in.v, in.cu_seqlens, c.max_length(), c.heads, p,
+                                     kKey, c.dropout_stride);
+  }
+  return ops::VarlenFusedAttention(OnGpu(in.q), OnGpu(in.k), OnGpu(in.v), in.cu_seqlens,
+                                   c.max_length(), c.heads, p, kKey, c.dropout_stride);
+}
+
+ops::AttentionGrads VarlenBackward(const AttentionInputs& in, const VarlenAttentionCase& c,
+                                   const ops::FusedAttentionOutput& fwd, float p, bool gpu) {
+  if (!gpu) {
+    return ops::VarlenFusedAttentionBackward(in.d_context, in.q, in.k, in.v, fwd.context,
+                                             fwd.logsumexp, in.cu_seqlens, c.max_length(),
+                                             c.heads, p, kKey, c.dropout_stride);
+  }
+  return ops::VarlenFusedAttentionBackward(
+      OnGpu(in.d_context), OnGpu(in.q), OnGpu(in.k), OnGpu(in.v), OnGpu(fwd.context),
+      OnGpu(fwd.logsumexp), in.cu_seqlens, c.max_length(), c.heads, p, kKey, c.dropout_stride);
+}
+
+TEST_F(CudaFusedAttentionTest, VarlenForwardMatchesCpu) {
+  for (const VarlenAttentionCase& c : VarlenAttentionCases()) {
+    for (DType dtype : {DType::kF32, DType::kF16}) {
+      for (float p : {0.0f, 0.1f}) {
+        const std::string what = Describe(c, dtype, p);
+        const AttentionInputs in = VarlenAttentionCaseInputs(c, dtype);
+        const ops::FusedAttentionOutput cpu = VarlenForward(in, c, p, /*gpu=*/false);
+        const ops::FusedAttentionOutput gpu = VarlenForward(in, c, p, /*gpu=*/true);
+        ExpectClose(what + " context", gpu.context, cpu.context, dtype);
+        ExpectCloseToLargest(what + " logsumexp", gpu.logsumexp, cpu.logsumexp,
+                             testing::GpuFusedAttentionTolerances(dtype).lse);
+      }
+    }
+  }
+}
+
+TEST_F(CudaFusedAttentionTest, VarlenBackwardMatchesCpu) {
+  for (const VarlenAttentionCase& c : VarlenAttentionCases()) {
+    for (DType dtype : {DType::kF32, DType::kF16}) {
+      for (float p : {0.0f, 0.1f}) {
+        const std::string what = Describe(c, dtype, p);
+        const AttentionInputs in = VarlenAttentionCaseInputs(c, dtype);
+        // Both backwards get the CPU forward's context and logsumexp.
+        const ops::FusedAttentionOutput fwd = VarlenForward(in, c, p, /*gpu=*/false);
+        ExpectGradientsClose(what, VarlenBackward(in, c, fwd, p, /*gpu=*/true),
+                             VarlenBackward(in, c, fwd, p, /*gpu=*/false), dtype);
+      }
+    }
+  }
+}
+
+// The GPU forward then the GPU backward (what training runs) against the CPU pair, and a rerun
+// of both bit for bit.
+TEST_F(CudaFusedAttentionTest, VarlenForwardThenBackwardMatchesCpuAndReruns) {
+  const VarlenAttentionCase& c = VarlenAttentionCases().front();  // 1 ... 1030
+  for (DType dtype : {DType::kF32, DType::kF16}) {
+    const float p = 0.1f;
+    const std::string what = Describe(c, dtype, p);
+    const AttentionInputs in = VarlenAttentionCaseInputs(c, dtype);
+    const ops::FusedAttentionOutput cpu_fwd = VarlenForward(in, c, p, /*gpu=*/false);
+    const ops::AttentionGrads cpu = VarlenBackward(in, c, cpu_fwd, p, /*gpu=*/false);
+    const Tensor q = OnGpu(in.q), k = OnGpu(in.k), v = OnGpu(in.v), dy = OnGpu(in.d_context);
+    ops::FusedAttentionOutput gpu_fwd[2];
+    ops::AttentionGrads gpu[2];
+    for (int run = 0; run < 2; ++run) {
+      gpu_fwd[run] = ops::VarlenFusedAttention(q, k, v, in.cu_seqlens, c.max_length(), c.heads, p,
+                                               kKey, c.dropout_stride);
+      gpu[run] = ops::VarlenFusedAttentionBackward(dy, q, k, v, gpu_fwd[run].context,
+                                                   gpu_fwd[run].logsumexp, in.cu_seqlens,
+                                                   c.max_length(), c.heads, p, kKey,
+                                                   c.dropout_stride);
+    }
+    ExpectClose(what + " context", gpu_fwd[0].context, cpu_fwd.context, dtype);
+    ExpectGradientsClose(what, gpu[0], cpu, dtype);
+    ExpectBitEqual(what + " rerun context", gpu_fwd[1].context, gpu_fwd[0].context);
+    ExpectBitEqual(what + " rerun logsumexp", gpu_fwd[1].logsumexp, gpu_fwd[0].logsumexp);
+    ExpectBitEqual(what + " rerun dq", gpu[1].dq, gpu[0].dq);
+    ExpectBitEqual(what + " rerun dk", gpu[1].dk, gpu[0].dk);
+    ExpectBitEqual(what + " rerun dv", gpu[1].dv, gpu[0].dv);
+  }
+}
+
+// As DropoutMaskIsTheCpuMaskExactly, packed: sequences of 61, 1, 64, 17 tokens (v = identity on
+// each sequence's first n of 64 columns), stride 70, so every mask row starts at its own index
+// and most rows inside a Philox block. The context's zero pattern is the mask: no tolerance.
+TEST_F(CudaFusedAttentionTest, VarlenDropoutMaskIsTheCpuMaskExactly) {
+  const VarlenAttentionCase c{{61, 1, 64, 17}, 2, kHeadDim, 70};
+  const int64_t hidden = c.hidden();
+  for (DType dtype : {DType::kF32, DType::kF16}) {
+    AttentionInputs in = VarlenAttentionCaseInputs(c, dtype);
+    std::vector<float> identity(static_cast<size_t>(c.tokens() * hidden), 0.0f);
+    int64_t first = 0;
+    for (int64_t n : c.lengths) {
+      for (int64_t j = 0; j < n; ++j) {
+        for (int64_t h = 0; h < c.heads; ++h) identity[(first + j) * hidden + h * kHeadDim + j] = 1;
+      }
+      first += n;
+    }
+    in.v.CopyFromFloats(identity);
+    const float p = 0.5f;
+    const std::vector<float> cpu = VarlenForward(in, c, p, false).context.ToFloatVector();
+    const std::vector<float> gpu = VarlenForward(in, c, p, true).context.ToFloatVector();
+    int64_t elements = 0, dropped = 0, pattern_mismatches = 0;
+    first = 0;
+    for (int64_t n : c.lengths) {
+      for (int64_t i = 0; i < n; ++i) {
+        for (int64_t h = 0; h < c.heads; ++h) {
+          for (int64_t j = 0; j < n; ++j) {
+            const size_t at = static_cast<size_t>((first + i) * hidden + h * kHeadDim + j);
+            ++elements;
+            dropped += cpu[at] == 0.0f;
+            pattern_mismatches += (cpu[at] == 0.0f) != (gpu[at] == 0.0f);
+          }
+        }
+      }
+      first += n;
+    }
+    EXPECT_EQ(pattern_mismatches, 0) << DTypeName(dtype) << ": of " << elements << " mask elements";
+    EXPECT_GT(dropped, elements / 4) << "p = 0.5 should drop about half";
   }
 }
 

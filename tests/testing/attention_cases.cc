@@ -127,4 +127,64 @@ FusedAttentionTolerances GpuFusedAttentionTolerances(DType dtype) {
                               : FusedAttentionTolerances{1e-5, 2e-6, 0.0};
 }
 
+int64_t VarlenAttentionCase::tokens() const {
+  int64_t total = 0;
+  for (int64_t length : lengths) total += length;
+  return total;
+}
+
+int64_t VarlenAttentionCase::max_length() const {
+  return lengths.empty() ? 0 : *std::max_element(lengths.begin(), lengths.end());
+}
+
+std::string VarlenAttentionCase::Name() const {
+  std::ostringstream name;
+  name << "B=" << lengths.size() << " T=" << tokens() << " heads=" << heads << " D=" << head_dim
+       << " stride=" << dropout_stride << " lengths";
+  for (size_t b = 0; b < lengths.size() && b < 12; ++b) name << " " << lengths[b];
+  if (lengths.size() > 12) name << " ...";
+  return name.str();
+}
+
+namespace {
+
+// `count` lengths uniform in [1, longest] (seeded), the first 1 and the second `longest`.
+std::vector<int64_t> ManyLengths(int count, int64_t longest, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int64_t> length(1, longest);
+  std::vector<int64_t> lengths = {1, longest};
+  while (static_cast<int>(lengths.size()) < count) lengths.push_back(length(rng));
+  return lengths;
+}
+
+}  // namespace
+
+const std::vector<VarlenAttentionCase>& VarlenAttentionCases() {
+  static const std::vector<VarlenAttentionCase> cases = {
+      {{1, 1030, 63, 64, 65, 129, 2}, 2, 64, 1040},  // mixed, 1 and the longest
+      {{200}, 3, 64, 256},                           // one sequence only
+      {ManyLengths(64, 96, 5), 2, 64, 128},          // many sequences
+      {{512, 300, 1, 77}, 12, 64, 512},              // XLM-R base heads, stride = S_max
+      {{0, 5, 0, 64}, 2, 64, 64},                    // empty sequences: their CTAs leave at once
+  };
+  return cases;
+}
+
+Tensor VarlenCuSeqlens(const VarlenAttentionCase& c) {
+  Tensor cu = Tensor::Zeros({static_cast<int64_t>(c.lengths.size()) + 1}, DType::kI32);
+  int32_t* data = cu.data<int32_t>();
+  for (size_t b = 0; b < c.lengths.size(); ++b) {
+    data[b + 1] = data[b] + static_cast<int32_t>(c.lengths[b]);
+  }
+  return cu;
+}
+
+AttentionInputs VarlenAttentionCaseInputs(const VarlenAttentionCase& c, DType dtype) {
+  const Shape shape = {c.tokens(), c.hidden()};
+  AttentionInputs in{NormalCpu(shape, dtype, 21), NormalCpu(shape, dtype, 22),
+                     NormalCpu(shape, dtype, 23), Tensor(), NormalCpu(shape, dtype, 24)};
+  in.cu_seqlens = VarlenCuSeqlens(c);
+  return in;
+}
+
 }  // namespace xlmr::testing

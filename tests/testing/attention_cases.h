@@ -36,6 +36,7 @@ Tensor AttentionCaseKeyMask(const AttentionCase& c);
 // and an upstream gradient for the backward.
 struct AttentionInputs {
   Tensor q, k, v, key_mask, d_context;
+  Tensor cu_seqlens;  // packed (varlen) cases only
 };
 AttentionInputs AttentionCaseInputs(const AttentionCase& c, DType dtype);
 
@@ -90,6 +91,34 @@ struct FusedAttentionTolerances {
   double max, lse, mean;
 };
 FusedAttentionTolerances GpuFusedAttentionTolerances(DType dtype);
+
+// ---- Packed (varlen) fused attention: ops::VarlenFusedAttention ----
+
+// B sequences of `lengths` tokens packed back to back (T = their sum), `heads` heads of
+// `head_dim`, dropout mask index stride `dropout_stride` (>= the longest length).
+struct VarlenAttentionCase {
+  std::vector<int64_t> lengths;
+  int heads;
+  int64_t head_dim = 64;
+  int64_t dropout_stride = 0;
+  int64_t hidden() const { return heads * head_dim; }
+  int64_t tokens() const;
+  int64_t max_length() const;
+  std::string Name() const;
+};
+
+// head_dim 64 (the CUDA kernels' head size): mixed lengths including 1 and the longest (1030,
+// 17 key tiles, the last of 6 keys), lengths on both sides of a tile edge (63, 64, 65, 129); one
+// sequence only; many (64) sequences of lengths 1-96; XLM-R base's 12 heads at length 512;
+// sequences of no tokens.
+const std::vector<VarlenAttentionCase>& VarlenAttentionCases();
+
+// [B + 1] i32 on the CPU: 0, lengths[0], lengths[0] + lengths[1], ..., T.
+Tensor VarlenCuSeqlens(const VarlenAttentionCase& c);
+
+// N(0, 1) q, k, v and d_context [T, H] rounded once to `dtype` (as FusedAttentionCaseInputs), and
+// cu_seqlens; key_mask is left undefined (a packed batch has no padding).
+AttentionInputs VarlenAttentionCaseInputs(const VarlenAttentionCase& c, DType dtype);
 
 }  // namespace xlmr::testing
 
