@@ -88,6 +88,8 @@ optimizer_not_verified|framework/io/file_manifest.cc|s/ : listed) XLMR_RETURN_IF
 corrupt_only_checkpoint_used|framework/train/training_checkpoint.cc|s/    if (!verified.ok()) {/    if (!verified.ok() \&\& std::next(it) != checkpoints.rend()) {/|//tests/recipes:checkpoint_corruption_test|a corrupt checkpoint is resumed from when no earlier one exists, instead of stopping
 checkpoint_files_not_fsynced|framework/io/file_manifest.cc|s/    XLMR_RETURN_IF_ERROR(SyncFile(path));//|//tests/recipes:checkpoint_durability_test|a checkpoint'"'"'s files are not flushed to disk before its rename (config.json, trainer_state.json, the tokenizer copy)
 first_checkpoint_never_reached_refused|recipes/output_dir_policy.cc|s/  if (no_checkpoint \&\& HoldsARunBeforeItsFirstCheckpoint/  if (false \&\& HoldsARunBeforeItsFirstCheckpoint/|//tests/recipes:output_dir_rerun_test|a run killed before its first checkpoint cannot be requeued with the same command
+offset_includes_leading_space|models/xlmr/piece_offsets.cc|s/    spans.push_back({aligned.source\[at\].begin, aligned.source\[at + body.size() - 1\].end});/    spans.push_back({piece.begin, aligned.source[at + body.size() - 1].end});/|//tests/models/xlmr:tokenizer_offsets_test|a token'"'"'s span starts at the space before its word (SentencePiece'"'"'s span), not at the word as HF'"'"'s offset_mapping
+offset_end_one_char_short|models/xlmr/piece_offsets.cc|s/aligned.source\[at + body.size() - 1\].end});/aligned.source[at + body.size() - 1].begin});/|//tests/models/xlmr:tokenizer_offsets_test|a token'"'"'s span ends one character early (at the start of its last character)
 '
 
 if [ "${1:-}" = "--list" ]; then
