@@ -94,6 +94,9 @@ answer_start_not_checked|framework/data/qa_example_reader.cc|s/  if (example.con
 doc_stride_off_by_one|framework/data/qa_features.cc|s/  const int64_t step = room - options.doc_stride;/  const int64_t step = room - options.doc_stride - 1;/|//tests/framework/data:qa_features_test|consecutive QA windows overlap by doc_stride + 1 tokens instead of doc_stride
 question_not_in_window_budget|framework/data/qa_features.cc|s/    const int64_t room = options.max_seq_length - kSpecialTokens -/    const int64_t room = options.max_seq_length - kSpecialTokens - 0 *//|//tests/framework/data:qa_features_test|the question'"'"'s tokens are not subtracted from max_seq_length, so windows are too long
 answer_outside_window_labelled|framework/data/qa_features.cc|s/  if (!(offsets\[first\].begin <= start \&\& offsets\[last\].end >= end)) return;/  if (!(offsets[first].begin <= start || offsets[last].end >= end)) return;/|//tests/framework/data:qa_features_test|a window holding only part of the answer is labelled with it instead of <s>
+null_threshold_sign|framework/train/qa_postprocessing.cc|s/null_odds > options.null_score_diff_threshold/null_odds < options.null_score_diff_threshold/|//tests/framework/train:qa_postprocessing_test|SQuAD v2'"'"'s null answer is chosen when the null score minus the best span'"'"'s is below the threshold instead of above
+answer_span_outside_context|framework/train/qa_postprocessing.cc|s/      if (!feature.is_context\[s\] || !feature.is_context\[e\]) continue;/      if (!feature.is_context[s]) continue;/|//tests/framework/train:qa_postprocessing_test|an answer span may end outside the context (in the question'"'"'s or special tokens)
+max_answer_length_off_by_one|framework/train/qa_postprocessing.cc|s/e - s + 1 > options.max_answer_length/e - s > options.max_answer_length/|//tests/framework/train:qa_postprocessing_test|answers one token longer than --max_answer_length are kept
 '
 
 if [ "${1:-}" = "--list" ]; then
