@@ -33,7 +33,9 @@ std::vector<SquadItem> Items(const json& cases) {
 }
 
 TEST(SquadMetricsTest, NormalizeAnswerEqualsTheOfficialScript) {
-  for (const json& c : Golden().at("normalize")) {
+  const json golden = Golden();  // a named copy: a loop over a temporary's member dangles
+  ASSERT_GE(golden.at("normalize").size(), 10u);
+  for (const json& c : golden.at("normalize")) {
     EXPECT_EQ(NormalizeAnswer(c.at("text").get<std::string>()),
               c.at("normalized").get<std::string>())
         << c.at("text");
@@ -56,7 +58,9 @@ TEST(SquadMetricsTest, SquadV1EqualsEvaluate) {
 }
 
 TEST(SquadMetricsTest, SquadV2EqualsEvaluate) {
-  for (const json& run : Golden().at("v2")) {
+  const json golden = Golden();
+  ASSERT_GE(golden.at("v2").size(), 4u);
+  for (const json& run : golden.at("v2")) {
     const SquadV2Scores s =
         ComputeSquadV2(Items(run.at("cases")), run.at("no_answer_threshold").get<double>());
     const json& want = run.at("scores");
