@@ -98,6 +98,11 @@ absl::StatusOr<std::unique_ptr<models::XlmrTaskModel>> LoadClassifier(const Pred
     return absl::FailedPreconditionError(absl::StrCat("--model_dir=", c.model_dir, ": has no classification head; "
                                                       "fine-tune it first (xlmr_finetune --model_dir=...)"));
   }
+  if (loaded.model->config().task == models::XlmrTask::kQuestionAnswering) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--model_dir=", c.model_dir, ": XLMRobertaForQuestionAnswering; xlmr_predict does not "
+        "answer questions yet"));
+  }
   return std::move(loaded.model);
 }
 

@@ -203,7 +203,9 @@ std::vector<std::string> ReportedMetricNames(Objective objective) {
     case Objective::kSingleLabel: return {"accuracy", "macro_f1", "roc_auc"};
     case Objective::kRegression: return {"mse", "pearson", "spearmanr"};
     case Objective::kPerToken: return {"precision", "recall", "f1", "accuracy"};
+    case Objective::kSpanStartEnd: break;
   }
+  XLMR_CHECK(false) << "question answering is not evaluated through Evaluate (issue 30)";
   return {};
 }
 
@@ -255,7 +257,9 @@ EvalResult Evaluate(TrainableModel& model, const data::TokenizedDataset& dataset
       return RegressionResult(comm.AllGatherDoubles(PackRegression(local, dataset, begin)));
     case Objective::kPerToken:
       return PerTokenResult(comm.AllGatherDoubles(PackPerToken(local, dataset, begin)), label_names);
+    case Objective::kSpanStartEnd: break;
   }
+  XLMR_CHECK(false) << "question answering is not evaluated through Evaluate (issue 30)";
   return {};
 }
 
