@@ -53,7 +53,9 @@ Tensor QuestionAnsweringHead::Backward(const Tensor& d_logits, ParameterStore& s
     d_sequence = row == 0 ? dx : ops::Add(d_sequence, dx, DType::kF32);
   }
   Clear();
-  return d_sequence;
+  // HF's one GEMM over both rows sums the two (exact fp32) products in fp32 and rounds the sum
+  // once to the matmul dtype; the sum above is that fp32 sum, so rounding it here matches.
+  return InDType(InDType(d_sequence, mm), DType::kF32);
 }
 
 }  // namespace xlmr::models

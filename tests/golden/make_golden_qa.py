@@ -15,7 +15,11 @@ classifier, and writes under tests/golden/tiny_xlmr/:
                         the 9 positions, two of them on padding), logits [2, 4, 9]
                         (torch.stack of HF's start_logits and end_logits: the C++ head's layout),
                         the loss (HF's (start CE + end CE) / 2) and every parameter's gradient,
-                        fp32, dropout off.
+                        fp32, dropout off;
+  golden_qa_fp16_sdpa.safetensors  the same labels, then qa/ reloaded with from_pretrained and
+                        sdpa attention (the reference of our fused attention, see
+                        make_golden_fp16.py) run under torch.autocast("cpu", torch.float16):
+                        logits fp16 [2, 4, 9], the loss (fp32) and every fp32 gradient.
 """
 import os
 
@@ -57,6 +61,23 @@ def main():
         tensors["grad/" + name] = p.grad.detach().contiguous()
     save_file(tensors, os.path.join(OUT, "golden_qa.safetensors"), metadata={"format": "pt"})
     print("golden_qa.safetensors loss", out.loss.item())
+
+    half = XLMRobertaForQuestionAnswering.from_pretrained(os.path.join(OUT, "qa"),
+                                                          attn_implementation="sdpa")
+    half.eval()
+    with torch.autocast("cpu", dtype=torch.float16):
+        out = half(input_ids=input_ids, attention_mask=attention_mask,
+                   start_positions=start_positions, end_positions=end_positions)
+    out.loss.backward()
+    tensors = {"labels": torch.stack([start_positions, end_positions]),
+               "logits": torch.stack([out.start_logits, out.end_logits]).detach().contiguous(),
+               "loss": out.loss.detach().reshape(())}
+    for name, p in half.named_parameters():
+        tensors["grad/" + name] = p.grad.detach().contiguous()
+    save_file(tensors, os.path.join(OUT, "golden_qa_fp16_sdpa.safetensors"),
+              metadata={"format": "pt", "torch": torch.__version__, "autocast": "cpu float16",
+                        "attn_implementation": "sdpa"})
+    print("golden_qa_fp16_sdpa.safetensors loss", out.loss.item(), out.start_logits.dtype)
 
 
 if __name__ == "__main__":

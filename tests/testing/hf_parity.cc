@@ -255,14 +255,17 @@ void ExpectHuggingFaceParity(Device device, Precision precision, models::Attenti
                                   ", ", fused ? "fused" : "eager", " attention")});
 }
 
-void ExpectHeadParity(Device device, models::XlmrTask task) {
+void ExpectHeadParity(Device device, models::XlmrTask task, bool fp16_autocast) {
   ASSERT_NE(task, models::XlmrTask::kSequenceClassification) << "the sequence head: ExpectHuggingFaceParity";
+  ASSERT_TRUE(!fp16_autocast || task == models::XlmrTask::kQuestionAnswering)
+      << "fp16 golden data exists for the question-answering head only";
   const char* directory = task == models::XlmrTask::kTokenClassification ? "token_classifier"
                           : task == models::XlmrTask::kRegression        ? "regressor"
                                                                           : "qa";
   const char* golden_file = task == models::XlmrTask::kTokenClassification ? "/golden_token.safetensors"
                             : task == models::XlmrTask::kRegression        ? "/golden_regression.safetensors"
-                                                                            : "/golden_qa.safetensors";
+                            : fp16_autocast ? "/golden_qa_fp16_sdpa.safetensors"
+                                            : "/golden_qa.safetensors";
   absl::StatusOr<models::LoadedModel> loaded =
       LoadGoldenModel(kTinyXlmrGoldenDir, directory, device, models::AttentionImplementation::kFused);
   ASSERT_TRUE(loaded.ok()) << loaded.status();
@@ -274,10 +277,16 @@ void ExpectHeadParity(Device device, models::XlmrTask task) {
   absl::StatusOr<io::SafetensorsFile> golden =
       io::ReadSafetensors(std::string(kTinyXlmrGoldenDir) + golden_file);
   ASSERT_TRUE(golden.ok()) << golden.status();
+  const DType autocast = fp16_autocast ? DType::kF16 : DType::kF32;
+  if (fp16_autocast) loaded->model->parameters().EnableHalfCopy(autocast);
+  // The fp16 file is HF's sdpa attention: the reference of our fused attention.
+  const bool fused = models::FusedAttentionApplies(loaded->model->config(), device, autocast);
+  if (fp16_autocast) ASSERT_TRUE(fused) << "golden_qa_fp16_sdpa is the fused attention's reference";
   CompareWithGolden({loaded->model.get(), &*inputs_file, &*golden, /*labels_from_inputs=*/false,
-                     models::ObjectiveOf(task), kFp32Tolerances, device, DType::kF32,
-                     /*bit_equal_on_cpu=*/true,
-                     absl::StrCat(DeviceName(device), ", fp32, ", models::XlmrTaskName(task))});
+                     models::ObjectiveOf(task), TolerancesFor(autocast, fused, /*head64=*/false),
+                     device, autocast, /*bit_equal_on_cpu=*/true,
+                     absl::StrCat(DeviceName(device), fp16_autocast ? ", fp16 autocast, " : ", fp32, ",
+                                  models::XlmrTaskName(task))});
 }
 
 }  // namespace xlmr::testing

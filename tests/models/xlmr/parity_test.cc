@@ -74,6 +74,10 @@ TEST(HuggingFaceParityTest, QuestionAnsweringHeadMatchesFp32) {
   testing::ExpectHeadParity(Device::kCpu, XlmrTask::kQuestionAnswering);
 }
 
+TEST(HuggingFaceParityTest, QuestionAnsweringHeadMatchesFp16Autocast) {
+  testing::ExpectHeadParity(Device::kCpu, XlmrTask::kQuestionAnswering, /*fp16_autocast=*/true);
+}
+
 // --task on a directory of another task: HF's from_pretrained into another class keeps the
 // backbone and initialises the new head.
 TEST(HfCheckpointTest, AnotherTaskGivesItsOwnFreshHead) {
