@@ -96,7 +96,8 @@ std::vector<QaPrediction> PostprocessQaPredictions(
     }
     if (prediction.nbest.empty() ||
         (prediction.nbest.size() == 1 && prediction.nbest[0].text.empty())) {
-      prediction.nbest.insert(prediction.nbest.begin(), QaCandidate{"empty", 0.0f, 0.0f, 0.0f});
+      prediction.nbest.insert(prediction.nbest.begin(),
+                              QaCandidate{"empty", 0.0f, 0.0f, 0.0f, /*placeholder=*/true});
       scores.insert(scores.begin(), 0.0f);
     }
     // Softmax of the scores in float32 (numpy's dtype for them).

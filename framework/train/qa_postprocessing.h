@@ -40,6 +40,8 @@ struct QaCandidate {
   float start_logit = 0;
   float end_logit = 0;
   float probability = 0;
+  bool placeholder = false;  // HF's "empty" entry when no span was possible (its JSON keys come
+                             // in another order: text first)
 };
 
 struct QaPrediction {

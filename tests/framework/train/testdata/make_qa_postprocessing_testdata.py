@@ -15,8 +15,10 @@ Logits: float32, normal(0, 3) from numpy's default_rng(2026), one pair of arrays
 in the last case the <s> logits are raised by 4 so that null answers win some examples.
 
 Cases: SQuAD v1 (n_best 20, max_answer_length 30), v2 with null_score_diff_threshold 0, v2 with
-threshold 2.5 and n_best 5 and max_answer_length 4, v2 with raised null logits and threshold -1.
-Each records the returned predictions and the nbest / null_odds files the function writes.
+threshold 2.5 and n_best 5 and max_answer_length 4, v2 with raised null logits and threshold -1,
+and v1 and v2 with n_best 1 (HF's "empty" placeholder).
+Each records the returned predictions, the nbest / null_odds contents, and the exact texts of
+the files the function writes (predictions.json, nbest_predictions.json, null_odds.json).
 
 Run: python3 tests/framework/train/testdata/make_qa_postprocessing_testdata.py PATH/utils_qa.py
 """
@@ -45,6 +47,12 @@ CASES = [
      "null_score_diff_threshold": 2.5, "null_boost": 0.0},
     {"version_2_with_negative": True, "n_best_size": 20, "max_answer_length": 30,
      "null_score_diff_threshold": -1.0, "null_boost": 4.0},
+    # One start and one end per window: most examples have no valid span, so HF's "empty"
+    # placeholder appears (in v2 next to the null answer).
+    {"version_2_with_negative": False, "n_best_size": 1, "max_answer_length": 30,
+     "null_score_diff_threshold": 0.0, "null_boost": 0.0},
+    {"version_2_with_negative": True, "n_best_size": 1, "max_answer_length": 30,
+     "null_score_diff_threshold": 0.0, "null_boost": 0.0},
 ]
 
 
@@ -98,10 +106,15 @@ def main():
             with open(os.path.join(out_dir, "nbest_predictions.json"), encoding="utf-8") as handle:
                 nbest = json.load(handle)
             null_odds = None
+            files = {}
+            for name in ("predictions.json", "nbest_predictions.json", "null_odds.json"):
+                if os.path.exists(os.path.join(out_dir, name)):
+                    with open(os.path.join(out_dir, name), encoding="utf-8") as handle:
+                        files[name] = handle.read()
             if case["version_2_with_negative"]:
-                with open(os.path.join(out_dir, "null_odds.json"), encoding="utf-8") as handle:
-                    null_odds = json.load(handle)
-        cases.append({**case, "predictions": predictions, "nbest": nbest, "null_odds": null_odds})
+                null_odds = json.loads(files["null_odds.json"])
+        cases.append({**case, "predictions": predictions, "nbest": nbest, "null_odds": null_odds,
+                      "files": files})
         empty = sum(1 for text in predictions.values() if text == "")
         print(f"{options}: {len(predictions)} predictions, {empty} null")
     with open(os.path.join(HERE, "qa_postprocessing.json"), "w", encoding="utf-8") as handle:
