@@ -33,8 +33,9 @@ std::vector<int> TopIndices(const std::vector<float>& values, int count) {
 void AddWindowCandidates(const data::QaFeature& feature, const std::vector<float>& start,
                          const std::vector<float>& end, const QaPostprocessOptions& options,
                          std::vector<Candidate>* candidates) {
+  const std::vector<int> ends = TopIndices(end, options.n_best_size);
   for (int s : TopIndices(start, options.n_best_size)) {
-    for (int e : TopIndices(end, options.n_best_size)) {
+    for (int e : ends) {
       if (!feature.is_context[s] || !feature.is_context[e]) continue;
       if (e < s || e - s + 1 > options.max_answer_length) continue;
       candidates->push_back({false, feature.offsets[s].begin, feature.offsets[e].end,
