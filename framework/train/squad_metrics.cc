@@ -297,4 +297,28 @@ SquadV2Scores ComputeSquadV2(const std::vector<SquadItem>& items, double no_answ
   return scores;
 }
 
+std::vector<std::pair<std::string, double>> SquadV1Figures(const SquadV1Scores& scores) {
+  return {{"exact_match", scores.exact_match}, {"f1", scores.f1}};
+}
+
+std::vector<std::pair<std::string, double>> SquadV2Figures(const SquadV2Scores& scores) {
+  std::vector<std::pair<std::string, double>> figures = {
+      {"exact", scores.exact}, {"f1", scores.f1}, {"total", static_cast<double>(scores.total)}};
+  if (scores.has_ans) {
+    figures.insert(figures.end(), {{"HasAns_exact", scores.has_ans_exact},
+                                   {"HasAns_f1", scores.has_ans_f1},
+                                   {"HasAns_total", static_cast<double>(scores.has_ans_total)}});
+  }
+  if (scores.no_ans) {
+    figures.insert(figures.end(), {{"NoAns_exact", scores.no_ans_exact},
+                                   {"NoAns_f1", scores.no_ans_f1},
+                                   {"NoAns_total", static_cast<double>(scores.no_ans_total)}});
+  }
+  figures.insert(figures.end(), {{"best_exact", scores.best_exact},
+                                 {"best_exact_thresh", scores.best_exact_thresh},
+                                 {"best_f1", scores.best_f1},
+                                 {"best_f1_thresh", scores.best_f1_thresh}});
+  return figures;
+}
+
 }  // namespace xlmr::train

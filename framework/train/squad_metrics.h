@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/string_view.h"
@@ -55,6 +56,14 @@ struct SquadV2Scores {
 // evaluate's "squad_v2" with its no_answer_threshold (default 1.0). Requires at least one item.
 SquadV2Scores ComputeSquadV2(const std::vector<SquadItem>& items,
                              double no_answer_threshold = 1.0);
+
+// The figures under evaluate's names and in its order, for metrics.jsonl and eval_results.json
+// (each name gets the split's prefix there: "eval_exact_match"): squad: exact_match, f1;
+// squad_v2: exact, f1, total, HasAns_exact, HasAns_f1, HasAns_total (when some question has an
+// answer), NoAns_exact, NoAns_f1, NoAns_total (when some has none), best_exact,
+// best_exact_thresh, best_f1, best_f1_thresh. Totals are counts (whole numbers).
+std::vector<std::pair<std::string, double>> SquadV1Figures(const SquadV1Scores& scores);
+std::vector<std::pair<std::string, double>> SquadV2Figures(const SquadV2Scores& scores);
 
 }  // namespace xlmr::train
 

@@ -87,5 +87,32 @@ TEST(SquadMetricsTest, SquadV2EqualsEvaluate) {
   }
 }
 
+// The names and their order are evaluate's: the golden dicts keep Python's insertion order.
+TEST(SquadMetricsTest, FiguresCarryEvaluatesNamesInItsOrder) {
+  std::ifstream file(kCases);
+  ASSERT_TRUE(file.good()) << kCases;
+  const nlohmann::ordered_json golden = nlohmann::ordered_json::parse(file);
+  const nlohmann::ordered_json& v1 = golden.at("v1");
+  const auto figures = SquadV1Figures(ComputeSquadV1(Items(json(v1.at("cases")))));
+  ASSERT_EQ(figures.size(), v1.at("scores").size());
+  size_t i = 0;
+  for (auto it = v1.at("scores").begin(); it != v1.at("scores").end(); ++it, ++i) {
+    EXPECT_EQ(figures[i].first, it.key());
+    EXPECT_DOUBLE_EQ(figures[i].second, it.value().get<double>());
+  }
+  ASSERT_GE(golden.at("v2").size(), 4u);
+  for (const nlohmann::ordered_json& run : golden.at("v2")) {
+    const auto v2 = SquadV2Figures(ComputeSquadV2(Items(json(run.at("cases"))),
+                                                  run.at("no_answer_threshold").get<double>()));
+    const nlohmann::ordered_json& want = run.at("scores");
+    ASSERT_EQ(v2.size(), want.size()) << want.dump();
+    size_t k = 0;
+    for (auto it = want.begin(); it != want.end(); ++it, ++k) {
+      EXPECT_EQ(v2[k].first, it.key());
+      EXPECT_DOUBLE_EQ(v2[k].second, it.value().get<double>()) << it.key();
+    }
+  }
+}
+
 }  // namespace
 }  // namespace xlmr::train
