@@ -117,6 +117,7 @@ absl::StatusOr<std::vector<QaExample>> ReadJsonLines(const std::string& path,
     }
     XLMR_ASSIGN_OR_RETURN(QaExample example,
                           ParseLine(row, absl::StrCat(path, ":", line_number)));
+    example.line = line_number;
     XLMR_RETURN_IF_ERROR(FinishExample(&example, &ids));
     examples.push_back(std::move(example));
   }

@@ -39,6 +39,7 @@ struct QaExample {
   std::string context;
   std::vector<QaAnswer> answers;  // empty: unanswerable (SQuAD v2)
   std::string where;              // "<file>:<line>" or "<file>": for error messages
+  int64_t line = 0;               // JSON lines: the example's 1-based line; SQuAD JSON: 0
 };
 
 // Reads every example of `path` in file order.

@@ -47,6 +47,7 @@ TEST(QaExampleReaderTest, ReadsHuggingFaceJsonLines) {
   EXPECT_EQ((*examples)[0].answers[0].start_byte, 7);
   EXPECT_EQ((*examples)[0].where, path + ":1");
   EXPECT_EQ((*examples)[1].where, path + ":3");
+  EXPECT_EQ((*examples)[1].line, 3);
   EXPECT_TRUE((*examples)[1].answers.empty());
 }
 
