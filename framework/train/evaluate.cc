@@ -13,14 +13,6 @@
 namespace xlmr::train {
 namespace {
 
-// log(sum(exp(row))) in double, stable.
-double LogSumExp(const float* row, int n) {
-  const double max_value = *std::max_element(row, row + n);
-  double total = 0;
-  for (int j = 0; j < n; ++j) total += std::exp(row[j] - max_value);
-  return max_value + std::log(total);
-}
-
 // One loss term as HF's LabelSmoother forms it: (1 - e) * nll + e * mean over classes of
 // -log p; without smoothing the plain cross-entropy term, untouched. `uniform` computes that
 // mean only when it is needed.
@@ -64,11 +56,6 @@ Prediction FromTokenLogits(const float* logits, int num_labels,
     });
   }
   return p;
-}
-
-// The examples [begin, end) of `n` that `comm`'s rank evaluates: contiguous slices in rank order.
-std::pair<int64_t, int64_t> RankSlice(int64_t n, const distributed::Communicator& comm) {
-  return {n * comm.rank() / comm.world_size(), n * (comm.rank() + 1) / comm.world_size()};
 }
 
 // Per example: label, prediction, probability of class 1, loss.
@@ -197,6 +184,17 @@ EvalResult PerTokenResult(const std::vector<double>& all, const std::vector<std:
 }
 
 }  // namespace
+
+double LogSumExp(const float* row, int n) {
+  const double max_value = *std::max_element(row, row + n);
+  double total = 0;
+  for (int j = 0; j < n; ++j) total += std::exp(row[j] - max_value);
+  return max_value + std::log(total);
+}
+
+std::pair<int64_t, int64_t> RankSlice(int64_t n, const distributed::Communicator& comm) {
+  return {n * comm.rank() / comm.world_size(), n * (comm.rank() + 1) / comm.world_size()};
+}
 
 std::vector<std::string> ReportedMetricNames(Objective objective) {
   switch (objective) {
