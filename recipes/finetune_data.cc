@@ -2,6 +2,7 @@
 
 #include "framework/core/fingerprint.h"
 #include "framework/core/status_macros.h"
+#include "framework/data/qa_dataset.h"
 #include "framework/data/tagged_sentence_reader.h"
 #include "framework/data/token_cache.h"
 #include "framework/data/word_labels.h"
@@ -38,12 +39,57 @@ absl::StatusOr<FinetuneData> LoadTokenClassificationData(const FinetuneConfig& c
   XLMR_ASSIGN_OR_RETURN(data::TokenizedDataset train, TokenizeTagged(config.train_file, config, tokenizer, &sentences));
   XLMR_ASSIGN_OR_RETURN(data::LabelMap labels, data::TagLabelMap(sentences, config.train_file));
   XLMR_RETURN_IF_ERROR(train.AssignTokenLabelIds(labels));
-  FinetuneData result{std::move(labels), std::move(train), std::nullopt, std::nullopt};
+  FinetuneData result{std::move(labels), std::move(train), std::nullopt, std::nullopt, std::nullopt, std::nullopt};
   for (auto [path, slot] : {std::pair{&config.eval_file, &result.eval}, std::pair{&config.test_file, &result.test}}) {
     if (path->empty()) continue;
     XLMR_ASSIGN_OR_RETURN(data::TokenizedDataset dataset, TokenizeTagged(*path, config, tokenizer, &sentences));
     XLMR_RETURN_IF_ERROR(dataset.AssignTokenLabelIds(result.labels));
     *slot = std::move(dataset);
+  }
+  return result;
+}
+
+// A question-answering file: its examples, run_qa's windows and those as a data set with span
+// labels. Without --version_2_with_negative every question needs an answer (SQuAD v1.1's
+// scores and run_qa's v1 labels assume one).
+absl::StatusOr<std::pair<data::TokenizedDataset, QaSplit>> ReadQaFile(const std::string& path,
+                                                                      const FinetuneConfig& config,
+                                                                      const models::XlmrTokenizer& tokenizer) {
+  QaSplit split;
+  XLMR_ASSIGN_OR_RETURN(split.examples, data::ReadQaExamples(path));
+  if (!config.qa_postprocess.version_2_with_negative) {
+    for (const data::QaExample& example : split.examples) {
+      if (example.answers.empty()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            example.where, ": id '", example.id, "': no answer; unanswerable questions need "
+            "--version_2_with_negative"));
+      }
+    }
+  }
+  data::QaFeatureOptions options = config.qa_features;
+  options.bos_id = models::XlmrTokenizer::kBos;
+  options.eos_id = models::XlmrTokenizer::kEos;
+  XLMR_ASSIGN_OR_RETURN(split.windows,
+                        data::PrepareQaFeatures(split.examples, MakeTokenizeWithSpansFn(tokenizer), options));
+  data::TokenizedDataset dataset = data::MakeQaDataset(path, split.examples, split.windows);
+  return std::make_pair(std::move(dataset), std::move(split));
+}
+
+absl::StatusOr<FinetuneData> LoadQuestionAnsweringData(const FinetuneConfig& config,
+                                                       const models::XlmrTokenizer& tokenizer) {
+  XLMR_ASSIGN_OR_RETURN(auto train, ReadQaFile(config.train_file, config, tokenizer));
+  XLMR_ASSIGN_OR_RETURN(data::LabelMap labels, data::LabelMap::FromId2Label({"LABEL_0", "LABEL_1"}, config.train_file));
+  FinetuneData result{std::move(labels), std::move(train.first), std::nullopt, std::nullopt, std::nullopt,
+                      std::nullopt};
+  if (!config.eval_file.empty()) {
+    XLMR_ASSIGN_OR_RETURN(auto eval, ReadQaFile(config.eval_file, config, tokenizer));
+    result.eval = std::move(eval.first);
+    result.qa_eval = std::move(eval.second);
+  }
+  if (!config.test_file.empty()) {
+    XLMR_ASSIGN_OR_RETURN(auto test, ReadQaFile(config.test_file, config, tokenizer));
+    result.test = std::move(test.first);
+    result.qa_test = std::move(test.second);
   }
   return result;
 }
@@ -63,6 +109,9 @@ absl::StatusOr<FinetuneData> LoadFinetuneData(const FinetuneConfig& config,
   if (config.task == models::XlmrTask::kTokenClassification) {
     return LoadTokenClassificationData(config, tokenizer);
   }
+  if (config.task == models::XlmrTask::kQuestionAnswering) {
+    return LoadQuestionAnsweringData(config, tokenizer);
+  }
   XLMR_ASSIGN_OR_RETURN(const uint64_t tokenizer_hash, FingerprintFile(tokenizer_path));
   const std::string fingerprint = FingerprintHex(tokenizer_hash);
   XLMR_ASSIGN_OR_RETURN(data::TokenizedDataset train, Tokenize(config.train_file, config, tokenizer, fingerprint));
@@ -72,7 +121,7 @@ absl::StatusOr<FinetuneData> LoadFinetuneData(const FinetuneConfig& config,
                             ? data::LabelMap::FromId2Label({"LABEL_0"}, config.train_file)
                             : data::LabelMap::FromTrainingLabels(train.label_names(), config.train_file));
   XLMR_RETURN_IF_ERROR(AssignLabels(train, config, labels));
-  FinetuneData result{std::move(labels), std::move(train), std::nullopt, std::nullopt};
+  FinetuneData result{std::move(labels), std::move(train), std::nullopt, std::nullopt, std::nullopt, std::nullopt};
   for (auto [path, slot] : {std::pair{&config.eval_file, &result.eval}, std::pair{&config.test_file, &result.test}}) {
     if (path->empty()) continue;
     XLMR_ASSIGN_OR_RETURN(data::TokenizedDataset dataset, Tokenize(*path, config, tokenizer, fingerprint));

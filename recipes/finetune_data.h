@@ -4,7 +4,11 @@
 //   regression               the same rows; labels read as numbers; one output, "LABEL_0";
 //   token classification     tagged sentences (CoNLL or JSON lines), tokenized in memory with
 //                            each word's tag on its first sub-token; labels: the training
-//                            file's tags in run_ner's sorted order.
+//                            file's tags in run_ner's sorted order;
+//   question answering       SQuAD .json or JSON lines, cut into run_qa's windows (one training
+//                            example each, its answer span as labels); labels: LABEL_0 and
+//                            LABEL_1 (HF's two outputs, start and end); the evaluation and
+//                            test files keep their examples and windows for post-processing.
 #ifndef XLMR_RECIPES_FINETUNE_DATA_H_
 #define XLMR_RECIPES_FINETUNE_DATA_H_
 
@@ -13,17 +17,26 @@
 
 #include "absl/status/statusor.h"
 #include "framework/data/label_map.h"
+#include "framework/data/qa_example_reader.h"
+#include "framework/data/qa_features.h"
 #include "framework/data/tokenized_dataset.h"
 #include "models/xlmr/tokenizer.h"
 #include "recipes/finetune_flags.h"
 
 namespace xlmr::recipes {
 
+// A question-answering file's examples and their windows (eval[i] / test[i] is windows[i]).
+struct QaSplit {
+  std::vector<data::QaExample> examples;
+  std::vector<data::QaFeature> windows;
+};
+
 struct FinetuneData {
   data::LabelMap labels;  // the model's outputs in id order (see above)
   data::TokenizedDataset train;
   std::optional<data::TokenizedDataset> eval;
   std::optional<data::TokenizedDataset> test;
+  std::optional<QaSplit> qa_eval, qa_test;  // question answering only
 };
 
 // Reads (or finds in the cache) every data file of `config`; a label in the evaluation or

@@ -29,7 +29,13 @@ ABSL_FLAG(std::string, eval_file, "", "evaluation data; default: embedded dev sp
 ABSL_FLAG(std::string, test_file, "", "test data evaluated at the end; default: embedded test split "
           "(with the embedded training data) or none");
 ABSL_FLAG(std::string, label_column, "label", "column holding the label (a string; a number for regression)");
-ABSL_FLAG(std::string, task, "", "sequence_classification | regression | token_classification; default: "
+ABSL_FLAG(int, doc_stride, 128, "question answering: tokens shared by consecutive windows of a long context");
+ABSL_FLAG(int, n_best_size, 20, "question answering: start and end candidates per window, and answers kept");
+ABSL_FLAG(int, max_answer_length, 30, "question answering: the longest answer in tokens");
+ABSL_FLAG(bool, version_2_with_negative, false, "question answering: some questions have no answer (SQuAD v2)");
+ABSL_FLAG(double, null_score_diff_threshold, 0.0, "question answering, v2: answer nothing when the null score "
+          "beats the best span's by more than this");
+ABSL_FLAG(std::string, task, "", "sequence_classification | regression | token_classification | question_answering; default: "
           "what --model_dir's config.json says (architectures, problem_type), else sequence_classification");
 ABSL_FLAG(std::string, tags_column, "ner_tags", "token classification, .jsonl data: the field holding the tags");
 // Batch.
@@ -144,7 +150,8 @@ absl::Status ReadTaskFlag(FinetuneConfig& c) {
   if (!task.empty()) {
     const std::optional<models::XlmrTask> parsed = models::ParseXlmrTask(task);
     XLMR_RETURN_IF_ERROR(ExpectFlag(parsed.has_value(), "task",
-                                "sequence_classification, regression or token_classification", task));
+                                "sequence_classification, regression, token_classification or "
+                                "question_answering", task));
     c.task = *parsed;
     c.task_given = true;
     return absl::OkStatus();
@@ -164,13 +171,41 @@ absl::Status ReadLabelSmoothingFlag(FinetuneConfig& c) {
       ExpectFlag(factor >= 0 && factor <= 1, "label_smoothing_factor", "a number in [0, 1]", absl::StrCat(factor)));
   XLMR_RETURN_IF_ERROR(ExpectFlag(factor == 0 || c.task != models::XlmrTask::kRegression, "label_smoothing_factor",
                                   "0 with --task=regression (label smoothing needs classes)", absl::StrCat(factor)));
+  // HF's LabelSmoother reads the model's "logits", which a question-answering model does not return.
+  XLMR_RETURN_IF_ERROR(ExpectFlag(factor == 0 || c.task != models::XlmrTask::kQuestionAnswering,
+                                  "label_smoothing_factor", "0 with --task=question_answering",
+                                  absl::StrCat(factor)));
   c.trainer.label_smoothing_factor = factor;
   return absl::OkStatus();
 }
 
-absl::Status ReadDataFlags(FinetuneConfig& c) {
+// --task=question_answering's flags, once --max_seq_length is known: run_qa's defaults, and a
+// window must leave the context more than doc_stride tokens (qa_features.h).
+absl::Status ReadQuestionAnsweringFlags(const std::set<std::string>& given, FinetuneConfig& c) {
+  if (given.count("max_seq_length") == 0) c.max_seq_length = 384;
+  XLMR_RETURN_IF_ERROR(ExpectFlag(c.max_seq_length > 5, "max_seq_length",
+                                  "more than 5 with --task=question_answering", absl::StrCat(c.max_seq_length)));
+  const int stride = absl::GetFlag(FLAGS_doc_stride);
+  XLMR_RETURN_IF_ERROR(ExpectFlag(stride >= 0 && stride < c.max_seq_length - 5, "doc_stride",
+                                  absl::StrCat("a number in [0, max_seq_length - 5 = ", c.max_seq_length - 5, ")"),
+                                  absl::StrCat(stride)));
+  c.qa_features.max_seq_length = c.max_seq_length;
+  c.qa_features.doc_stride = stride;
+  XLMR_RETURN_IF_ERROR(ExpectPositive(FLAGS_n_best_size, "n_best_size"));
+  XLMR_RETURN_IF_ERROR(ExpectPositive(FLAGS_max_answer_length, "max_answer_length"));
+  c.qa_postprocess.n_best_size = absl::GetFlag(FLAGS_n_best_size);
+  c.qa_postprocess.max_answer_length = absl::GetFlag(FLAGS_max_answer_length);
+  c.qa_postprocess.version_2_with_negative = absl::GetFlag(FLAGS_version_2_with_negative);
+  c.qa_postprocess.null_score_diff_threshold = static_cast<float>(absl::GetFlag(FLAGS_null_score_diff_threshold));
+  return ExpectFlag(!c.columns.text_pair_column.has_value(), "text_pair_column",
+                    "no text pairs with --task=question_answering (the data holds question and context)",
+                    c.columns.text_pair_column.value_or(""));
+}
+
+absl::Status ReadDataFlags(const std::set<std::string>& given, FinetuneConfig& c) {
   c.model_dir = ModelDirFlag();
   XLMR_RETURN_IF_ERROR(ReadTaskFlag(c));
+  const bool question_answering = c.task == models::XlmrTask::kQuestionAnswering;
   const bool per_token = c.task == models::XlmrTask::kTokenClassification;
   c.train_file = UserPath(absl::GetFlag(FLAGS_train_file));
   c.eval_file = UserPath(absl::GetFlag(FLAGS_eval_file));
@@ -179,6 +214,9 @@ absl::Status ReadDataFlags(FinetuneConfig& c) {
     XLMR_RETURN_IF_ERROR(ExpectFlag(c.task != models::XlmrTask::kRegression, "task",
                                 "--train_file with numeric labels for regression (no embedded "
                                 "regression data set)", "regression"));
+    XLMR_RETURN_IF_ERROR(ExpectFlag(!question_answering, "task",
+                                "--train_file (SQuAD .json or .jsonl) for question answering (no "
+                                "embedded question-answering data set yet)", "question_answering"));
     const std::string extension = per_token ? ".conll" : ".tsv";
     c.train_file = EmbeddedDataFile(c.task, "train" + extension);
     if (c.eval_file.empty()) c.eval_file = EmbeddedDataFile(c.task, "dev" + extension);
@@ -205,6 +243,7 @@ absl::Status ReadDataFlags(FinetuneConfig& c) {
     c.dropout = value;
   }
   XLMR_RETURN_IF_ERROR(ReadLabelSmoothingFlag(c));
+  if (question_answering) XLMR_RETURN_IF_ERROR(ReadQuestionAnsweringFlags(given, c));
   c.cache_dir = absl::GetFlag(FLAGS_cache_dir).empty() ? DefaultCacheDir() : UserPath(absl::GetFlag(FLAGS_cache_dir));
   return absl::OkStatus();
 }
@@ -374,7 +413,7 @@ absl::StatusOr<FinetuneConfig> ReadFinetuneFlags(const std::set<std::string>& gi
     XLMR_ASSIGN_OR_RETURN(config.embedded_training_args,
                           ApplyEmbeddedTrainingArgs(config.embedded_training_args_file, given));
   }
-  XLMR_RETURN_IF_ERROR(ReadDataFlags(config));
+  XLMR_RETURN_IF_ERROR(ReadDataFlags(given, config));
   XLMR_RETURN_IF_ERROR(ReadOptimizerFlags(config.trainer));
   XLMR_RETURN_IF_ERROR(ReadRunFlags(config));
   return config;

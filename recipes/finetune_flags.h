@@ -12,9 +12,11 @@
 
 #include "absl/status/statusor.h"
 #include "framework/core/device.h"
+#include "framework/data/qa_features.h"
 #include "framework/data/record_reader.h"
 #include "framework/data/tagged_sentence_reader.h"
 #include "framework/recompute/memory_budget.h"
+#include "framework/train/qa_postprocessing.h"
 #include "framework/train/trainer.h"
 #include "models/xlmr/config.h"
 
@@ -28,7 +30,11 @@ struct FinetuneConfig {
   // --task, or what the model directory's config.json says (XlmrConfig::task).
   models::XlmrTask task = models::XlmrTask::kSequenceClassification;
   bool task_given = false;  // --task was on the command line
-  int max_seq_length = 128;
+  int max_seq_length = 128;  // 384 for question answering unless given (run_qa's default)
+  // Question answering: --doc_stride (windows; max_seq_length is copied in) and --n_best_size,
+  // --max_answer_length, --version_2_with_negative, --null_score_diff_threshold.
+  data::QaFeatureOptions qa_features;
+  train::QaPostprocessOptions qa_postprocess;
   std::optional<double> dropout;  // overrides hidden, attention and classifier dropout
   bool gradient_checkpointing = false;
   // --activation_memory_budget, parsed here (the only place); unset when not given.

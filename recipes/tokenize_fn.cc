@@ -17,4 +17,15 @@ data::TokenizeWordsFn MakeTokenizeWordsFn(const models::XlmrTokenizer& tokenizer
   };
 }
 
+data::TokenizeWithSpansFn MakeTokenizeWithSpansFn(const models::XlmrTokenizer& tokenizer) {
+  return [&tokenizer](const std::string& text, std::vector<data::TextSpan>* spans) {
+    std::vector<models::TokenSpan> token_spans;
+    std::vector<int32_t> ids = tokenizer.EncodeTextWithOffsets(text, &token_spans);
+    spans->clear();
+    spans->reserve(token_spans.size());
+    for (const models::TokenSpan& span : token_spans) spans->push_back({span.begin, span.end});
+    return ids;
+  };
+}
+
 }  // namespace xlmr::recipes

@@ -3,6 +3,7 @@
 #ifndef XLMR_RECIPES_TOKENIZE_FN_H_
 #define XLMR_RECIPES_TOKENIZE_FN_H_
 
+#include "framework/data/qa_features.h"
 #include "framework/data/token_cache.h"
 #include "framework/data/word_labels.h"
 #include "models/xlmr/tokenizer.h"
@@ -21,6 +22,10 @@ data::TokenizeFn MakeTokenizeFn(const models::XlmrTokenizer& tokenizer, int max_
 // A sentence's words to model ids with special tokens and each token's word (HF's
 // is_split_into_words=True with truncation to `max_length`), for tagged data (word_labels.h).
 data::TokenizeWordsFn MakeTokenizeWordsFn(const models::XlmrTokenizer& tokenizer, int max_length);
+
+// A text to ids without special tokens and each id's bytes of the text (HF's offset_mapping),
+// for question answering's windows (qa_features.h). `tokenizer` is borrowed, as above.
+data::TokenizeWithSpansFn MakeTokenizeWithSpansFn(const models::XlmrTokenizer& tokenizer);
 
 }  // namespace xlmr::recipes
 

@@ -22,6 +22,7 @@
 #include "framework/core/status_macros.h"
 #include "framework/distributed/create_communicator.h"
 #include "framework/distributed/rank_agreement.h"
+#include "framework/train/qa_evaluate.h"
 #include "framework/train/stop_signal.h"
 #include "models/xlmr/hf_checkpoint.h"
 #include "models/xlmr/init.h"
@@ -218,6 +219,21 @@ absl::Status LoadWeights(models::XlmrTaskModel& model, const PreparedRun& run, c
   return absl::OkStatus();
 }
 
+// Question answering: each evaluation post-processes the windows' logits into answers and
+// scores them (train::EvaluateQa); other tasks: the Trainer's own evaluation.
+train::EvaluateFn QuestionAnsweringEvaluation(PreparedRun& run) {
+  if (run.config.task != models::XlmrTask::kQuestionAnswering) return nullptr;
+  return [&run](const data::TokenizedDataset& windows, const std::string& split) {
+    const QaSplit& qa = split == "test" ? *run.data->qa_test : *run.data->qa_eval;
+    const train::TrainerOptions& t = run.config.trainer;
+    const train::EvalSettings settings{t.per_device_eval_batch_size, t.autocast, t.pad_id, t.device,
+                                       train::Objective::kSpanStartEnd, 0.0};
+    return train::EvaluateQa(*run.model, {&qa.examples, &qa.windows, &windows}, *run.comm, settings,
+                             run.config.qa_postprocess)
+        .result;
+  };
+}
+
 int Main(const std::set<std::string>& given) {
   PreparedRun run;
   const absl::Status prepared = Prepare(given, run);
@@ -238,7 +254,8 @@ int Main(const std::set<std::string>& given) {
   train::Trainer trainer(*run.model, run.data->train, run.data->eval ? &*run.data->eval : nullptr,
                          run.data->test ? &*run.data->test : nullptr, run.config.trainer, *run.comm,
                          [&](const std::string& dir) { return SaveModel(model, tokenizer_path, dir); },
-                         [&](const std::string& dir) { return LoadWeights(*run.model, run, dir); });
+                         [&](const std::string& dir) { return LoadWeights(*run.model, run, dir); },
+                         QuestionAnsweringEvaluation(run));
   const OutputDirStart start = DescribeStart(run.output_plan, run.config.trainer.output_dir, trainer.total_steps());
   for (const std::string& line : start.lines) {
     if (run.comm->rank() == 0) std::fprintf(stderr, "%s\n", line.c_str());

@@ -91,6 +91,14 @@ absl::StatusOr<PredictConfig> ReadPredictFlags() {
 // head (e.g. the hub's backbone-only xlm-roberta-base) cannot classify anything.
 absl::StatusOr<std::unique_ptr<models::XlmrTaskModel>> LoadClassifier(const PredictConfig& c) {
   XLMR_RETURN_IF_ERROR(CheckModelDir(c.model_dir));
+  // Refused before its weights are read (issue 30: the binaries do not answer questions yet).
+  XLMR_ASSIGN_OR_RETURN(const models::XlmrConfig config,
+                        models::LoadXlmrConfig(c.model_dir + "/config.json"));
+  if (config.task == models::XlmrTask::kQuestionAnswering) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--model_dir=", c.model_dir, ": XLMRobertaForQuestionAnswering; xlmr_predict does not "
+        "answer questions yet"));
+  }
   models::LoadOptions options;  // labels unset: keep the directory's id2label
   options.device = c.eval.device;
   XLMR_ASSIGN_OR_RETURN(models::LoadedModel loaded, models::LoadPretrained(c.model_dir, options));
@@ -98,6 +106,7 @@ absl::StatusOr<std::unique_ptr<models::XlmrTaskModel>> LoadClassifier(const Pred
     return absl::FailedPreconditionError(absl::StrCat("--model_dir=", c.model_dir, ": has no classification head; "
                                                       "fine-tune it first (xlmr_finetune --model_dir=...)"));
   }
+
   return std::move(loaded.model);
 }
 

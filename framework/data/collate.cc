@@ -39,6 +39,14 @@ Batch Collate(const TokenizedDataset& dataset, const std::vector<int64_t>& indic
       batch.loss_terms += std::count_if(example.begin(), example.end(),
                                         [](int32_t label) { return label != TokenizedDataset::kIgnored; });
     }
+  } else if (dataset.has_span_labels()) {
+    batch.labels = Tensor::Zeros({2, batch_size}, DType::kI32);
+    int32_t* labels = batch.labels.data<int32_t>();
+    for (int64_t b = 0; b < batch_size; ++b) {
+      labels[b] = dataset.span_start(indices[b]);
+      labels[batch_size + b] = dataset.span_end(indices[b]);
+    }
+    batch.loss_terms = 2 * batch_size;
   } else if (dataset.has_targets()) {
     batch.labels = Tensor::Zeros({batch_size}, DType::kF32);
     float* targets = batch.labels.data<float>();

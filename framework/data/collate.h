@@ -20,10 +20,14 @@ struct Batch {
   //   label ids (AssignLabelIds)              [B] i32;
   //   regression targets (AssignRegressionTargets)  [B] f32;
   //   per-token label ids (AssignTokenLabelIds)     [B, S] i32, -100 where no label counts
-  //                                                 (later sub-tokens, specials, padding).
+  //                                                 (later sub-tokens, specials, padding);
+  //   answer spans (AssignSpanLabels)               [2, B] i32: row 0 the start positions,
+  //                                                 row 1 the end positions (the layout of
+  //                                                 train::Objective::kSpanStartEnd).
   Tensor labels;
   int64_t tokens = 0;       // non-padding tokens, i.e. the sum of attention_mask
-  int64_t loss_terms = 0;   // terms the loss sums: B, or the labels other than -100 per token
+  int64_t loss_terms = 0;   // terms the loss sums: B, the labels other than -100 per token, or
+                            // 2B for answer spans (a start and an end each)
 };
 
 // [in] indices: examples of `dataset`, in batch order (repeats allowed); may be empty, which

@@ -154,6 +154,33 @@ absl::Status TokenizedDataset::AssignRegressionTargets() {
   return absl::OkStatus();
 }
 
+void TokenizedDataset::AssignSpanLabels(std::vector<int32_t> starts, std::vector<int32_t> ends) {
+  XLMR_CHECK(static_cast<int64_t>(starts.size()) == size() &&
+             static_cast<int64_t>(ends.size()) == size())
+      << starts.size() << " starts and " << ends.size() << " ends for " << size() << " examples";
+  for (int64_t i = 0; i < size(); ++i) {
+    XLMR_CHECK(starts[i] >= 0 && starts[i] < num_tokens(i) && ends[i] >= 0 &&
+               ends[i] < num_tokens(i))
+        << "example " << i << ": span [" << starts[i] << ", " << ends[i] << "] outside its "
+        << num_tokens(i) << " tokens";
+  }
+  span_starts_ = std::move(starts);
+  span_ends_ = std::move(ends);
+  has_span_labels_ = true;
+}
+
+int32_t TokenizedDataset::span_start(int64_t i) const {
+  XLMR_CHECK(has_span_labels_) << "span_start() before AssignSpanLabels";
+  XLMR_CHECK(i >= 0 && i < size()) << "example " << i << " of " << size();
+  return span_starts_[i];
+}
+
+int32_t TokenizedDataset::span_end(int64_t i) const {
+  XLMR_CHECK(has_span_labels_) << "span_end() before AssignSpanLabels";
+  XLMR_CHECK(i >= 0 && i < size()) << "example " << i << " of " << size();
+  return span_ends_[i];
+}
+
 float TokenizedDataset::target(int64_t i) const {
   XLMR_CHECK(has_targets_) << "target() before AssignRegressionTargets";
   XLMR_CHECK(i >= 0 && i < size()) << "example " << i << " of " << size();

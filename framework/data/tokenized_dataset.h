@@ -106,6 +106,14 @@ class TokenizedDataset {
   bool has_targets() const { return has_targets_; }
   float target(int64_t i) const;  // after AssignRegressionTargets
 
+  // Question answering: each example (a window, framework/data/qa_features.h) gets the token
+  // indices where its answer starts and ends (both 0, <s>, when the window holds none).
+  // Requires starts.size() == ends.size() == size() and 0 <= start, end < num_tokens(i).
+  void AssignSpanLabels(std::vector<int32_t> starts, std::vector<int32_t> ends);
+  bool has_span_labels() const { return has_span_labels_; }
+  int32_t span_start(int64_t i) const;  // after AssignSpanLabels
+  int32_t span_end(int64_t i) const;
+
  private:
   std::string file_;
   std::shared_ptr<const void> owner_;
@@ -116,6 +124,8 @@ class TokenizedDataset {
   bool has_token_label_ids_ = false;
   std::vector<float> targets_;      // [N] once assigned
   bool has_targets_ = false;
+  std::vector<int32_t> span_starts_, span_ends_;  // [N] each once assigned
+  bool has_span_labels_ = false;
 };
 
 }  // namespace xlmr::data

@@ -13,14 +13,6 @@
 namespace xlmr::train {
 namespace {
 
-// log(sum(exp(row))) in double, stable.
-double LogSumExp(const float* row, int n) {
-  const double max_value = *std::max_element(row, row + n);
-  double total = 0;
-  for (int j = 0; j < n; ++j) total += std::exp(row[j] - max_value);
-  return max_value + std::log(total);
-}
-
 // One loss term as HF's LabelSmoother forms it: (1 - e) * nll + e * mean over classes of
 // -log p; without smoothing the plain cross-entropy term, untouched. `uniform` computes that
 // mean only when it is needed.
@@ -64,11 +56,6 @@ Prediction FromTokenLogits(const float* logits, int num_labels,
     });
   }
   return p;
-}
-
-// The examples [begin, end) of `n` that `comm`'s rank evaluates: contiguous slices in rank order.
-std::pair<int64_t, int64_t> RankSlice(int64_t n, const distributed::Communicator& comm) {
-  return {n * comm.rank() / comm.world_size(), n * (comm.rank() + 1) / comm.world_size()};
 }
 
 // Per example: label, prediction, probability of class 1, loss.
@@ -198,11 +185,25 @@ EvalResult PerTokenResult(const std::vector<double>& all, const std::vector<std:
 
 }  // namespace
 
+double LogSumExp(const float* row, int n) {
+  const double max_value = *std::max_element(row, row + n);
+  double total = 0;
+  for (int j = 0; j < n; ++j) total += std::exp(row[j] - max_value);
+  return max_value + std::log(total);
+}
+
+std::pair<int64_t, int64_t> RankSlice(int64_t n, const distributed::Communicator& comm) {
+  return {n * comm.rank() / comm.world_size(), n * (comm.rank() + 1) / comm.world_size()};
+}
+
 std::vector<std::string> ReportedMetricNames(Objective objective) {
   switch (objective) {
     case Objective::kSingleLabel: return {"accuracy", "macro_f1", "roc_auc"};
     case Objective::kRegression: return {"mse", "pearson", "spearmanr"};
     case Objective::kPerToken: return {"precision", "recall", "f1", "accuracy"};
+    case Objective::kSpanStartEnd:  // qa_evaluate.h: "squad", then "squad_v2"'s names
+      return {"exact_match", "f1", "exact", "HasAns_exact", "HasAns_f1", "NoAns_exact",
+              "NoAns_f1", "best_exact", "best_f1"};
   }
   return {};
 }
@@ -255,7 +256,9 @@ EvalResult Evaluate(TrainableModel& model, const data::TokenizedDataset& dataset
       return RegressionResult(comm.AllGatherDoubles(PackRegression(local, dataset, begin)));
     case Objective::kPerToken:
       return PerTokenResult(comm.AllGatherDoubles(PackPerToken(local, dataset, begin)), label_names);
+    case Objective::kSpanStartEnd: break;
   }
+  XLMR_CHECK(false) << "question answering is evaluated by EvaluateQa (qa_evaluate.h)";
   return {};
 }
 

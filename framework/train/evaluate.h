@@ -46,6 +46,11 @@ struct EvalResult {
   std::optional<double> Metric(const std::string& name) const;
 };
 
+// What the evaluators share: log(sum(exp(row[0..n)))) in double, stable; and the examples
+// [begin, end) of `n` that `comm`'s rank evaluates (contiguous slices in rank order).
+double LogSumExp(const float* row, int n);
+std::pair<int64_t, int64_t> RankSlice(int64_t n, const distributed::Communicator& comm);
+
 // The figures an evaluation under `objective` can report besides the loss, in report order
 // (roc_auc only with two labels; pearson and spearmanr only when defined).
 std::vector<std::string> ReportedMetricNames(Objective objective);

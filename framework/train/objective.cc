@@ -25,6 +25,12 @@ Rows AsRows(Objective objective, const Tensor& logits, const Tensor& labels, flo
     case Objective::kRegression:
       XLMR_CHECK(logits.rank() == 2 && logits.dim(1) == 1) << "regression predicts one value";
       return {logits, labels.Reshaped({labels.dim(0), 1})};
+    case Objective::kSpanStartEnd:
+      XLMR_CHECK(logits.rank() == 3 && logits.dim(0) == 2 && labels.rank() == 2 &&
+                 labels.dim(0) == 2 && labels.dim(1) == logits.dim(1))
+          << "span loss shapes: logits [2,B,S], positions [2,B]";
+      return {logits.Reshaped({2 * logits.dim(1), logits.dim(2)}),
+              labels.Reshaped({2 * labels.dim(1)})};
   }
   return {};
 }

@@ -4,10 +4,20 @@
 //   kPerToken     cross-entropy of logits [B, S, L] against label ids [B, S], -100 ignored
 //                 (XLMRobertaForTokenClassification: only each word's first sub-token counts);
 //   kRegression   mean squared error of predictions [B, 1] against targets [B] f32
-//                 (problem_type "regression").
+//                 (problem_type "regression");
+//   kSpanStartEnd cross-entropy of start logits [B, S] against start positions [B] and of end
+//                 logits against end positions, the logits given as [2, B, S] (starts, then
+//                 ends) and the positions as [2, B] i32, -100 ignored
+//                 (XLMRobertaForQuestionAnswering: (start loss + end loss) / 2, i.e. the mean
+//                 over the 2B terms when none is ignored). HF clamps positions to [0, S] and
+//                 ignores S; our features never hold a position outside the window, so the
+//                 caller passes -100 for one it wants ignored. With some ignored, HF averages
+//                 the start and end terms separately and then the two means; this averages
+//                 all kept terms at once (equal when both halves keep as many).
 //
 // The loss is returned as a sum and its term count (ops::LossSum): TrainStep divides by the
-// term count of the whole global batch (examples, or labelled tokens for kPerToken), so that
+// term count of the whole global batch (examples, labelled tokens for kPerToken, start and
+// end positions for kSpanStartEnd), so that
 // accumulated, all-reduced gradients are those of the mean over the global batch. For
 // kPerToken that is the mean over every labelled token of the global batch, as HF's Trainer
 // computes it with num_items_in_batch (since transformers 4.46; average_tokens_across_devices).
@@ -19,7 +29,7 @@
 
 namespace xlmr::train {
 
-enum class Objective { kSingleLabel, kPerToken, kRegression };
+enum class Objective { kSingleLabel, kPerToken, kRegression, kSpanStartEnd };
 
 // The loss sum and term count of a micro-batch (labels as data::Collate builds them).
 // label_smoothing (--label_smoothing_factor, in [0, 1]) mixes each classification term with

@@ -288,7 +288,7 @@ absl::Status Trainer::Run::WriteMetrics(const nlohmann::ordered_json& record) {
 
 absl::Status Trainer::Run::EvaluateAndRecord(bool final_evaluation) {
   if (t_.eval_data_ == nullptr) return absl::OkStatus();
-  last_eval_ = Evaluate(t_.model_, *t_.eval_data_, options_.label_names, t_.comm_, t_.eval_settings_);
+  last_eval_ = t_.evaluate_(*t_.eval_data_, "eval");
   nlohmann::ordered_json record = {{"type", "eval"}, {"step", state_.global_step}, {"epoch", Epoch()}};
   last_eval_step_ = state_.global_step;
   record.update(EvalRecord(*last_eval_, "eval"));
@@ -461,7 +461,7 @@ absl::Status Trainer::Run::Execute() {
       final_step = state_.best_global_step;
       final_epoch = static_cast<double>(final_step) / static_cast<double>(t_.steps_per_epoch());
     }
-    last_eval_ = Evaluate(t_.model_, *t_.eval_data_, options_.label_names, t_.comm_, t_.eval_settings_);
+    last_eval_ = t_.evaluate_(*t_.eval_data_, "eval");
   }
   // "step": the final model's; "global_step": where the run ended (the rerun rules read both).
   nlohmann::ordered_json results = {{"step", final_step}, {"epoch", final_epoch},
@@ -472,8 +472,7 @@ absl::Status Trainer::Run::Execute() {
   }
   if (last_eval_.has_value()) results.update(EvalRecord(*last_eval_, "eval"));
   if (t_.test_data_ != nullptr) {
-    results.update(EvalRecord(
-        Evaluate(t_.model_, *t_.test_data_, options_.label_names, t_.comm_, t_.eval_settings_), "test"));
+    results.update(EvalRecord(t_.evaluate_(*t_.test_data_, "test"), "test"));
   }
   const double train_seconds = ElapsedSeconds();
   nlohmann::ordered_json summary = {{"type", "summary"},
@@ -511,10 +510,10 @@ absl::Status Trainer::Run::Execute() {
 Trainer::Trainer(TrainableModel& model, const data::TokenizedDataset& train_data,
                  const data::TokenizedDataset* eval_data, const data::TokenizedDataset* test_data,
                  TrainerOptions options, distributed::Communicator& comm, SaveModelFn save_model,
-                 LoadModelFn load_model)
+                 LoadModelFn load_model, EvaluateFn evaluate)
     : model_(model), train_data_(train_data), eval_data_(eval_data), test_data_(test_data),
       options_(std::move(options)), comm_(comm), save_model_(std::move(save_model)),
-      load_model_(std::move(load_model)) {
+      load_model_(std::move(load_model)), evaluate_(std::move(evaluate)) {
   XLMR_CHECK(!options_.load_best_model_at_end || load_model_ != nullptr)
       << "load_best_model_at_end needs a LoadModelFn";
   XLMR_CHECK(options_.autocast == DType::kF32 || model_.parameters().half_dtype() == options_.autocast)
@@ -529,6 +528,11 @@ Trainer::Trainer(TrainableModel& model, const data::TokenizedDataset& train_data
   eval_settings_ = EvalSettings{options_.per_device_eval_batch_size, options_.autocast,
                                 options_.pad_id, options_.device, options_.objective,
                                 options_.label_smoothing_factor};
+  if (evaluate_ == nullptr) {
+    evaluate_ = [this](const data::TokenizedDataset& data, const std::string&) {
+      return Evaluate(model_, data, options_.label_names, comm_, eval_settings_);
+    };
+  }
 }
 
 int64_t Trainer::steps_per_epoch() const { return batch_plan_.steps_per_epoch(); }

@@ -98,6 +98,13 @@ struct TrainerOptions {
 // model being trained.
 using LoadModelFn = std::function<absl::Status(const std::string& directory)>;
 
+// Evaluates `data` (the eval or the test data set given to the Trainer; `split` is "eval" or
+// "test") with the model as it is. Null: Evaluate (evaluate.h) under the run's settings. A task
+// whose figures need more than the data set (question answering: the examples behind the
+// windows, qa_evaluate.h) passes its own; every rank calls it at the same points.
+using EvaluateFn =
+    std::function<EvalResult(const data::TokenizedDataset& data, const std::string& split)>;
+
 class Trainer {
  public:
   // `eval_data` and `test_data` may be null. `save_model` writes the model as a HF directory
@@ -105,7 +112,7 @@ class Trainer {
   Trainer(TrainableModel& model, const data::TokenizedDataset& train_data,
           const data::TokenizedDataset* eval_data, const data::TokenizedDataset* test_data,
           TrainerOptions options, distributed::Communicator& comm, SaveModelFn save_model,
-          LoadModelFn load_model = nullptr);
+          LoadModelFn load_model = nullptr, EvaluateFn evaluate = nullptr);
 
   // Trains (resuming when options.resume_from_checkpoint is set), evaluates and saves.
   // A stop signal (framework/train/stop_signal.h) received by any rank ends the run after the
@@ -130,6 +137,7 @@ class Trainer {
   distributed::Communicator& comm_;
   SaveModelFn save_model_;
   LoadModelFn load_model_;
+  EvaluateFn evaluate_;  // never null once built (the default wraps Evaluate)
   int stopped_by_signal_ = 0;
   // Built once from options_ and comm_: the batch planner's input, and the one place the
   // global batch size and the steps per epoch come from.

@@ -342,6 +342,17 @@ absl::Status ReadTask(const ConfigReader& reader, XlmrConfig* config) {
       config->task = XlmrTask::kTokenClassification;
       return absl::OkStatus();
     }
+    if (list.is_array() && !list.empty() &&
+        list[0].get<std::string>() == XlmrArchitectureName(XlmrTask::kQuestionAnswering)) {
+      // HF splits the head's output into start and end logits: it must have two.
+      if (config->num_labels() != 2) {
+        return reader.Error("id2label", absl::StrCat("XLMRobertaForQuestionAnswering needs 2 "
+                                                     "labels (start, end), got ",
+                                                     config->num_labels()));
+      }
+      config->task = XlmrTask::kQuestionAnswering;
+      return absl::OkStatus();
+    }
   }
   const bool regression = config->problem_type.has_value()
                               ? *config->problem_type == "regression"
@@ -414,6 +425,7 @@ json XlmrConfigToJson(const XlmrConfig& config) {
   // sequence classifier's config would only mislead.
   out["problem_type"] = config.task == XlmrTask::kRegression            ? json("regression")
                         : config.task == XlmrTask::kTokenClassification ? json(nullptr)
+                        : config.task == XlmrTask::kQuestionAnswering   ? json(nullptr)
                         : config.problem_type.has_value()               ? json(*config.problem_type)
                                                                         : json(nullptr);
   return out;
@@ -455,7 +467,7 @@ const char* AttentionImplementationName(AttentionImplementation implementation) 
 
 std::optional<XlmrTask> ParseXlmrTask(const std::string& text) {
   for (XlmrTask task : {XlmrTask::kSequenceClassification, XlmrTask::kRegression,
-                        XlmrTask::kTokenClassification}) {
+                        XlmrTask::kTokenClassification, XlmrTask::kQuestionAnswering}) {
     if (text == XlmrTaskName(task)) return task;
   }
   return std::nullopt;
@@ -466,13 +478,19 @@ const char* XlmrTaskName(XlmrTask task) {
     case XlmrTask::kSequenceClassification: return "sequence_classification";
     case XlmrTask::kRegression: return "regression";
     case XlmrTask::kTokenClassification: return "token_classification";
+    case XlmrTask::kQuestionAnswering: return "question_answering";
   }
   return "?";
 }
 
 const char* XlmrArchitectureName(XlmrTask task) {
-  return task == XlmrTask::kTokenClassification ? "XLMRobertaForTokenClassification"
-                                                : "XLMRobertaForSequenceClassification";
+  switch (task) {
+    case XlmrTask::kTokenClassification: return "XLMRobertaForTokenClassification";
+    case XlmrTask::kQuestionAnswering: return "XLMRobertaForQuestionAnswering";
+    case XlmrTask::kSequenceClassification:
+    case XlmrTask::kRegression: break;
+  }
+  return "XLMRobertaForSequenceClassification";
 }
 
 }  // namespace xlmr::models

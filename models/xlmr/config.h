@@ -38,10 +38,18 @@ const char* AttentionImplementationName(AttentionImplementation implementation);
 // What the model's head computes, as Hugging Face chooses the class and the loss:
 //   kSequenceClassification  XLMRobertaForSequenceClassification, cross-entropy over labels;
 //   kRegression              the same class with problem_type "regression" (num_labels 1, MSE);
-//   kTokenClassification     XLMRobertaForTokenClassification, a label per token.
-enum class XlmrTask { kSequenceClassification, kRegression, kTokenClassification };
+//   kTokenClassification     XLMRobertaForTokenClassification, a label per token;
+//   kQuestionAnswering       XLMRobertaForQuestionAnswering, start and end logits per token
+//                            (num_labels 2, labels LABEL_0 and LABEL_1 as HF's default).
+enum class XlmrTask {
+  kSequenceClassification,
+  kRegression,
+  kTokenClassification,
+  kQuestionAnswering
+};
 
-// "sequence_classification" | "regression" | "token_classification"; nullopt otherwise.
+// "sequence_classification" | "regression" | "token_classification" | "question_answering";
+// nullopt otherwise.
 std::optional<XlmrTask> ParseXlmrTask(const std::string& text);
 const char* XlmrTaskName(XlmrTask task);
 // The `architectures` entry Hugging Face writes for the task's model class.

@@ -13,7 +13,9 @@
 namespace xlmr::models {
 namespace {
 
-bool IsHeadTensor(const std::string& name) { return absl::StartsWith(name, "classifier."); }
+bool IsHeadTensor(const std::string& name) {
+  return absl::StartsWith(name, "classifier.") || absl::StartsWith(name, "qa_outputs.");
+}
 
 // Copies `source` (f32 host) into parameter `index` of the store.
 void CopyIntoParameter(const Tensor& source, ParameterStore& store, int index) {
@@ -72,6 +74,8 @@ void ApplyTask(XlmrConfig& config, XlmrTask task) {
   config.task = task;
   config.problem_type.reset();
   if (task == XlmrTask::kRegression) config.id2label = {"LABEL_0"};
+  // XLMRobertaForQuestionAnswering's config: HF's default two labels.
+  if (task == XlmrTask::kQuestionAnswering) config.id2label = {"LABEL_0", "LABEL_1"};
 }
 
 }  // namespace

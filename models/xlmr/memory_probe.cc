@@ -1,9 +1,10 @@
 // XlmrTaskModel::MeasurePassMemory: the probe behind the recompute planner's
 // memory model (framework/recompute/memory_model.h). It runs the phases of one training
-// micro-step (those of Forward and Backward, plus the cross-entropy that TrainStep runs in
+// micro-step (those of Forward and Backward, plus the task's loss that TrainStep runs in
 // between) with a single encoder block, and reads after each phase how many activation bytes
 // it allocated at its peak and left behind.
-#include "framework/ops/loss.h"
+#include "framework/train/objective.h"
+#include "models/xlmr/task_head.h"
 #include "models/xlmr/model.h"
 
 namespace xlmr::models {
@@ -41,7 +42,9 @@ class ActivationMeter {
 };
 
 // A full-length batch (no padding) of token pad_id + 1 and label 0, as TrainStep would copy
-// it to the device: ids and mask [B,S] i32, labels [B] i32, all kActivations.
+// it to the device: ids and mask [B,S] i32, and the task's labels (train/objective.h): [B] i32,
+// [B] f32 targets (regression), [B,S] i32 (per token) or [2,B] i32 (answer spans); all
+// kActivations.
 struct ProbeBatch {
   ModelInputs inputs;
   Tensor labels;
@@ -54,7 +57,13 @@ ProbeBatch MakeProbeBatch(const XlmrConfig& config, int64_t batch, int64_t seq, 
     ids.data<int32_t>()[i] = static_cast<int32_t>(config.pad_token_id + 1);
     mask.data<int32_t>()[i] = 1;
   }
-  const Tensor labels = Tensor::Zeros({batch}, DType::kI32);
+  Tensor labels;
+  switch (ObjectiveOf(config.task)) {
+    case train::Objective::kPerToken: labels = Tensor::Zeros({batch, seq}, DType::kI32); break;
+    case train::Objective::kSpanStartEnd: labels = Tensor::Zeros({2, batch}, DType::kI32); break;
+    case train::Objective::kRegression: labels = Tensor::Zeros({batch}, DType::kF32); break;
+    case train::Objective::kSingleLabel: labels = Tensor::Zeros({batch}, DType::kI32); break;
+  }
   return ProbeBatch{ModelInputs{ids.ToDevice(device), mask.ToDevice(device)}, labels.ToDevice(device)};
 }
 
@@ -100,8 +109,10 @@ recompute::PassMemory XlmrTaskModel::MeasurePassMemory(
   meter.Begin();
   const Tensor logits = ForwardHead(output, context);
   output = Tensor();  // still held as the encoder output
-  ops::CrossEntropyLoss(logits, batch.labels);  // run for its allocations; the value is unused
-  const Tensor d_logits = ops::CrossEntropyBackward(logits, batch.labels, 1.0f);
+  // The task's loss, run for its allocations (the value is unused).
+  const train::Objective objective = ObjectiveOf(config_.task);
+  train::ObjectiveLoss(objective, logits, batch.labels);
+  const Tensor d_logits = train::ObjectiveBackward(objective, logits, batch.labels, 1.0f);
   Tensor d_hidden = BackwardHead(d_logits, context);
   pass.head_peak = meter.Peak() - below_head;
   pass.loss_resident_bytes = meter.Held() - below_head - d_hidden.bytes();

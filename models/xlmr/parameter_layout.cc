@@ -47,6 +47,9 @@ ParameterLayout MakeParameterLayout(const XlmrConfig& config) {
   if (config.task == XlmrTask::kTokenClassification) {
     std::tie(layout.token_head.weight, layout.token_head.bias) =
         add.AddLinear("classifier", num_labels, h, HeadBucket());
+  } else if (config.task == XlmrTask::kQuestionAnswering) {
+    std::tie(layout.qa_outputs.weight, layout.qa_outputs.bias) =
+        add.AddLinear("qa_outputs", num_labels, h, HeadBucket());
   } else {
     std::tie(layout.head.dense_weight, layout.head.dense_bias) =
         add.AddLinear("classifier.dense", h, h, HeadBucket());

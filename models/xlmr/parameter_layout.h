@@ -44,6 +44,7 @@ struct ParameterLayout {
   EmbeddingParams embeddings;
   HeadParams head;              // set for sequence classification and regression
   TokenHeadParams token_head;   // set for token classification
+  TokenHeadParams qa_outputs;   // set for question answering: Linear `qa_outputs` (H -> 2)
   std::vector<int> head_parameters;  // every parameter of the task's head (bucket HeadBucket())
 };
 

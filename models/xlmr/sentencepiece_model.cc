@@ -40,4 +40,21 @@ bool SentencePieceModel::Encode(std::string_view text, std::vector<int>* ids,
   return true;
 }
 
+bool SentencePieceModel::EncodePieces(std::string_view text, std::vector<SentencePiece>* pieces,
+                                      std::string* error) const {
+  sentencepiece::ImmutableSentencePieceText spt;
+  const sentencepiece::util::Status status = processor_->Encode(text, spt.mutable_proto());
+  if (!status.ok()) {
+    *error = status.ToString();
+    return false;
+  }
+  pieces->clear();
+  pieces->reserve(spt.pieces_size());
+  for (size_t i = 0; i < spt.pieces_size(); ++i) {
+    const auto piece = spt.pieces(static_cast<int>(i));
+    pieces->push_back({static_cast<int>(piece.id()), piece.piece(), piece.begin(), piece.end()});
+  }
+  return true;
+}
+
 }  // namespace xlmr::models::internal

@@ -8,6 +8,7 @@
 #ifndef XLMR_MODELS_XLMR_SENTENCEPIECE_MODEL_H_
 #define XLMR_MODELS_XLMR_SENTENCEPIECE_MODEL_H_
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -18,6 +19,15 @@ class SentencePieceProcessor;
 }  // namespace sentencepiece
 
 namespace xlmr::models::internal {
+
+// One piece of a segmentation, as SentencePiece reports it.
+struct SentencePiece {
+  int id = 0;
+  std::string piece;   // the piece's normalized text, "▁" (U+2581) for a space; for an unknown
+                       // piece the normalized characters it covers
+  uint32_t begin = 0;  // [begin, end): the bytes of the ORIGINAL text the piece came from, as
+  uint32_t end = 0;    // SentencePiece maps them back through its normalizer
+};
 
 // Owns one loaded SentencePiece model (.model protobuf file).
 class SentencePieceModel {
@@ -39,6 +49,9 @@ class SentencePieceModel {
   // Normalizes and segments `text` (Viterbi for a unigram model) into SentencePiece ids.
   // Returns false and sets *error on a library error. Thread-compatible: const, no shared state.
   bool Encode(std::string_view text, std::vector<int>* ids, std::string* error) const;
+  // The same segmentation with each piece's text and original byte span.
+  bool EncodePieces(std::string_view text, std::vector<SentencePiece>* pieces,
+                    std::string* error) const;
 
  private:
   explicit SentencePieceModel(std::unique_ptr<sentencepiece::SentencePieceProcessor> processor);

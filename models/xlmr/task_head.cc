@@ -1,6 +1,7 @@
 #include "models/xlmr/task_head.h"
 
 #include "models/xlmr/classification_head.h"
+#include "models/xlmr/question_answering_head.h"
 #include "models/xlmr/token_classification_head.h"
 
 namespace xlmr::models {
@@ -10,6 +11,9 @@ std::unique_ptr<TaskHead> MakeTaskHead(const XlmrConfig& config, const Parameter
   if (config.task == XlmrTask::kTokenClassification) {
     return std::make_unique<TokenClassificationHead>(config, layout.token_head, layer);
   }
+  if (config.task == XlmrTask::kQuestionAnswering) {
+    return std::make_unique<QuestionAnsweringHead>(layout.qa_outputs);
+  }
   return std::make_unique<ClassificationHead>(config, layout.head, layer);
 }
 
@@ -18,6 +22,7 @@ train::Objective ObjectiveOf(XlmrTask task) {
     case XlmrTask::kSequenceClassification: return train::Objective::kSingleLabel;
     case XlmrTask::kRegression: return train::Objective::kRegression;
     case XlmrTask::kTokenClassification: return train::Objective::kPerToken;
+    case XlmrTask::kQuestionAnswering: return train::Objective::kSpanStartEnd;
   }
   return train::Objective::kSingleLabel;
 }

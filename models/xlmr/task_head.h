@@ -2,6 +2,7 @@
 // to it. One implementation per Hugging Face head class (XlmrConfig::task):
 //   ClassificationHead       sequence classification and regression (classification_head.h)
 //   TokenClassificationHead  token classification (token_classification_head.h)
+//   QuestionAnsweringHead    question answering (question_answering_head.h)
 // A head keeps what its backward needs between Forward and Backward; Clear() drops it.
 #ifndef XLMR_MODELS_XLMR_TASK_HEAD_H_
 #define XLMR_MODELS_XLMR_TASK_HEAD_H_
@@ -23,7 +24,8 @@ class TaskHead {
   virtual ~TaskHead() = default;
 
   // [in] sequence [B,S,H] f32, the encoder output. Returns logits in the matmul dtype:
-  // [B, num_labels] for a sequence head, [B, S, num_labels] for a token head. Keeps what
+  // [B, num_labels] for a sequence head, [B, S, num_labels] for a token head, [2, B, S] (start
+  // logits, then end logits) for the question-answering head. Keeps what
   // Backward reads.
   virtual Tensor Forward(const Tensor& sequence, const ParameterStore& store,
                          const PassContext& context) = 0;
@@ -39,7 +41,8 @@ class TaskHead {
 std::unique_ptr<TaskHead> MakeTaskHead(const XlmrConfig& config, const ParameterLayout& layout,
                                        uint32_t layer);
 
-// The loss (and metrics) the task trains with: kSingleLabel, kRegression or kPerToken.
+// The loss (and metrics) the task trains with: kSingleLabel, kRegression, kPerToken or
+// kSpanStartEnd.
 train::Objective ObjectiveOf(XlmrTask task);
 
 // HF's dropout before every classifier layer: classifier_dropout when set, else

@@ -7,6 +7,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "framework/core/check.h"
+#include "models/xlmr/piece_offsets.h"
 #include "models/xlmr/sentencepiece_model.h"
 
 namespace xlmr::models {
@@ -99,6 +100,36 @@ std::vector<int32_t> XlmrTokenizer::EncodeText(absl::string_view text) const {
   std::vector<int32_t> ids;
   ids.reserve(spm_ids.size());
   for (int spm_id : spm_ids) ids.push_back(ToModelId(spm_id));
+  return ids;
+}
+
+std::vector<int32_t> XlmrTokenizer::EncodeTextWithOffsets(absl::string_view text,
+                                                          std::vector<TokenSpan>* spans) const {
+  std::vector<internal::SentencePiece> pieces;
+  std::string error;
+  XLMR_CHECK(model_->EncodePieces(ToStd(text), &pieces, &error)) << "SentencePiece: " << error;
+  // The normalized spelling of a piece of text: its pieces joined, without the dummy "▁"
+  // SentencePiece puts in front.
+  const internal::NormalizeFn normalize = [this](absl::string_view s) {
+    std::vector<internal::SentencePiece> parts;
+    std::string part_error;
+    XLMR_CHECK(model_->EncodePieces(ToStd(s), &parts, &part_error))
+        << "SentencePiece: " << part_error;
+    std::string joined;
+    for (const internal::SentencePiece& part : parts) joined += part.piece;
+    constexpr std::string_view kMeta = "\xE2\x96\x81";
+    if (joined.compare(0, kMeta.size(), kMeta) == 0) joined.erase(0, kMeta.size());
+    return joined;
+  };
+  const std::vector<internal::ByteSpan> aligned = internal::AlignPieces(text, pieces, normalize);
+  std::vector<int32_t> ids;
+  ids.reserve(pieces.size());
+  spans->clear();
+  spans->reserve(pieces.size());
+  for (size_t i = 0; i < pieces.size(); ++i) {
+    ids.push_back(ToModelId(pieces[i].id));
+    spans->push_back({aligned[i].begin, aligned[i].end});
+  }
   return ids;
 }
 

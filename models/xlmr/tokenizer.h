@@ -41,6 +41,12 @@ struct Encoding {
   std::vector<int32_t> attention_mask;  // [seq_len], all 1 (padding adds the zeros)
 };
 
+// The bytes [begin, end) of the encoded text that one token stands for.
+struct TokenSpan {
+  int64_t begin = 0;
+  int64_t end = 0;
+};
+
 // One pre-split sentence (a list of words), tokenized word by word.
 struct WordEncoding {
   std::vector<int32_t> input_ids;  // [seq_len], model ids, specials included
@@ -91,6 +97,15 @@ class XlmrTokenizer {
   // Model ids of `text` without special tokens (HF `tokenizer(text, add_special_tokens=False)`).
   // Any UTF-8 text is accepted; characters the model cannot spell become kUnk.
   std::vector<int32_t> EncodeText(absl::string_view text) const;
+
+  // EncodeText's ids and, per id, the bytes of `text` it stands for: Hugging Face's fast
+  // tokenizer's `offset_mapping` (return_offsets_mapping=True, add_special_tokens=False), which
+  // counts characters where this counts bytes. A token's span covers the characters its
+  // normalized text came from: no whitespace, none of the characters the normalizer removes, a
+  // lone "▁" token the first character of its word (models/xlmr/piece_offsets.h has the rules
+  // and the one kind of text where they fall back to SentencePiece's own spans).
+  std::vector<int32_t> EncodeTextWithOffsets(absl::string_view text,
+                                             std::vector<TokenSpan>* spans) const;
 
   // Model ids with special tokens for a text or a text pair, cut to at most `max_length` ids
   // with `longest_first` (single: cut the right end of A; pair: `rule`). A present but empty

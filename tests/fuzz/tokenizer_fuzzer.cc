@@ -6,8 +6,9 @@
 //
 // Input layout: byte 0 picks single text or pair and the pair rule, byte 1 the max_length,
 // byte 2 where a pair is split; the rest is the text. Besides crashes and sanitizer reports,
-// the harness aborts on any broken promise of XlmrTokenizer::Encode (tokenizer.h), so that a
-// wrong cut or an id outside the embedding table is a finding too.
+// the harness aborts on any broken promise of XlmrTokenizer::Encode and EncodeTextWithOffsets
+// (tokenizer.h), so that a wrong cut, an id outside the embedding table or a span outside the
+// text is a finding too.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -59,6 +60,21 @@ void CheckTextIds(const std::vector<int32_t>& ids, const XlmrTokenizer& tokenize
   }
 }
 
+// EncodeTextWithOffsets (tokenizer.h): EncodeText's ids, one span each, inside the text, the
+// spans' starts in text order.
+void CheckSpans(absl::string_view text, const std::vector<int32_t>& ids, const XlmrTokenizer& tokenizer) {
+  std::vector<xlmr::models::TokenSpan> spans;
+  Require(tokenizer.EncodeTextWithOffsets(text, &spans) == ids, "EncodeTextWithOffsets ids differ from EncodeText");
+  Require(spans.size() == ids.size(), "not one span per id");
+  int64_t previous_begin = 0;
+  for (const xlmr::models::TokenSpan& span : spans) {
+    Require(0 <= span.begin && span.begin <= span.end && span.end <= static_cast<int64_t>(text.size()),
+            "a span outside the text");
+    Require(span.begin >= previous_begin, "spans out of order");
+    previous_begin = span.begin;
+  }
+}
+
 // `kept` is `all` cut to its first `count` ids.
 bool IsPrefix(const std::vector<int32_t>& all, int64_t count, const int32_t* kept) {
   if (count < 0 || count > static_cast<int64_t>(all.size())) return false;
@@ -92,6 +108,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 
   const std::vector<int32_t> a = tokenizer.EncodeText(text);
   CheckTextIds(a, tokenizer);
+  CheckSpans(text, a, tokenizer);
   const int64_t budget = max_length - specials;
   if (!is_pair) {
     const int64_t kept = static_cast<int64_t>(ids.size()) - specials;

@@ -19,6 +19,17 @@ status=$?
 grep -q "Pareto front" print.txt || fail "--print_memory_plan printed no curve: $(cat print.txt)"
 grep -qE '^  KK +[0-9]+ ' print.txt || fail "the curve does not start at keep-everything: $(cat print.txt)"
 [ -e out_print ] && fail "--print_memory_plan wrote an output directory"
+# The probe runs the task's own loss: per-token labels for token classification (the
+# cross-entropy of sentence labels stopped it on logits [B, S, L]) and targets for regression.
+printf 'hello\tB-x\nworld\tI-x\n\n' > tagged.conll
+"$finetune" --train_file=tagged.conll --task=token_classification --cache_dir=cache --max_seq_length=32 \
+  --output_dir=out_tagged --print_memory_plan > tagged.txt 2> tagged_err.txt ||
+  fail "--task=token_classification --print_memory_plan failed: $(cat tagged_err.txt)"
+grep -q "Pareto front" tagged.txt || fail "token classification printed no curve: $(cat tagged.txt)"
+printf 'text\tlabel\nhello\t0.5\nworld\t1.5\n' > numbers.tsv
+"$finetune" --train_file=numbers.tsv --task=regression --cache_dir=cache --max_seq_length=32 \
+  --output_dir=out_regression --print_memory_plan > regression.txt 2> regression_err.txt ||
+  fail "--task=regression --print_memory_plan failed: $(cat regression_err.txt)"
 
 # --attention: fused (the default) keeps no s^2 probabilities, so the planner offers no S and
 # keeping everything costs less than under eager attention, whose curve does offer S.

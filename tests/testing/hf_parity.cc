@@ -65,7 +65,7 @@ void ExpectPaddingRowsUntouched(const models::XlmrTaskModel& model) {
 struct ParityTolerances {
   double logits;         // logits and loss, relative to the largest reference logit / the loss
   double gradients;      // each gradient, relative to its largest reference element
-  double zero_gradient;  // the key bias's analytically zero gradient, relative to the largest one
+  double zero_gradient;  // an analytically zero gradient (ZeroInExactArithmetic), relative to the largest one
 };
 constexpr ParityTolerances kFp32Tolerances = {1e-5, 1e-4, 1e-6};
 // Under fp16 our logits equal HF's bit for bit on the CPU (same rounding points, exact fp16
@@ -126,6 +126,18 @@ Tensor GoldenLabels(const io::SafetensorsFile& file, train::Objective objective)
   return targets.ok() ? *targets : Tensor::Zeros({0}, DType::kF32);
 }
 
+// Gradients that are zero in exact arithmetic, so that both sides hold rounding noise and only
+// their size can be compared: every key bias (softmax is invariant to adding one score to a
+// whole row); under the span loss also qa_outputs.bias and the last block's output LayerNorm
+// bias (each row's softmax over positions has gradient summing to zero over the positions, and
+// both reach the loss only through a term added at every position).
+bool ZeroInExactArithmetic(const std::string& name, train::Objective objective, int num_blocks) {
+  if (name.find("attention.self.key.bias") != std::string::npos) return true;
+  if (objective != train::Objective::kSpanStartEnd) return false;
+  return name == "qa_outputs.bias" ||
+         name == absl::StrCat("roberta.encoder.layer.", num_blocks - 1, ".output.LayerNorm.bias");
+}
+
 struct ParityRun {
   models::XlmrTaskModel* model;
   const io::SafetensorsFile* inputs;  // input_ids, attention_mask
@@ -184,7 +196,7 @@ void CompareWithGolden(const ParityRun& run) {
   for (int i = 0; i < store.size(); ++i) {
     const std::string& name = store.spec(i).name;
     const std::vector<float> ours = store.grad(i).ToFloatVector();
-    if (name.find("attention.self.key.bias") != std::string::npos) {
+    if (ZeroInExactArithmetic(name, run.objective, model.num_blocks())) {
       for (float g : ours) EXPECT_LE(std::fabs(g), run.tolerance.zero_gradient * largest_gradient) << name;
       for (float g : ours) key_bias = std::max(key_bias, std::fabs(double{g}) / largest_gradient);
       continue;
@@ -243,25 +255,38 @@ void ExpectHuggingFaceParity(Device device, Precision precision, models::Attenti
                                   ", ", fused ? "fused" : "eager", " attention")});
 }
 
-void ExpectHeadParity(Device device, models::XlmrTask task) {
-  const bool per_token = task == models::XlmrTask::kTokenClassification;
-  ASSERT_TRUE(per_token || task == models::XlmrTask::kRegression) << "the sequence head: ExpectHuggingFaceParity";
+void ExpectHeadParity(Device device, models::XlmrTask task, bool fp16_autocast) {
+  ASSERT_NE(task, models::XlmrTask::kSequenceClassification) << "the sequence head: ExpectHuggingFaceParity";
+  ASSERT_TRUE(!fp16_autocast || task == models::XlmrTask::kQuestionAnswering)
+      << "fp16 golden data exists for the question-answering head only";
+  const char* directory = task == models::XlmrTask::kTokenClassification ? "token_classifier"
+                          : task == models::XlmrTask::kRegression        ? "regressor"
+                                                                          : "qa";
+  const char* golden_file = task == models::XlmrTask::kTokenClassification ? "/golden_token.safetensors"
+                            : task == models::XlmrTask::kRegression        ? "/golden_regression.safetensors"
+                            : fp16_autocast ? "/golden_qa_fp16_sdpa.safetensors"
+                                            : "/golden_qa.safetensors";
   absl::StatusOr<models::LoadedModel> loaded =
-      LoadGoldenModel(kTinyXlmrGoldenDir, per_token ? "token_classifier" : "regressor", device,
-                      models::AttentionImplementation::kFused);
+      LoadGoldenModel(kTinyXlmrGoldenDir, directory, device, models::AttentionImplementation::kFused);
   ASSERT_TRUE(loaded.ok()) << loaded.status();
   ASSERT_FALSE(loaded->fresh_head);
   ASSERT_EQ(loaded->model->config().task, task) << "config.json's architectures / problem_type";
   absl::StatusOr<io::SafetensorsFile> inputs_file =
       io::ReadSafetensors(std::string(kTinyXlmrGoldenDir) + "/golden.safetensors");
   ASSERT_TRUE(inputs_file.ok()) << inputs_file.status();
-  absl::StatusOr<io::SafetensorsFile> golden = io::ReadSafetensors(
-      std::string(kTinyXlmrGoldenDir) + (per_token ? "/golden_token.safetensors" : "/golden_regression.safetensors"));
+  absl::StatusOr<io::SafetensorsFile> golden =
+      io::ReadSafetensors(std::string(kTinyXlmrGoldenDir) + golden_file);
   ASSERT_TRUE(golden.ok()) << golden.status();
+  const DType autocast = fp16_autocast ? DType::kF16 : DType::kF32;
+  if (fp16_autocast) loaded->model->parameters().EnableHalfCopy(autocast);
+  // The fp16 file is HF's sdpa attention: the reference of our fused attention.
+  const bool fused = models::FusedAttentionApplies(loaded->model->config(), device, autocast);
+  if (fp16_autocast) ASSERT_TRUE(fused) << "golden_qa_fp16_sdpa is the fused attention's reference";
   CompareWithGolden({loaded->model.get(), &*inputs_file, &*golden, /*labels_from_inputs=*/false,
-                     models::ObjectiveOf(task), kFp32Tolerances, device, DType::kF32,
-                     /*bit_equal_on_cpu=*/true,
-                     absl::StrCat(DeviceName(device), ", fp32, ", models::XlmrTaskName(task))});
+                     models::ObjectiveOf(task), TolerancesFor(autocast, fused, /*head64=*/false),
+                     device, autocast, /*bit_equal_on_cpu=*/true,
+                     absl::StrCat(DeviceName(device), fp16_autocast ? ", fp16 autocast, " : ", fp32, ",
+                                  models::XlmrTaskName(task))});
 }
 
 }  // namespace xlmr::testing

@@ -53,9 +53,14 @@ void ExpectHuggingFaceParity(Device device, Precision precision = Precision::kFp
 // The same comparison, fp32, for the other heads: XLMRobertaForTokenClassification
 // (token_classifier/, golden_token.safetensors: per-token labels with -100, loss the mean over
 // labelled tokens) or the regression head (regressor/, golden_regression.safetensors: MSE),
-// both made by make_golden_heads.py on the sequence classifier's backbone. The fp32 tolerances
+// both made by make_golden_heads.py on the sequence classifier's backbone, or the
+// question-answering head (qa/, golden_qa.safetensors: start and end positions, logits [2,B,S],
+// HF's mean of the two cross-entropies; make_golden_qa.py). The fp32 tolerances
 // above apply: the head adds one GEMM and the loss's reduction to the same sums.
-void ExpectHeadParity(Device device, models::XlmrTask task);
+// With fp16_autocast (question answering only: tiny_xlmr/golden_qa_fp16_sdpa.safetensors, made
+// by make_golden_qa.py under torch.autocast float16 with sdpa attention) the fused-attention fp16
+// tolerances above apply, logits bit-equal on the CPU.
+void ExpectHeadParity(Device device, models::XlmrTask task, bool fp16_autocast = false);
 
 }  // namespace xlmr::testing
 

@@ -112,6 +112,15 @@ TEST(CollateTest, RegressionTargetsAreFloats) {
   EXPECT_EQ(batch.loss_terms, 2);
 }
 
+TEST(CollateTest, AnswerSpansAreStartRowThenEndRow) {
+  TokenizedDataset dataset = ThreeExamples();
+  dataset.AssignSpanLabels({1, 3, 0}, {2, 4, 0});
+  const Batch batch = Collate(dataset, {1, 2, 0}, kPad);
+  EXPECT_EQ(batch.labels.shape(), (Shape{2, 3}));
+  EXPECT_THAT(Values(batch.labels), ElementsAre(3, 0, 1, 4, 0, 2));
+  EXPECT_EQ(batch.loss_terms, 6);  // a start and an end per example
+}
+
 TEST(CollateTest, RegressionLabelThatIsNotANumberNamesFileAndLine) {
   TokenizedColumns columns;
   columns.offsets = {0, 2};

@@ -70,6 +70,14 @@ TEST(HuggingFaceParityTest, RegressionHeadMatchesFp32) {
   testing::ExpectHeadParity(Device::kCpu, XlmrTask::kRegression);
 }
 
+TEST(HuggingFaceParityTest, QuestionAnsweringHeadMatchesFp32) {
+  testing::ExpectHeadParity(Device::kCpu, XlmrTask::kQuestionAnswering);
+}
+
+TEST(HuggingFaceParityTest, QuestionAnsweringHeadMatchesFp16Autocast) {
+  testing::ExpectHeadParity(Device::kCpu, XlmrTask::kQuestionAnswering, /*fp16_autocast=*/true);
+}
+
 // --task on a directory of another task: HF's from_pretrained into another class keeps the
 // backbone and initialises the new head.
 TEST(HfCheckpointTest, AnotherTaskGivesItsOwnFreshHead) {
@@ -90,12 +98,22 @@ TEST(HfCheckpointTest, AnotherTaskGivesItsOwnFreshHead) {
   EXPECT_EQ(loaded->model->config().id2label, (std::vector<std::string>{"LABEL_0"}));
   EXPECT_EQ(loaded->model->parameters().spec(loaded->model->parameters().Find("classifier.out_proj.weight")).shape,
             (Shape{1, 24}));
+
+  options.task = XlmrTask::kQuestionAnswering;
+  options.labels.reset();
+  loaded = LoadPretrained(std::string(kGoldenDir) + "/classifier", options);
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_TRUE(loaded->fresh_head);
+  EXPECT_EQ(loaded->model->config().id2label, (std::vector<std::string>{"LABEL_0", "LABEL_1"}));
+  EXPECT_EQ(loaded->model->parameters().spec(loaded->model->parameters().Find("qa_outputs.weight")).shape,
+            (Shape{2, 24}));
+  EXPECT_EQ(loaded->model->parameters().Find("classifier.out_proj.weight"), -1);
 }
 
-// What we save for the new heads loads back as the same task with the same weights, and its
+// What we save for the new heads (token classification, regression, question answering) loads back as the same task with the same weights, and its
 // config.json names HF's class (and problem_type for regression).
 TEST(HfCheckpointTest, TokenAndRegressionHeadsRoundTrip) {
-  for (const char* directory : {"token_classifier", "regressor"}) {
+  for (const char* directory : {"token_classifier", "regressor", "qa"}) {
     auto loaded = LoadPretrained(std::string(kGoldenDir) + "/" + directory, LoadOptions{});
     ASSERT_TRUE(loaded.ok()) << loaded.status();
     ASSERT_FALSE(loaded->fresh_head) << directory;
