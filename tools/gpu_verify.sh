@@ -44,6 +44,9 @@
 set -uo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# Builds share CI's disk cache (.ci/run), so a kit after a CI run compiles only what changed.
+disk_cache=()
+[ -n "${HOME:-}" ] && disk_cache=("--disk_cache=$HOME/.cache/xlmr_trainer_bazel")
 usage() { sed -n '2,43p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 [ $# -ge 1 ] || usage
 mode=$1
@@ -64,7 +67,7 @@ if [ "$mode" = bundle ]; then
   dir=${1:-$repo/.bundle/gpu_verify}
   mapfile -t targets < <(bundle_targets)
   [ ${#targets[@]} -gt 4 ] || { echo "gpu_verify.sh: bazel query found no GPU tests" >&2; exit 1; }
-  "$repo/tools/bundle.sh" "--disk_cache=$HOME/.cache/xlmr_trainer_bazel" "${targets[@]}" "$dir" || exit 1
+  "$repo/tools/bundle.sh" "${disk_cache[@]}" "${targets[@]}" "$dir" || exit 1
   tar czf "$dir.tar.gz" -C "$(dirname "$dir")" "$(basename "$dir")" || exit 1
   echo "gpu_verify.sh: $dir.tar.gz ($(du -h "$dir.tar.gz" | cut -f1)) holds the bundle" >&2
   exit 0
@@ -116,9 +119,8 @@ make_kit() {
   local staging=$staging_root/xlmr_kit
   rm -rf "$staging_root"
   mkdir -p "$staging"
-  # The build shares CI's disk cache (.ci/run), so a kit after a CI run compiles only what changed.
-  "$repo/tools/bundle.sh" ${bin_dir:+"--bin_dir=$bin_dir"} "--disk_cache=$HOME/.cache/xlmr_trainer_bazel" \
-    "${targets[@]}" "$staging/bundle" >&2 || exit 1
+  "$repo/tools/bundle.sh" ${bin_dir:+"--bin_dir=$bin_dir"} "${disk_cache[@]}" "${targets[@]}" "$staging/bundle" >&2 \
+    || exit 1
   for file in "${kit_files[@]}"; do
     mkdir -p "$staging/$(dirname "$file")"
     cp "$repo/$file" "$staging/$file" || exit 1
