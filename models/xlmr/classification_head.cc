@@ -8,8 +8,10 @@
 
 namespace xlmr::models {
 
-Tensor ClassificationHead::Forward(const Tensor& sequence, const ParameterStore& store,
-                                   const PassContext& context) {
+// The pooled [B,H] dropouts index (example, feature): no padded length in them, so they are
+// plain ops::Dropout; `tokens` matters to where the first tokens are (the padded rows here).
+Tensor ClassificationHead::Forward(const Tensor& sequence, const TokenLayout& /*tokens*/,
+                                   const ParameterStore& store, const PassContext& context) {
   const DType mm = context.matmul_dtype();
   const float p = HeadDropoutProbability(config_, context);
   auto weight = [&](int i) { return LinearWeight(store, i, context); };
@@ -27,8 +29,8 @@ Tensor ClassificationHead::Forward(const Tensor& sequence, const ParameterStore&
                      bias(params_.out_proj_bias), mm);
 }
 
-Tensor ClassificationHead::Backward(const Tensor& d_logits, ParameterStore& store,
-                                    const PassContext& context) {
+Tensor ClassificationHead::Backward(const Tensor& d_logits, const TokenLayout& /*tokens*/,
+                                    ParameterStore& store, const PassContext& context) {
   const DType mm = context.matmul_dtype();
   const float p = HeadDropoutProbability(config_, context);
   const Saved s = std::move(saved_);

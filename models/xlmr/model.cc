@@ -54,7 +54,7 @@ void XlmrTaskModel::Backward(const Tensor& d_logits, const PassContext& context,
 }
 
 void XlmrTaskModel::ReleaseActivations() {
-  key_mask_ = Tensor();
+  tokens_ = TokenLayout();
   embeddings_saved_.Clear();
   for (EncoderBlockSaved& saved : blocks_saved_) saved.Clear();
   encoder_output_ = Tensor();
@@ -63,24 +63,24 @@ void XlmrTaskModel::ReleaseActivations() {
 
 Tensor XlmrTaskModel::ForwardEmbeddings(const ModelInputs& inputs,
                                                         const PassContext& context) {
-  key_mask_ = inputs.attention_mask;
-  return embeddings_.Forward(inputs.input_ids, store_, context, &embeddings_saved_);
+  tokens_ = PaddedTokenLayout(inputs.attention_mask, config_.max_sequence_length());
+  return embeddings_.Forward(inputs.input_ids, tokens_, store_, context, &embeddings_saved_);
 }
 
 Tensor XlmrTaskModel::ForwardBlock(int i, const Tensor& hidden,
                                                    const PassContext& context) {
-  return blocks_[i].Forward(hidden, key_mask_, store_, context, &blocks_saved_[i]);
+  return blocks_[i].Forward(hidden, tokens_, store_, context, &blocks_saved_[i]);
 }
 
 Tensor XlmrTaskModel::ForwardHead(const Tensor& encoder_output,
                                                   const PassContext& context) {
   encoder_output_ = encoder_output;
-  return head_->Forward(encoder_output, store_, context);
+  return head_->Forward(encoder_output, tokens_, store_, context);
 }
 
 Tensor XlmrTaskModel::BackwardHead(const Tensor& d_logits,
                                                    const PassContext& context) {
-  Tensor d_hidden = head_->Backward(d_logits, store_, context);
+  Tensor d_hidden = head_->Backward(d_logits, tokens_, store_, context);
   encoder_output_ = Tensor();
   return d_hidden;
 }
@@ -88,16 +88,16 @@ Tensor XlmrTaskModel::BackwardHead(const Tensor& d_logits,
 Tensor XlmrTaskModel::BackwardBlock(int i, recompute::BlockRecompute mode,
                                                     Tensor d_output, const PassContext& context) {
   EncoderBlockSaved& saved = blocks_saved_[i];
-  blocks_[i].Recompute(mode, key_mask_, store_, context, &saved);
+  blocks_[i].Recompute(mode, tokens_, store_, context, &saved);
   saved.Retain(recompute::BlockRecompute::kKeep);  // a whole recompute refilled `input` too
-  return blocks_[i].Backward(std::move(d_output), key_mask_, &saved, store_, context);
+  return blocks_[i].Backward(std::move(d_output), tokens_, &saved, store_, context);
 }
 
 void XlmrTaskModel::BackwardEmbeddings(const Tensor& d_hidden,
                                                        const PassContext& context) {
-  embeddings_.Backward(d_hidden, embeddings_saved_, store_, context);
+  embeddings_.Backward(d_hidden, embeddings_saved_, tokens_, store_, context);
   embeddings_saved_.Clear();
-  key_mask_ = Tensor();
+  tokens_ = TokenLayout();
 }
 
 }  // namespace xlmr::models

@@ -93,7 +93,7 @@ class XlmrTaskModel final : public train::TrainableModel {
   recompute::RecomputePlan plan_;
 
   // Saved between Forward and Backward.
-  Tensor key_mask_;
+  TokenLayout tokens_;  // the pass's layout: key mask and dropout slots
   EmbeddingsSaved embeddings_saved_;
   std::vector<EncoderBlockSaved> blocks_saved_;
   Tensor encoder_output_;

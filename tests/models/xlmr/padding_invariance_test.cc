@@ -1,0 +1,148 @@
+// Dropout masks do not depend on padding (docs/DECISIONS.md, "Dropout masks do not depend on
+// padding"): the same micro-batches padded to their longest example and padded further (as
+// another batch mate or a padded-to-max_length collator would) train the same model, dropout on
+// at every site (embeddings, attention probabilities, both hidden dropouts of every block and the
+// head's), through the real TrainStep.
+//
+// Tolerance: 1e-5 relative on every loss, 1e-5 absolute on every weight after the last step.
+// The masks are identical, so only rounding differs: the extra padding rows change the shapes
+// OpenBLAS blocks its products over (the kernel it picks per shape), and padding keys add
+// exact zeros to attention's sums in another order. Before the fix (mask index = flat index
+// into the padded tensor) the losses differed by about 1e-2: every mask moved.
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "framework/data/collate.h"
+#include "framework/recompute/recompute_plan.h"
+#include "gtest/gtest.h"
+#include "tests/testing/tiny_xlmr.h"
+
+namespace xlmr::testing {
+namespace {
+
+constexpr int kSteps = 3;
+constexpr int kExtraPadding = 9;
+
+// `batch` with kExtraPadding more padding columns (pad id 1, mask 0, token labels -100).
+data::Batch PaddedFurther(const data::Batch& batch) {
+  const int64_t rows = batch.input_ids.dim(0);
+  const int64_t length = batch.input_ids.dim(1);
+  const int64_t wider = length + kExtraPadding;
+  data::Batch out = batch;
+  out.input_ids = Tensor::Zeros({rows, wider}, DType::kI32);
+  out.attention_mask = Tensor::Zeros({rows, wider}, DType::kI32);
+  const bool token_labels = batch.labels.defined() && batch.labels.rank() == 2;
+  if (token_labels) out.labels = Tensor::Zeros({rows, wider}, DType::kI32);
+  for (int64_t b = 0; b < rows; ++b) {
+    for (int64_t s = 0; s < wider; ++s) {
+      const bool inside = s < length;
+      out.input_ids.data<int32_t>()[b * wider + s] =
+          inside ? batch.input_ids.data<int32_t>()[b * length + s] : 1;
+      out.attention_mask.data<int32_t>()[b * wider + s] =
+          inside ? batch.attention_mask.data<int32_t>()[b * length + s] : 0;
+      if (token_labels) {
+        out.labels.data<int32_t>()[b * wider + s] =
+            inside ? batch.labels.data<int32_t>()[b * length + s] : -100;
+      }
+    }
+  }
+  return out;
+}
+
+struct Variant {
+  std::string name;
+  models::AttentionImplementation attention = models::AttentionImplementation::kFused;
+  models::XlmrTask task = models::XlmrTask::kSequenceClassification;
+  DType autocast = DType::kF32;
+  std::string wider_plan;  // the recompute plan of the further-padded run ("" keeps all)
+};
+
+struct Trajectory {
+  std::vector<double> losses;
+  std::vector<float> weights;
+};
+
+Trajectory Train(const Variant& variant, bool pad_further, const std::string& plan) {
+  TinyTrainerOptions options;
+  options.model.dropout = 0.1;  // hidden and attention; the head's follows hidden
+  options.model.layers = 2;
+  options.model.attention = variant.attention;
+  options.model.task = variant.task;
+  options.autocast = variant.autocast;
+  TinyTrainer trainer(options);
+  if (!plan.empty()) {
+    auto parsed = recompute::ParseRecomputePlan(plan);
+    EXPECT_TRUE(parsed.ok()) << parsed.status();
+    trainer.model().SetRecomputePlan(*parsed);
+  }
+  const bool tokens = variant.task == models::XlmrTask::kTokenClassification;
+  const data::TokenizedDataset dataset = tokens ? TinyTaggedDataset(24) : TinyDataset(24);
+  Trajectory t;
+  for (int s = 0; s < kSteps; ++s) {
+    std::vector<data::Batch> batches = {TinyBatch(dataset, 8 * s, 4), TinyBatch(dataset, 8 * s + 4, 4)};
+    if (pad_further) {
+      for (data::Batch& batch : batches) batch = PaddedFurther(batch);
+    }
+    const train::StepOutcome outcome = trainer.Step(s, batches);
+    EXPECT_FALSE(outcome.skipped) << "step " << s;
+    t.losses.push_back(outcome.loss);
+  }
+  t.weights = trainer.model().parameters().master().ToFloatVector();
+  return t;
+}
+
+class PaddingInvarianceTest : public ::testing::TestWithParam<Variant> {};
+
+TEST_P(PaddingInvarianceTest, MorePaddingTrainsTheSameModel) {
+  const Variant& variant = GetParam();
+  const Trajectory padded = Train(variant, /*pad_further=*/false, "");
+  const Trajectory wider = Train(variant, /*pad_further=*/true, variant.wider_plan);
+  for (int s = 0; s < kSteps; ++s) {
+    EXPECT_NEAR(wider.losses[s], padded.losses[s], 1e-5 * std::fabs(padded.losses[s]))
+        << "loss of step " << s;
+  }
+  ASSERT_EQ(wider.weights.size(), padded.weights.size());
+  double worst = 0.0;
+  for (size_t i = 0; i < padded.weights.size(); ++i) {
+    worst = std::max(worst, static_cast<double>(std::fabs(wider.weights[i] - padded.weights[i])));
+  }
+  EXPECT_LE(worst, 1e-5) << "largest weight difference after " << kSteps << " steps";
+}
+
+TEST_P(PaddingInvarianceTest, DropoutIsOnSoMasksMatter) {
+  // Another dropout seed moves the first loss by far more than the tolerance: the comparison
+  // above is between runs whose masks matter.
+  const Variant& variant = GetParam();
+  const Trajectory padded = Train(variant, false, "");
+  TinyTrainerOptions options;
+  options.model.dropout = 0.1;
+  options.model.attention = variant.attention;
+  options.model.task = variant.task;
+  options.autocast = variant.autocast;
+  options.dropout_seed = 12;
+  TinyTrainer trainer(options);
+  const bool tokens = variant.task == models::XlmrTask::kTokenClassification;
+  const data::TokenizedDataset dataset = tokens ? TinyTaggedDataset(24) : TinyDataset(24);
+  const train::StepOutcome outcome =
+      trainer.Step(0, {TinyBatch(dataset, 0, 4), TinyBatch(dataset, 4, 4)});
+  EXPECT_GT(std::fabs(outcome.loss - padded.losses[0]), 1e-3 * std::fabs(padded.losses[0]));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Variants, PaddingInvarianceTest,
+    ::testing::Values(
+        Variant{"Fused"},
+        Variant{"Eager", models::AttentionImplementation::kEager},
+        Variant{"Fp16", models::AttentionImplementation::kFused,
+                models::XlmrTask::kSequenceClassification, DType::kF16},
+        Variant{"TokenClassification", models::AttentionImplementation::kFused,
+                models::XlmrTask::kTokenClassification},
+        // Recompute under checkpointing regenerates the slot-keyed masks exactly.
+        Variant{"Checkpointed", models::AttentionImplementation::kFused,
+                models::XlmrTask::kSequenceClassification, DType::kF32, "RR"}),
+    [](const ::testing::TestParamInfo<Variant>& info) { return info.param.name; });
+
+}  // namespace
+}  // namespace xlmr::testing
