@@ -17,7 +17,8 @@ class ClassificationHead final : public TaskHead {
   // Returns logits [B, num_labels] (matmul dtype).
   Tensor Forward(const Tensor& sequence, const TokenLayout& tokens, const ParameterStore& store,
                  const PassContext& context) override;
-  // Returns d_sequence [B,S,H] f32 (zero except token 0).
+  // Returns d_sequence [B,S,H] f32 (zero except token 0), or [T,H] (zero except each
+  // sequence's first row) for packed tokens.
   Tensor Backward(const Tensor& d_logits, const TokenLayout& tokens, ParameterStore& store,
                   const PassContext& context) override;
   void Clear() override { saved_ = Saved(); }

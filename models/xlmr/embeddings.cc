@@ -13,7 +13,11 @@ Tensor Embeddings::Forward(const Tensor& input_ids, const TokenLayout& tokens,
                            EmbeddingsSaved* saved) const {
   EmbeddingsSaved& s = *saved;
   s.input_ids = input_ids;
-  s.position_ids = ops::RobertaPositionIds(input_ids, static_cast<int32_t>(config_.pad_token_id));
+  const auto pad_id = static_cast<int32_t>(config_.pad_token_id);
+  // Packed: no padding to count past, the numbering restarts with every sequence.
+  s.position_ids = tokens.packed()
+                       ? ops::RobertaPackedPositionIds(tokens.cu_seqlens, pad_id, input_ids.device())
+                       : ops::RobertaPositionIds(input_ids, pad_id);
   s.type_ids = Tensor::Zeros(input_ids.shape(), DType::kI32, input_ids.device());
   const Tensor word = ops::Embedding(store.param(params_.word), input_ids, DType::kF32);
   const Tensor type = ops::Embedding(store.param(params_.token_type), s.type_ids, DType::kF32);

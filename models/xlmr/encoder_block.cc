@@ -9,6 +9,7 @@
 #include "framework/ops/fused_attention.h"
 #include "framework/ops/layer_norm.h"
 #include "framework/ops/linear.h"
+#include "framework/ops/varlen_fused_attention.h"
 #include "models/xlmr/autocast.h"
 
 namespace xlmr::models {
@@ -106,6 +107,14 @@ void EncoderBlock::ForwardAttentionCore(const TokenLayout& tokens, const PassCon
   const int heads = static_cast<int>(config_.num_attention_heads);
   const float p = AttentionDropout(context);
   const DropoutKey key = context.KeyFor(layer_, kAttentionProbsDropout);
+  if (tokens.packed()) {  // the model takes packed inputs only where fused attention applies
+    ops::FusedAttentionOutput attention =
+        ops::VarlenFusedAttention(s.query, s.key, s.value, tokens.cu_seqlens, tokens.max_seqlen,
+                                  heads, p, key, tokens.stride);
+    s.context = attention.context;
+    s.attention_logsumexp = attention.logsumexp;
+    return;
+  }
   if (FusedAttentionApplies(config_, s.query.device(), s.query.dtype())) {
     ops::FusedAttentionOutput attention = ops::FusedAttention(
         s.query, s.key, s.value, tokens.key_mask, heads, p, key, tokens.stride);
@@ -195,6 +204,12 @@ ops::AttentionGrads EncoderBlock::AttentionCoreBackward(Tensor d_context, const 
   const int heads = static_cast<int>(config_.num_attention_heads);
   const float p = AttentionDropout(context);
   const DropoutKey key = context.KeyFor(layer_, kAttentionProbsDropout);
+  if (tokens.packed()) {
+    return ops::VarlenFusedAttentionBackward(
+        Take(d_context), Take(s.query), Take(s.key), Take(s.value), Take(s.context),
+        Take(s.attention_logsumexp), tokens.cu_seqlens, tokens.max_seqlen, heads, p, key,
+        tokens.stride);
+  }
   if (s.attention_logsumexp.defined()) {  // fused: reads the context it produced, not the probs
     return ops::FusedAttentionBackward(Take(d_context), Take(s.query), Take(s.key), Take(s.value),
                                        Take(s.context), Take(s.attention_logsumexp), tokens.key_mask, heads,

@@ -16,6 +16,10 @@ XlmrTaskModel::XlmrTaskModel(XlmrConfig config, Device device)
   blocks_saved_.resize(config_.num_hidden_layers);
 }
 
+bool XlmrTaskModel::TakesPackedInputs(DType autocast) const {
+  return FusedAttentionApplies(config_, store_.master().device(), autocast);
+}
+
 void XlmrTaskModel::SetRecomputePlan(recompute::RecomputePlan plan) {
   XLMR_CHECK(plan.blocks.empty() || static_cast<int>(plan.blocks.size()) == num_blocks())
       << "recompute plan '" << plan.ToString() << "' for " << num_blocks() << " blocks";
@@ -63,7 +67,13 @@ void XlmrTaskModel::ReleaseActivations() {
 
 Tensor XlmrTaskModel::ForwardEmbeddings(const ModelInputs& inputs,
                                                         const PassContext& context) {
-  tokens_ = PaddedTokenLayout(inputs.attention_mask, config_.max_sequence_length());
+  // The dropout slots' stride is the longest sequence the model takes, whatever the batch's
+  // padded length (models/xlmr/token_layout.h).
+  const int64_t stride = config_.max_sequence_length();
+  tokens_ = inputs.packed()
+                ? PackedTokenLayout(inputs.cu_seqlens, inputs.max_seqlen, inputs.input_ids.numel(),
+                                    stride, inputs.input_ids.device())
+                : PaddedTokenLayout(inputs.attention_mask, stride);
   return embeddings_.Forward(inputs.input_ids, tokens_, store_, context, &embeddings_saved_);
 }
 

@@ -17,19 +17,31 @@
 
 namespace xlmr::models {
 
+// Padded: rows are [B,S] (row b*S+s is example b's position s, padding included). Packed
+// (--padding_free): rows are the T real tokens, sequence b at rows [cu_seqlens[b],
+// cu_seqlens[b+1]).
 struct TokenLayout {
-  Tensor key_mask;     // [B,S] i32 on the model's device: 1 real token, 0 padding
-  Tensor slots;        // [B*S] i32 on the model's device: row b*S+s -> b * stride + s
+  Tensor key_mask;     // padded: [B,S] i32 on the model's device, 1 real token, 0 padding
+  Tensor cu_seqlens;   // packed: [B + 1] i32 on the host
+  int64_t max_seqlen = 0;  // packed: the longest sequence
+  Tensor first_rows;   // packed: [B] i32 on the model's device, cu_seqlens[b] (each <s>)
+  Tensor slots;        // [rows] i32 on the model's device: example b's position s -> b * stride + s
   int64_t batch = 0;   // B
-  int64_t stride = 0;  // the fixed slot stride, >= S
+  int64_t stride = 0;  // the fixed slot stride, >= the longest sequence
 
   int64_t num_slots() const { return batch * stride; }
-  bool defined() const { return key_mask.defined(); }
+  bool packed() const { return cu_seqlens.defined(); }
 };
 
 // The layout of a padded batch. [in] attention_mask [B,S] i32 (on the model's device);
 // stride >= S (checked). The slots are built on the host and copied to the mask's device.
 TokenLayout PaddedTokenLayout(const Tensor& attention_mask, int64_t stride);
+
+// The layout of a packed batch. [in] cu_seqlens [B + 1] i32 on the host and max_seqlen, as
+// ops::ValidateCuSeqlens accepts for `tokens` rows (checked); stride >= max_seqlen (checked).
+// Slots and first rows are built on the host and copied to `device`.
+TokenLayout PackedTokenLayout(const Tensor& cu_seqlens, int64_t max_seqlen, int64_t tokens,
+                              int64_t stride, Device device);
 
 // ops::DropoutRows / DropoutRowsBackward of x (rows as `layout`'s, any width) at `layout`'s
 // slots.
