@@ -46,16 +46,19 @@ enum class Precision { kFp32, kFp16Autocast, kBf16Autocast };
 // golden_fp16_sdpa.safetensors (HF's sdpa under autocast, which also keeps the scores in fp32)
 // when the device has a fused kernel for the golden model's head size (the CPU), else eager's file.
 // `golden_dir`: kTinyXlmrGoldenDir or kHead64GoldenDir (the same files and tolerances).
+// `packed`: ours runs the golden batch packed (--padding_free: the real tokens back to back,
+// cu_seqlens; fused attention only) against the same golden results (per-token ones at the
+// real tokens), within the same tolerances; not bit-equal (other GEMM shapes).
 void ExpectHuggingFaceParity(Device device, Precision precision = Precision::kFp32,
                              models::AttentionImplementation attention = models::AttentionImplementation::kFused,
-                             const char* golden_dir = kTinyXlmrGoldenDir);
+                             const char* golden_dir = kTinyXlmrGoldenDir, bool packed = false);
 
 // The same comparison, fp32, for the other heads: XLMRobertaForTokenClassification
 // (token_classifier/, golden_token.safetensors: per-token labels with -100, loss the mean over
 // labelled tokens) or the regression head (regressor/, golden_regression.safetensors: MSE),
 // both made by make_golden_heads.py on the sequence classifier's backbone. The fp32 tolerances
 // above apply: the head adds one GEMM and the loss's reduction to the same sums.
-void ExpectHeadParity(Device device, models::XlmrTask task);
+void ExpectHeadParity(Device device, models::XlmrTask task, bool packed = false);
 
 }  // namespace xlmr::testing
 

@@ -62,6 +62,22 @@ TEST(HuggingFaceParityTest, Head64EagerAttentionMatchesBf16Autocast) {
                                    AttentionImplementation::kEager, testing::kHead64GoldenDir);
 }
 
+// --padding_free: the golden batch packed, fused attention, against the same HF results.
+TEST(HuggingFaceParityTest, PackedBatchMatchesEveryPrecision) {
+  for (const char* dir : {testing::kTinyXlmrGoldenDir, testing::kHead64GoldenDir}) {
+    for (testing::Precision precision : {testing::Precision::kFp32, testing::Precision::kFp16Autocast,
+                                         testing::Precision::kBf16Autocast}) {
+      testing::ExpectHuggingFaceParity(Device::kCpu, precision, AttentionImplementation::kFused, dir,
+                                       /*packed=*/true);
+    }
+  }
+}
+
+TEST(HuggingFaceParityTest, PackedTokenClassificationAndRegressionHeadsMatchFp32) {
+  testing::ExpectHeadParity(Device::kCpu, XlmrTask::kTokenClassification, /*packed=*/true);
+  testing::ExpectHeadParity(Device::kCpu, XlmrTask::kRegression, /*packed=*/true);
+}
+
 TEST(HuggingFaceParityTest, TokenClassificationHeadMatchesFp32) {
   testing::ExpectHeadParity(Device::kCpu, XlmrTask::kTokenClassification);
 }
