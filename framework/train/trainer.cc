@@ -536,7 +536,7 @@ Trainer::Trainer(TrainableModel& model, const data::TokenizedDataset& train_data
   }
   eval_settings_ = EvalSettings{options_.per_device_eval_batch_size, options_.autocast,
                                 options_.pad_id, options_.device, options_.objective,
-                                options_.label_smoothing_factor};
+                                options_.label_smoothing_factor, options_.padding_free};
 }
 
 int64_t Trainer::steps_per_epoch() const { return batch_plan_.steps_per_epoch(); }

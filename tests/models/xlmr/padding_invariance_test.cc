@@ -19,7 +19,9 @@
 #include <vector>
 
 #include "framework/data/collate.h"
+#include "framework/distributed/local_communicator.h"
 #include "framework/recompute/recompute_plan.h"
+#include "framework/train/evaluate.h"
 #include "gtest/gtest.h"
 #include "tests/testing/tiny_xlmr.h"
 
@@ -159,6 +161,34 @@ TEST_P(PaddingInvarianceTest, DropoutIsOnSoMasksMatter) {
   const train::StepOutcome outcome =
       trainer.Step(0, {TinyBatch(dataset, 0, 4), TinyBatch(dataset, 4, 4)});
   EXPECT_GT(std::fabs(outcome.loss - padded.losses[0]), 1e-3 * std::fabs(padded.losses[0]));
+}
+
+// Evaluation (train::Evaluate, what the trainer and xlmr_predict run) packed and padded: the
+// same loss and metrics. Tolerance 1e-6 relative: only rounding differs (other GEMM shapes).
+TEST_P(PaddingInvarianceTest, PackedEvaluationGivesTheSameResults) {
+  const Variant& variant = GetParam();
+  TinyTrainerOptions options;
+  options.model.attention = variant.attention;
+  options.model.task = variant.task;
+  TinyTrainer trainer(options);
+  const bool tokens = variant.task == models::XlmrTask::kTokenClassification;
+  const data::TokenizedDataset dataset = tokens ? TinyTaggedDataset(24) : TinyDataset(24);
+  train::EvalSettings settings;
+  settings.batch_size = 5;  // a partial last batch
+  settings.objective = models::ObjectiveOf(variant.task);
+  distributed::LocalCommunicator comm;
+  const std::vector<std::string> labels = {"a", "b", "c"};
+  settings.padding_free = false;
+  const train::EvalResult padded = train::Evaluate(trainer.model(), dataset, labels, comm, settings);
+  settings.padding_free = true;
+  const train::EvalResult packed = train::Evaluate(trainer.model(), dataset, labels, comm, settings);
+  EXPECT_NEAR(packed.loss, padded.loss, 1e-6 * std::fabs(padded.loss));
+  EXPECT_EQ(packed.examples, padded.examples);
+  ASSERT_EQ(packed.metrics.size(), padded.metrics.size());
+  for (size_t i = 0; i < padded.metrics.size(); ++i) {
+    EXPECT_EQ(packed.metrics[i].first, padded.metrics[i].first);
+    EXPECT_NEAR(packed.metrics[i].second, padded.metrics[i].second, 1e-6) << padded.metrics[i].first;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(
