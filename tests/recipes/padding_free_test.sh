@@ -3,7 +3,7 @@
 # ones (--padding_free=false), dropout on (the default 0.1 at every site), the same batches,
 # a loss logged at every step, in five variants: fp32, --fp16,
 # --gradient_checkpointing, --task=token_classification (its embedded default, langid_ner), and
-# mpirun -np 2. The embedded defaults batch by length (--group_by_length), so every batch is
+# mpirun -np 2, and an epoch whose last batch is partial. The embedded defaults batch by length (--group_by_length), so every batch is
 # padded less than a shuffled one would be, and still padded. Compared:
 #   - every logged loss within 1e-5 relative, and under --fp16 the same loss scale and the same
 #     skipped steps at every step;
@@ -71,6 +71,15 @@ run_variant fp16 3 "" --fp16
 run_variant checkpointing 100 "" --gradient_checkpointing
 run_variant token_classification 100 "" --task=token_classification
 run_variant mpirun 100 "mpirun --oversubscribe -np 2"
+# An epoch whose last batch is partial (27 rows, batch 8: 8, 8, 8, 3), two epochs: the partial
+# batch's loss is the mean over its 3 examples on both paths.
+data_dir="$RUNFILES_DIR/xlmr_trainer/recipes/data/langid"
+head -n 28 "$data_dir/train.tsv" > partial.tsv
+# (--eval_file: the same rows, so that every label is known; no evaluation runs.)
+run_variant partial_batch 8 "" --train_file=partial.tsv --eval_file=partial.tsv \
+  --per_device_train_batch_size=8 --learning_rate=1e-3
+grep -q '"type":"train","step":4,.*"examples":27,' partial_batch.packed/metrics.jsonl ||
+  fail "step 4 did not end the epoch on 27 examples (partial last batch)"
 
 # --fp16's loss scale and skips: a forced overflow (the first steps skip, halving the scale),
 # then training; the same scale and the same skipped steps at every one of 40 steps.
