@@ -42,6 +42,8 @@ ABSL_FLAG(std::string, tags_column, "ner_tags", "token classification, .jsonl da
 ABSL_FLAG(int64_t, per_device_train_batch_size, 8, "examples per micro-step per process");
 ABSL_FLAG(int64_t, gradient_accumulation_steps, 1, "micro-steps per optimizer step");
 ABSL_FLAG(bool, group_by_length, false, "batch examples of similar length together (less padding)");
+ABSL_FLAG(bool, padding_free, true, "train on packed micro-batches (the same examples, no padding tokens) "
+          "wherever the attention has a variable-length form (fused); false pads each micro-batch");
 // Optimiser.
 ABSL_FLAG(double, learning_rate, 2e-5, "peak AdamW learning rate");
 ABSL_FLAG(double, weight_decay, 0.0, "decoupled weight decay (never on biases and LayerNorm weights)");
@@ -255,6 +257,7 @@ absl::Status ReadOptimizerFlags(train::TrainerOptions& t) {
   XLMR_ASSIGN_OR_RETURN(t.per_device_eval_batch_size, ReadEvalBatchSizeFlag());
   t.gradient_accumulation_steps = absl::GetFlag(FLAGS_gradient_accumulation_steps);
   t.group_by_length = absl::GetFlag(FLAGS_group_by_length);
+  t.padding_free = absl::GetFlag(FLAGS_padding_free);
   t.learning_rate = absl::GetFlag(FLAGS_learning_rate);
   t.adam_beta1 = absl::GetFlag(FLAGS_adam_beta1);
   t.adam_beta2 = absl::GetFlag(FLAGS_adam_beta2);
@@ -415,6 +418,14 @@ absl::StatusOr<FinetuneConfig> ReadFinetuneFlags(const std::set<std::string>& gi
   }
   XLMR_RETURN_IF_ERROR(ReadDataFlags(given, config));
   XLMR_RETURN_IF_ERROR(ReadOptimizerFlags(config.trainer));
+  if (config.task == models::XlmrTask::kQuestionAnswering) {
+    // Question answering trains on padded windows (run_qa pads each to max_seq_length, and most
+    // are full): its head reads [2, B, S]. An explicit --padding_free is refused, not ignored.
+    XLMR_RETURN_IF_ERROR(ExpectFlag(given.count("padding_free") == 0 || !config.trainer.padding_free,
+                                    "padding_free", "false or unset with --task=question_answering "
+                                    "(its windows are padded)", "true"));
+    config.trainer.padding_free = false;
+  }
   XLMR_RETURN_IF_ERROR(ReadRunFlags(config));
   return config;
 }

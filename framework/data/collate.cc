@@ -59,4 +59,49 @@ Batch Collate(const TokenizedDataset& dataset, const std::vector<int64_t>& indic
   return batch;
 }
 
+Batch CollatePacked(const TokenizedDataset& dataset, const std::vector<int64_t>& indices) {
+  const auto batch_size = static_cast<int64_t>(indices.size());
+  Batch batch;
+  batch.cu_seqlens = Tensor::Zeros({batch_size + 1}, DType::kI32);
+  int32_t* cu = batch.cu_seqlens.data<int32_t>();
+  for (int64_t b = 0; b < batch_size; ++b) {
+    XLMR_CHECK(indices[b] >= 0 && indices[b] < dataset.size())
+        << "example " << indices[b] << " of " << dataset.size();
+    const int64_t length = dataset.num_tokens(indices[b]);
+    batch.max_seqlen = std::max(batch.max_seqlen, length);
+    cu[b + 1] = static_cast<int32_t>(cu[b] + length);
+  }
+  batch.tokens = cu[batch_size];
+  batch.input_ids = Tensor::Zeros({batch.tokens}, DType::kI32);
+  int32_t* ids = batch.input_ids.data<int32_t>();
+  for (int64_t b = 0; b < batch_size; ++b) {
+    const absl::Span<const int32_t> example = dataset.example(indices[b]);
+    std::copy(example.begin(), example.end(), ids + cu[b]);
+  }
+  batch.loss_terms = batch_size;
+  if (dataset.has_token_label_ids()) {
+    batch.labels = Tensor::Zeros({batch.tokens}, DType::kI32);
+    int32_t* labels = batch.labels.data<int32_t>();
+    std::fill(labels, labels + batch.tokens, TokenizedDataset::kIgnored);  // as Collate's padding
+    batch.loss_terms = 0;
+    for (int64_t b = 0; b < batch_size; ++b) {
+      const absl::Span<const int32_t> example = dataset.token_labels(indices[b]);
+      XLMR_CHECK(static_cast<int64_t>(example.size()) <= cu[b + 1] - cu[b])
+          << "example " << indices[b] << ": more labels than tokens";
+      std::copy(example.begin(), example.end(), labels + cu[b]);
+      batch.loss_terms += std::count_if(example.begin(), example.end(),
+                                        [](int32_t label) { return label != TokenizedDataset::kIgnored; });
+    }
+  } else if (dataset.has_targets()) {
+    batch.labels = Tensor::Zeros({batch_size}, DType::kF32);
+    float* targets = batch.labels.data<float>();
+    for (int64_t b = 0; b < batch_size; ++b) targets[b] = dataset.target(indices[b]);
+  } else if (dataset.has_label_ids()) {
+    batch.labels = Tensor::Zeros({batch_size}, DType::kI32);
+    int32_t* labels = batch.labels.data<int32_t>();
+    for (int64_t b = 0; b < batch_size; ++b) labels[b] = dataset.label(indices[b]);
+  }
+  return batch;
+}
+
 }  // namespace xlmr::data

@@ -1,4 +1,4 @@
-// Turning a list of examples into padded model inputs.
+// Turning a list of examples into model inputs: padded, or packed without padding.
 #ifndef XLMR_FRAMEWORK_DATA_COLLATE_H_
 #define XLMR_FRAMEWORK_DATA_COLLATE_H_
 
@@ -28,12 +28,27 @@ struct Batch {
   int64_t tokens = 0;       // non-padding tokens, i.e. the sum of attention_mask
   int64_t loss_terms = 0;   // terms the loss sums: B, the labels other than -100 per token, or
                             // 2B for answer spans (a start and an end each)
+
+  // Packed (CollatePacked, --padding_free): the same examples in the same order, no padding.
+  // input_ids is [T] i32, the examples' ids back to back (T = tokens); attention_mask is
+  // undefined; per-token labels are [T] i32 (sequence labels and targets stay [B]).
+  // cu_seqlens [B + 1] i32 (host): example b is tokens [cu_seqlens[b], cu_seqlens[b + 1]);
+  // max_seqlen its longest example (0 for B = 0). Undefined / 0 for a padded batch.
+  Tensor cu_seqlens;
+  int64_t max_seqlen = 0;
+  bool packed() const { return cu_seqlens.defined(); }
+  // B, in either form.
+  int64_t examples() const { return packed() ? cu_seqlens.numel() - 1 : input_ids.dim(0); }
 };
 
 // [in] indices: examples of `dataset`, in batch order (repeats allowed); may be empty, which
 //      gives B = 0, S = 0 (shapes [0, 0] and [0]) and tokens = 0.
 // [in] pad_id: the tokenizer's padding id (1 for XLM-R).
 Batch Collate(const TokenizedDataset& dataset, const std::vector<int64_t>& indices, int32_t pad_id);
+
+// The packed form of Collate(dataset, indices, pad_id): same examples, order, labels, tokens
+// and loss_terms; no padding. Empty `indices` gives T = 0 and cu_seqlens = {0}.
+Batch CollatePacked(const TokenizedDataset& dataset, const std::vector<int64_t>& indices);
 
 }  // namespace xlmr::data
 

@@ -25,6 +25,20 @@ Tensor Dropout(const Tensor& x, float p, const DropoutKey& key);
 // dtype.
 Tensor DropoutBackward(const Tensor& dy, float p, const DropoutKey& key);
 
+// Row-placed dropout: the mask follows each row's slot, not its place in x, so a token draws
+// the same mask however its batch is laid out (padded to any length, or packed without
+// padding; models/xlmr/token_slots.h gives example b's position s the slot b * stride + s).
+// x is read as [rows, width] (rows = row_slots.numel(), width = x.numel() / rows, the last
+// dimension); element c of row r is kept iff DropoutUniform(key, row_slots[r] * width + c) >= p.
+// [in] row_slots i32 [rows] on x's device, each in [0, num_slots) (checked on the CPU; on the
+//      GPU the caller's promise); num_slots * width <= kMaxDropoutElements (checked).
+// Returns y of x's shape and dtype; p == 0 returns x itself.
+Tensor DropoutRows(const Tensor& x, float p, const DropoutKey& key, const Tensor& row_slots,
+                   int64_t num_slots);
+// The backward: the same masked scaling of dy with the forward's p, key and slots.
+Tensor DropoutRowsBackward(const Tensor& dy, float p, const DropoutKey& key,
+                           const Tensor& row_slots, int64_t num_slots);
+
 }  // namespace xlmr::ops
 
 #endif  // XLMR_FRAMEWORK_OPS_DROPOUT_H_

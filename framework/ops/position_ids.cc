@@ -20,4 +20,19 @@ Tensor RobertaPositionIds(const Tensor& input_ids, int32_t pad_id) {
       XLMR_CUDA_KERNEL(kernels::cuda::RobertaPositionIds(input_ids, pad_id)));
 }
 
+Tensor RobertaPackedPositionIds(const Tensor& cu_seqlens, int32_t pad_id, Device device) {
+  constexpr const char* kOp = "ops::RobertaPackedPositionIds";
+  XLMR_CHECK(cu_seqlens.defined() && cu_seqlens.device() == Device::kCpu &&
+             cu_seqlens.dtype() == DType::kI32 && cu_seqlens.rank() == 1 && cu_seqlens.numel() >= 1)
+      << kOp << ": cu_seqlens must be [B + 1] i32 on the host";
+  const int32_t* cu = cu_seqlens.data<int32_t>();
+  const int64_t sequences = cu_seqlens.numel() - 1;
+  Tensor positions = Tensor::Zeros({int64_t{cu[sequences]}}, DType::kI32);
+  int32_t* out = positions.data<int32_t>();
+  for (int64_t b = 0; b < sequences; ++b) {
+    for (int32_t t = cu[b]; t < cu[b + 1]; ++t) out[t] = pad_id + 1 + (t - cu[b]);
+  }
+  return device == Device::kCpu ? positions : positions.ToDevice(device);
+}
+
 }  // namespace xlmr::ops

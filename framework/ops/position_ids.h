@@ -14,6 +14,13 @@ namespace xlmr::ops {
 // [in] input_ids [B,S] i32. Returns [B,S] i32 on input_ids' device (kActivations).
 Tensor RobertaPositionIds(const Tensor& input_ids, int32_t pad_id);
 
+// The same numbering for a packed batch (no padding): it restarts with every sequence, so the
+// k-th token of each sequence gets pad_id + k (k from 1), what the sequence gets padded.
+// [in] cu_seqlens [B + 1] i32 on the host (framework/ops/varlen_fused_attention.h's
+// convention, already validated). Returns [T] i32 on `device` (kActivations), T =
+// cu_seqlens[B]; built on the host, where cu_seqlens is, and copied once.
+Tensor RobertaPackedPositionIds(const Tensor& cu_seqlens, int32_t pad_id, Device device);
+
 }  // namespace xlmr::ops
 
 #endif  // XLMR_FRAMEWORK_OPS_POSITION_IDS_H_

@@ -2,6 +2,7 @@
 
 #include "framework/ops/checks.h"
 #include "framework/ops/dispatch.h"
+#include "framework/ops/embedding.h"
 #include "kernels/cpu/select_token.h"
 
 #ifdef XLMR_WITH_CUDA
@@ -31,6 +32,16 @@ Tensor SelectFirstTokenBackward(const Tensor& dy, const Shape& x_shape) {
   return DispatchByDevice(
       kOp, device, [&] { return kernels::cpu::SelectFirstTokenBackward(dy, x_shape); },
       XLMR_CUDA_KERNEL(kernels::cuda::SelectFirstTokenBackward(dy, x_shape)));
+}
+
+Tensor SelectRows(const Tensor& x, const Tensor& rows) {
+  return Embedding(x, rows, DType::kF32);
+}
+
+Tensor SelectRowsBackward(const Tensor& dy, const Tensor& rows, int64_t x_rows) {
+  Tensor dx = Tensor::Zeros({x_rows, dy.dim(-1)}, DType::kF32, dy.device());
+  EmbeddingBackward(dy, rows, /*padding_idx=*/-1, &dx);
+  return dx;
 }
 
 }  // namespace xlmr::ops

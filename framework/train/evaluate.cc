@@ -220,21 +220,31 @@ std::vector<Prediction> Predict(TrainableModel& model, const data::TokenizedData
   std::vector<Prediction> predictions;
   PassContext context;
   context.autocast = settings.autocast;
+  const bool packed = settings.padding_free && model.TakesPackedInputs(settings.autocast);
   for (int64_t first = begin; first < end; first += settings.batch_size) {
     std::vector<int64_t> indices(std::min(settings.batch_size, end - first));
     std::iota(indices.begin(), indices.end(), first);
-    const data::Batch batch = data::Collate(dataset, indices, settings.pad_id);
-    const ModelInputs inputs{batch.input_ids.ToDevice(settings.device),
-                             batch.attention_mask.ToDevice(settings.device)};
+    const data::Batch batch = packed ? data::CollatePacked(dataset, indices)
+                                     : data::Collate(dataset, indices, settings.pad_id);
+    ModelInputs inputs;
+    inputs.input_ids = batch.input_ids.ToDevice(settings.device);
+    if (packed) {
+      inputs.cu_seqlens = batch.cu_seqlens;
+      inputs.max_seqlen = batch.max_seqlen;
+    } else {
+      inputs.attention_mask = batch.attention_mask.ToDevice(settings.device);
+    }
     const Tensor logits = model.Forward(inputs, context, /*keep_activations=*/false);
     const std::vector<float> values = logits.ToFloatVector();
     const int num_labels = static_cast<int>(logits.dim(-1));
     for (size_t row = 0; row < indices.size(); ++row) {
       if (settings.objective == Objective::kPerToken) {
-        const int64_t per_example = logits.dim(1) * num_labels;
+        // Example `row`'s first token: row cu_seqlens[row] of [T, L], or row `row` of [B, S, L].
+        const int64_t first_token =
+            packed ? batch.cu_seqlens.data<int32_t>()[row] : static_cast<int64_t>(row) * logits.dim(1);
         predictions.push_back(
-            FromTokenLogits(values.data() + row * per_example, num_labels, dataset, indices[row],
-                            settings.label_smoothing));
+            FromTokenLogits(values.data() + first_token * num_labels, num_labels, dataset,
+                            indices[row], settings.label_smoothing));
       } else {
         predictions.push_back(FromSequenceLogits(values.data() + row * num_labels, num_labels));
       }

@@ -35,6 +35,10 @@ struct EvalSettings {
   // --label_smoothing_factor: the loss is the smoothed one, as HF's evaluation loop computes it
   // through the same LabelSmoother as training (metrics read the predictions, unaffected).
   double label_smoothing = 0.0;
+  // --padding_free: batches are packed (data::CollatePacked) where the model takes packed
+  // inputs (TrainableModel::TakesPackedInputs), else padded; the predictions are the same up to
+  // rounding.
+  bool padding_free = true;
 };
 
 struct EvalResult {

@@ -37,10 +37,15 @@ struct PassContext {
   }
 };
 
-// A padded batch on the model's device.
+// A batch on the model's device, padded or packed (data::Batch's two forms).
 struct ModelInputs {
-  Tensor input_ids;       // [B,S] i32, padded with the model's pad id
-  Tensor attention_mask;  // [B,S] i32: 1 real token, 0 padding
+  Tensor input_ids;       // padded: [B,S] i32, padded with the model's pad id; packed: [T] i32
+  Tensor attention_mask;  // padded: [B,S] i32, 1 real token, 0 padding; packed: undefined
+  // Packed only: [B + 1] i32 on the HOST (sequence b is tokens [cu_seqlens[b],
+  // cu_seqlens[b + 1])) and the longest sequence; undefined / 0 for a padded batch.
+  Tensor cu_seqlens;
+  int64_t max_seqlen = 0;
+  bool packed() const { return cu_seqlens.defined(); }
 };
 
 // Called by Backward each time a gradient bucket of the ParameterStore is final.
@@ -64,9 +69,14 @@ class TrainableModel {
   virtual recompute::PassMemory MeasurePassMemory(int64_t batch_size, int64_t sequence_length,
                                                   const PassContext& context) = 0;
 
+  // Whether Forward takes packed inputs for passes of autocast dtype `autocast` (its attention
+  // has a variable-length form on its device); a model that does not gets padded batches.
+  virtual bool TakesPackedInputs(DType autocast) const { return false; }
+
   // Returns logits in the matmul dtype: [B, num_labels] for a task with one prediction per
   // sequence (classification, regression), [B, S, num_labels] for one per token (token
-  // classification); keeps activations for Backward when keep_activations.
+  // classification; [T, num_labels] for packed inputs); keeps activations for Backward when
+  // keep_activations.
   virtual Tensor Forward(const ModelInputs& inputs, const PassContext& context,
                          bool keep_activations) = 0;
   // Accumulates (+=) parameter gradients for d_logits (shaped as the logits) and reports each

@@ -5,7 +5,8 @@
 namespace xlmr::train {
 namespace {
 
-// The loss ops take rows: per-token logits [B,S,L] and labels [B,S] become B*S rows, and a
+// The loss ops take rows: per-token logits [B,S,L] and labels [B,S] become B*S rows (packed
+// ones, [T,L] and [T], already are rows: the same terms without the ignored padding), and a
 // regression's targets [B] become the column [B,1] its predictions have.
 struct Rows {
   Tensor logits;
@@ -19,6 +20,7 @@ Rows AsRows(Objective objective, const Tensor& logits, const Tensor& labels, flo
     case Objective::kSingleLabel:
       return {logits, labels};
     case Objective::kPerToken:
+      if (logits.rank() == 2 && labels.rank() == 1) return {logits, labels};  // packed
       XLMR_CHECK(logits.rank() == 3 && labels.rank() == 2) << "per-token loss shapes";
       return {logits.Reshaped({logits.dim(0) * logits.dim(1), logits.dim(2)}),
               labels.Reshaped({labels.dim(0) * labels.dim(1)})};

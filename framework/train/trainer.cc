@@ -123,6 +123,7 @@ class Trainer::Run {
   TrainingState state_;
   std::chrono::steady_clock::time_point start_;
   bool epoch_just_ended_ = false;
+  bool packed_ = false;  // --padding_free and the model takes packed inputs
   std::optional<EvalResult> last_eval_;
   int64_t last_eval_step_ = -1;  // the step of last_eval_
 };
@@ -141,6 +142,12 @@ absl::Status Trainer::Run::Prepare() {
                                                          t_.total_steps(), options_.warmup_steps,
                                                          options_.warmup_ratio, options_.lr_scheduler_kwargs));
   XLMR_ASSIGN_OR_RETURN(planner_, data::BatchPlanner::Create(t_.batch_plan_));
+  packed_ = options_.padding_free && t_.model_.TakesPackedInputs(options_.autocast);
+  if (options_.padding_free && !packed_) {
+    progress_.Message(
+        "--padding_free: this model's attention has no variable-length form here (eager "
+        "attention, or no fused kernel for this device and dtype); training on padded batches");
+  }
   state_ = CurrentSettings();
   const bool resuming = !options_.resume_from_checkpoint.empty();
   if (resuming) {
@@ -214,7 +221,8 @@ absl::Status Trainer::Run::TrainOneStep() {
   std::vector<data::Batch> micro_batches;
   double local_tokens = 0;
   for (const std::vector<int64_t>& indices : assignment.micro_batches) {
-    micro_batches.push_back(data::Collate(t_.train_data_, indices, options_.pad_id));
+    micro_batches.push_back(packed_ ? data::CollatePacked(t_.train_data_, indices)
+                                    : data::Collate(t_.train_data_, indices, options_.pad_id));
     local_tokens += static_cast<double>(micro_batches.back().tokens);
   }
   const int64_t loss_terms =
@@ -527,7 +535,7 @@ Trainer::Trainer(TrainableModel& model, const data::TokenizedDataset& train_data
   }
   eval_settings_ = EvalSettings{options_.per_device_eval_batch_size, options_.autocast,
                                 options_.pad_id, options_.device, options_.objective,
-                                options_.label_smoothing_factor};
+                                options_.label_smoothing_factor, options_.padding_free};
   if (evaluate_ == nullptr) {
     evaluate_ = [this](const data::TokenizedDataset& data, const std::string&) {
       return Evaluate(model_, data, options_.label_names, comm_, eval_settings_);

@@ -87,6 +87,11 @@ struct TrainerOptions {
   double label_smoothing_factor = 0.0;  // in [0, 1]; 0 with kRegression (framework/train/objective.h)
   std::vector<std::string> label_names = {"LABEL_0", "LABEL_1"};  // in id order
   bool group_by_length = false;  // batches of similar length (HF LengthGroupedSampler)
+  // --padding_free: each training micro-batch is packed (data::CollatePacked: the same examples
+  // in the same order, T real tokens, no padding) wherever the model takes packed inputs
+  // (TrainableModel::TakesPackedInputs); elsewhere it is padded and the run says so once on
+  // stderr. Same masks, same losses and weights up to rounding (docs/CONTRACT.md).
+  bool padding_free = true;
   // --zero_stage: 0 keeps the whole optimizer state on every rank (gradients all-reduced); 1
   // keeps each rank's 1/N shard of the AdamW moments (gradients reduce-scattered, weights
   // all-gathered after the update: framework/distributed/zero_partition.h). Checkpoints are

@@ -16,6 +16,12 @@ namespace xlmr::kernels::cpu {
 // where kept, else 0, rounded once. The same function applied to dy is the backward.
 Tensor DropoutApply(const Tensor& x, float p, const DropoutKey& key);
 
+// The row-placed form (ops::DropoutRows): x is [rows, width] row-major, row r's element c is
+// mask element row_slots[r] * width + c. [in] row_slots i32 [rows], each in [0, num_slots)
+// (checked here, row by row). Same rounding as DropoutApply.
+Tensor DropoutApplyRows(const Tensor& x, float p, const DropoutKey& key, const Tensor& row_slots,
+                        int64_t num_slots);
+
 }  // namespace xlmr::kernels::cpu
 
 #endif  // XLMR_KERNELS_CPU_DROPOUT_H_

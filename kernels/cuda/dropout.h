@@ -20,6 +20,13 @@ namespace xlmr::kernels::cuda {
 // else 0, rounded once. Applied to dy with the forward's key it is the backward.
 Tensor DropoutApply(const Tensor& x, float p, const DropoutKey& key);
 
+// The row-placed form (ops::DropoutRows, kernels/cpu/dropout.h's twin): x is [rows, width], row
+// r's element c is mask element row_slots[r] * width + c. [in] row_slots i32 [rows] on the GPU,
+// each in [0, num_slots) (the caller's promise: checking it would cost a synchronisation);
+// num_slots * width <= kMaxDropoutElements. Same bits as the CPU.
+Tensor DropoutApplyRows(const Tensor& x, float p, const DropoutKey& key, const Tensor& row_slots,
+                        int64_t num_slots);
+
 }  // namespace xlmr::kernels::cuda
 
 #endif  // XLMR_KERNELS_CUDA_DROPOUT_H_

@@ -8,15 +8,20 @@
 
 namespace xlmr::models {
 
-Tensor ClassificationHead::Forward(const Tensor& sequence, const ParameterStore& store,
-                                   const PassContext& context) {
+// The pooled [B,H] dropouts index (example, feature): no padded length in them, so they are
+// plain ops::Dropout; `tokens` says where each sequence's first token is (token 0 of each
+// padded row, or row cu_seqlens[b] of a packed batch).
+Tensor ClassificationHead::Forward(const Tensor& sequence, const TokenLayout& tokens,
+                                   const ParameterStore& store, const PassContext& context) {
   const DType mm = context.matmul_dtype();
   const float p = HeadDropoutProbability(config_, context);
   auto weight = [&](int i) { return LinearWeight(store, i, context); };
   auto bias = [&](int i) { return LinearBias(store, i, context); };
   Saved& s = saved_;
   s.sequence_shape = sequence.shape();
-  const Tensor pooled = ops::Dropout(ops::SelectFirstToken(sequence), p,
+  const Tensor first = tokens.packed() ? ops::SelectRows(sequence, tokens.first_rows)
+                                       : ops::SelectFirstToken(sequence);
+  const Tensor pooled = ops::Dropout(first, p,
                                      context.KeyFor(layer_, kHeadInputDropout));
   s.pooled_mm = InDType(pooled, mm);
   const Tensor dense = ops::Linear(s.pooled_mm, weight(params_.dense_weight),
@@ -27,8 +32,8 @@ Tensor ClassificationHead::Forward(const Tensor& sequence, const ParameterStore&
                      bias(params_.out_proj_bias), mm);
 }
 
-Tensor ClassificationHead::Backward(const Tensor& d_logits, ParameterStore& store,
-                                    const PassContext& context) {
+Tensor ClassificationHead::Backward(const Tensor& d_logits, const TokenLayout& tokens,
+                                    ParameterStore& store, const PassContext& context) {
   const DType mm = context.matmul_dtype();
   const float p = HeadDropoutProbability(config_, context);
   const Saved s = std::move(saved_);
@@ -47,6 +52,7 @@ Tensor ClassificationHead::Backward(const Tensor& d_logits, ParameterStore& stor
       linear_backward(d_dense, s.pooled_mm, params_.dense_weight, params_.dense_bias);
   const Tensor d_pooled = ops::DropoutBackward(InDType(d_pooled_mm, DType::kF32), p,
                                                context.KeyFor(layer_, kHeadInputDropout));
+  if (tokens.packed()) return ops::SelectRowsBackward(d_pooled, tokens.first_rows, s.sequence_shape[0]);
   return ops::SelectFirstTokenBackward(d_pooled, s.sequence_shape);
 }
 

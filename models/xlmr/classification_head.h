@@ -15,10 +15,11 @@ class ClassificationHead final : public TaskHead {
       : config_(config), params_(params), layer_(layer) {}
 
   // Returns logits [B, num_labels] (matmul dtype).
-  Tensor Forward(const Tensor& sequence, const ParameterStore& store,
+  Tensor Forward(const Tensor& sequence, const TokenLayout& tokens, const ParameterStore& store,
                  const PassContext& context) override;
-  // Returns d_sequence [B,S,H] f32 (zero except token 0).
-  Tensor Backward(const Tensor& d_logits, ParameterStore& store,
+  // Returns d_sequence [B,S,H] f32 (zero except token 0), or [T,H] (zero except each
+  // sequence's first row) for packed tokens.
+  Tensor Backward(const Tensor& d_logits, const TokenLayout& tokens, ParameterStore& store,
                   const PassContext& context) override;
   void Clear() override { saved_ = Saved(); }
 

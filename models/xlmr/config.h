@@ -95,9 +95,9 @@ struct XlmrConfig {
   int64_t num_labels() const { return static_cast<int64_t>(id2label.size()); }
   int64_t head_dim() const { return hidden_size / num_attention_heads; }
   // The longest sequence the model takes: RoBERTa's positions start after the pad id, so
-  // max_position_embeddings - pad_token_id - 1 (512 for XLM-R). The fixed stride attention
-  // dropout's mask index is meant to take once padding-free batches land (docs/DECISIONS.md,
-  // "Attention dropout's mask index").
+  // max_position_embeddings - pad_token_id - 1 (512 for XLM-R). The fixed stride of every
+  // dropout mask index (models/xlmr/token_layout.h; docs/DECISIONS.md, "Dropout masks do not
+  // depend on padding").
   int64_t max_sequence_length() const { return max_position_embeddings - pad_token_id - 1; }
   // The inverse of id2label (names are unique, checked at load).
   std::vector<std::pair<std::string, int64_t>> label2id() const;

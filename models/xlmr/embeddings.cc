@@ -8,11 +8,16 @@
 
 namespace xlmr::models {
 
-Tensor Embeddings::Forward(const Tensor& input_ids, const ParameterStore& store,
-                           const PassContext& context, EmbeddingsSaved* saved) const {
+Tensor Embeddings::Forward(const Tensor& input_ids, const TokenLayout& tokens,
+                           const ParameterStore& store, const PassContext& context,
+                           EmbeddingsSaved* saved) const {
   EmbeddingsSaved& s = *saved;
   s.input_ids = input_ids;
-  s.position_ids = ops::RobertaPositionIds(input_ids, static_cast<int32_t>(config_.pad_token_id));
+  const auto pad_id = static_cast<int32_t>(config_.pad_token_id);
+  // Packed: no padding to count past, the numbering restarts with every sequence.
+  s.position_ids = tokens.packed()
+                       ? ops::RobertaPackedPositionIds(tokens.cu_seqlens, pad_id, input_ids.device())
+                       : ops::RobertaPositionIds(input_ids, pad_id);
   s.type_ids = Tensor::Zeros(input_ids.shape(), DType::kI32, input_ids.device());
   const Tensor word = ops::Embedding(store.param(params_.word), input_ids, DType::kF32);
   const Tensor type = ops::Embedding(store.param(params_.token_type), s.type_ids, DType::kF32);
@@ -24,14 +29,16 @@ Tensor Embeddings::Forward(const Tensor& input_ids, const ParameterStore& store,
   s.mean = norm.mean;
   s.rstd = norm.rstd;
   const float p = context.training ? config_.hidden_dropout_prob : 0.0f;
-  return ops::Dropout(norm.y, p, context.KeyFor(config_.num_hidden_layers, kEmbeddingDropout));
+  return TokenDropout(norm.y, p, context.KeyFor(config_.num_hidden_layers, kEmbeddingDropout),
+                      tokens);
 }
 
-void Embeddings::Backward(const Tensor& d_output, const EmbeddingsSaved& s, ParameterStore& store,
+void Embeddings::Backward(const Tensor& d_output, const EmbeddingsSaved& s,
+                          const TokenLayout& tokens, ParameterStore& store,
                           const PassContext& context) const {
   const float p = context.training ? config_.hidden_dropout_prob : 0.0f;
-  const Tensor d_norm = ops::DropoutBackward(
-      d_output, p, context.KeyFor(config_.num_hidden_layers, kEmbeddingDropout));
+  const Tensor d_norm = TokenDropoutBackward(
+      d_output, p, context.KeyFor(config_.num_hidden_layers, kEmbeddingDropout), tokens);
   Tensor d_norm_weight = store.grad(params_.norm_weight);
   Tensor d_norm_bias = store.grad(params_.norm_bias);
   const Tensor d_sum = ops::LayerNormBackward(d_norm, s.sum, store.param(params_.norm_weight),

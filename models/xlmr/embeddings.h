@@ -10,6 +10,7 @@
 #include "models/xlmr/config.h"
 #include "models/xlmr/parameter_layout.h"
 #include "models/xlmr/pass_context.h"
+#include "models/xlmr/token_layout.h"
 
 namespace xlmr::models {
 
@@ -27,13 +28,13 @@ class Embeddings {
   Embeddings(const XlmrConfig& config, const EmbeddingParams& params)
       : config_(config), params_(params) {}
 
-  // Returns the encoder input [B,S,H] f32.
-  Tensor Forward(const Tensor& input_ids, const ParameterStore& store, const PassContext& context,
-                 EmbeddingsSaved* saved) const;
+  // Returns the encoder input [B,S,H] f32; its dropout draws at `tokens`' slots.
+  Tensor Forward(const Tensor& input_ids, const TokenLayout& tokens, const ParameterStore& store,
+                 const PassContext& context, EmbeddingsSaved* saved) const;
   // Accumulates the embedding tables' and the LayerNorm's gradients; padding rows (token
   // pad_id and position pad_id) get none, as nn.Embedding(padding_idx=pad_id).
-  void Backward(const Tensor& d_output, const EmbeddingsSaved& saved, ParameterStore& store,
-                const PassContext& context) const;
+  void Backward(const Tensor& d_output, const EmbeddingsSaved& saved, const TokenLayout& tokens,
+                ParameterStore& store, const PassContext& context) const;
 
  private:
   const XlmrConfig& config_;

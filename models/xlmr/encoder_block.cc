@@ -9,6 +9,7 @@
 #include "framework/ops/fused_attention.h"
 #include "framework/ops/layer_norm.h"
 #include "framework/ops/linear.h"
+#include "framework/ops/varlen_fused_attention.h"
 #include "models/xlmr/autocast.h"
 
 namespace xlmr::models {
@@ -50,32 +51,32 @@ float EncoderBlock::AttentionDropout(const PassContext& context) const {
   return context.training ? config_.attention_probs_dropout_prob : 0.0f;
 }
 
-Tensor EncoderBlock::Forward(const Tensor& input, const Tensor& key_mask, const ParameterStore& store,
+Tensor EncoderBlock::Forward(const Tensor& input, const TokenLayout& tokens, const ParameterStore& store,
                              const PassContext& context, EncoderBlockSaved* saved) const {
   saved->input = input;
-  const Tensor attention_output = ForwardAttention(key_mask, store, context, *saved);
-  return ForwardFeedForward(attention_output, store, context, *saved);
+  const Tensor attention_output = ForwardAttention(tokens, store, context, *saved);
+  return ForwardFeedForward(attention_output, tokens, store, context, *saved);
 }
 
-void EncoderBlock::Recompute(recompute::BlockRecompute mode, const Tensor& key_mask,
+void EncoderBlock::Recompute(recompute::BlockRecompute mode, const TokenLayout& tokens,
                              const ParameterStore& store, const PassContext& context,
                              EncoderBlockSaved* saved) const {
   switch (mode) {
     case recompute::BlockRecompute::kKeep:
       return;
     case recompute::BlockRecompute::kSelective:
-      ForwardAttentionCore(key_mask, context, *saved);
+      ForwardAttentionCore(tokens, context, *saved);
       return;
     case recompute::BlockRecompute::kFull: {
       const Tensor input = saved->input;
-      Forward(input, key_mask, store, context, saved);  // the block output is not needed again
+      Forward(input, tokens, store, context, saved);  // the block output is not needed again
       return;
     }
   }
 }
 
 // LayerNorm(dropout(dense(attention(q, k, v))) + x), x = s.input.
-Tensor EncoderBlock::ForwardAttention(const Tensor& key_mask, const ParameterStore& store,
+Tensor EncoderBlock::ForwardAttention(const TokenLayout& tokens, const ParameterStore& store,
                                       const PassContext& context, EncoderBlockSaved& s) const {
   const DType mm = context.matmul_dtype();
   const Shape shape = s.input.shape();  // [B,S,H]
@@ -86,12 +87,12 @@ Tensor EncoderBlock::ForwardAttention(const Tensor& key_mask, const ParameterSto
   s.query = ops::Linear(x, weight(params_.query_weight), bias(params_.query_bias), mm).Reshaped(shape);
   s.key = ops::Linear(x, weight(params_.key_weight), bias(params_.key_bias), mm).Reshaped(shape);
   s.value = ops::Linear(x, weight(params_.value_weight), bias(params_.value_bias), mm).Reshaped(shape);
-  ForwardAttentionCore(key_mask, context, s);
+  ForwardAttentionCore(tokens, context, s);
 
   Tensor projected = ops::Linear(Rows(s.context), weight(params_.attention_output_weight),
                                  bias(params_.attention_output_bias), mm);
-  projected = ops::Dropout(projected, HiddenDropout(context),
-                           context.KeyFor(layer_, kAttentionOutputDropout));
+  projected = TokenDropout(projected, HiddenDropout(context),
+                           context.KeyFor(layer_, kAttentionOutputDropout), tokens);
   s.attention_sum = ops::Add(projected.Reshaped(shape), s.input, DType::kF32);
   ops::LayerNormOutput norm =
       ops::LayerNorm(s.attention_sum, store.param(params_.attention_norm_weight),
@@ -101,24 +102,35 @@ Tensor EncoderBlock::ForwardAttention(const Tensor& key_mask, const ParameterSto
   return norm.y;
 }
 
-void EncoderBlock::ForwardAttentionCore(const Tensor& key_mask, const PassContext& context,
+void EncoderBlock::ForwardAttentionCore(const TokenLayout& tokens, const PassContext& context,
                                         EncoderBlockSaved& s) const {
   const int heads = static_cast<int>(config_.num_attention_heads);
   const float p = AttentionDropout(context);
   const DropoutKey key = context.KeyFor(layer_, kAttentionProbsDropout);
-  if (FusedAttentionApplies(config_, s.query.device(), s.query.dtype())) {
-    ops::FusedAttentionOutput attention = ops::FusedAttention(s.query, s.key, s.value, key_mask, heads, p, key);
+  if (tokens.packed()) {  // the model takes packed inputs only where fused attention applies
+    ops::FusedAttentionOutput attention =
+        ops::VarlenFusedAttention(s.query, s.key, s.value, tokens.cu_seqlens, tokens.max_seqlen,
+                                  heads, p, key, tokens.stride);
     s.context = attention.context;
     s.attention_logsumexp = attention.logsumexp;
     return;
   }
-  ops::AttentionOutput attention = ops::Attention(s.query, s.key, s.value, key_mask, heads, p, key);
+  if (FusedAttentionApplies(config_, s.query.device(), s.query.dtype())) {
+    ops::FusedAttentionOutput attention = ops::FusedAttention(
+        s.query, s.key, s.value, tokens.key_mask, heads, p, key, tokens.stride);
+    s.context = attention.context;
+    s.attention_logsumexp = attention.logsumexp;
+    return;
+  }
+  ops::AttentionOutput attention = ops::Attention(s.query, s.key, s.value, tokens.key_mask, heads,
+                                                  p, key, tokens.stride);
   s.context = attention.context;
   s.attention_probs = attention.probs;
 }
 
 // LayerNorm(dropout(dense(gelu(dense(a)))) + a), a = attention_output.
-Tensor EncoderBlock::ForwardFeedForward(const Tensor& attention_output, const ParameterStore& store,
+Tensor EncoderBlock::ForwardFeedForward(const Tensor& attention_output, const TokenLayout& tokens,
+                                        const ParameterStore& store,
                                         const PassContext& context, EncoderBlockSaved& s) const {
   const DType mm = context.matmul_dtype();
   s.attention_output_mm = InDType(attention_output, mm);
@@ -127,7 +139,8 @@ Tensor EncoderBlock::ForwardFeedForward(const Tensor& attention_output, const Pa
                   LinearBias(store, params_.intermediate_bias, context), mm);
   Tensor ffn = ops::Linear(ops::Gelu(s.intermediate), LinearWeight(store, params_.output_weight, context),
                            LinearBias(store, params_.output_bias, context), mm);
-  ffn = ops::Dropout(ffn, HiddenDropout(context), context.KeyFor(layer_, kFeedForwardOutputDropout));
+  ffn = TokenDropout(ffn, HiddenDropout(context), context.KeyFor(layer_, kFeedForwardOutputDropout),
+                     tokens);
   s.output_sum = ops::Add(ffn.Reshaped(attention_output.shape()), attention_output, DType::kF32);
   ops::LayerNormOutput norm =
       ops::LayerNorm(s.output_sum, store.param(params_.output_norm_weight),
@@ -153,25 +166,26 @@ Tensor EncoderBlock::NormBackward(const Tensor& dy, const Tensor& x, const Tenso
   return ops::LayerNormBackward(dy, x, store.param(weight), mean, rstd, &dw, &db);
 }
 
-Tensor EncoderBlock::Backward(Tensor d_output, const Tensor& key_mask, EncoderBlockSaved* saved,
+Tensor EncoderBlock::Backward(Tensor d_output, const TokenLayout& tokens, EncoderBlockSaved* saved,
                               ParameterStore& store, const PassContext& context) const {
   XLMR_CHECK((saved->attention_probs.defined() || saved->attention_logsumexp.defined()) &&
              saved->intermediate.defined())
       << "layer " << layer_ << ": Backward needs the complete saved activations (Recompute first)";
-  Tensor d_attention_output = BackwardFeedForward(std::move(d_output), *saved, store, context);
-  Tensor d_input = BackwardAttention(std::move(d_attention_output), key_mask, *saved, store, context);
+  Tensor d_attention_output = BackwardFeedForward(std::move(d_output), tokens, *saved, store, context);
+  Tensor d_input = BackwardAttention(std::move(d_attention_output), tokens, *saved, store, context);
   saved->Clear();
   return d_input;
 }
 
-Tensor EncoderBlock::BackwardFeedForward(Tensor d_output, EncoderBlockSaved& s, ParameterStore& store,
+Tensor EncoderBlock::BackwardFeedForward(Tensor d_output, const TokenLayout& tokens,
+                                         EncoderBlockSaved& s, ParameterStore& store,
                                          const PassContext& context) const {
   const DType mm = context.matmul_dtype();
   const Tensor d_output_sum = NormBackward(Take(d_output), Take(s.output_sum), Take(s.output_mean),
                                            Take(s.output_rstd), params_.output_norm_weight,
                                            params_.output_norm_bias, store);
-  Tensor d_ffn = ops::DropoutBackward(InDType(Rows(d_output_sum), mm), HiddenDropout(context),
-                                      context.KeyFor(layer_, kFeedForwardOutputDropout));
+  Tensor d_ffn = TokenDropoutBackward(InDType(Rows(d_output_sum), mm), HiddenDropout(context),
+                                      context.KeyFor(layer_, kFeedForwardOutputDropout), tokens);
   // GELU's output is recomputed from its input rather than kept from the forward: the same
   // bits, [B,S,I] less held per block, for one element-wise pass.
   Tensor d_activated = LinearBackward(Take(d_ffn), ops::Gelu(s.intermediate), params_.output_weight,
@@ -184,23 +198,30 @@ Tensor EncoderBlock::BackwardFeedForward(Tensor d_output, EncoderBlockSaved& s, 
   return ops::Add(d_output_sum, d_attention_output_mm.Reshaped(d_output_sum.shape()), DType::kF32);
 }
 
-ops::AttentionGrads EncoderBlock::AttentionCoreBackward(Tensor d_context, const Tensor& key_mask,
+ops::AttentionGrads EncoderBlock::AttentionCoreBackward(Tensor d_context, const TokenLayout& tokens,
                                                        EncoderBlockSaved& s,
                                                        const PassContext& context) const {
   const int heads = static_cast<int>(config_.num_attention_heads);
   const float p = AttentionDropout(context);
   const DropoutKey key = context.KeyFor(layer_, kAttentionProbsDropout);
+  if (tokens.packed()) {
+    return ops::VarlenFusedAttentionBackward(
+        Take(d_context), Take(s.query), Take(s.key), Take(s.value), Take(s.context),
+        Take(s.attention_logsumexp), tokens.cu_seqlens, tokens.max_seqlen, heads, p, key,
+        tokens.stride);
+  }
   if (s.attention_logsumexp.defined()) {  // fused: reads the context it produced, not the probs
     return ops::FusedAttentionBackward(Take(d_context), Take(s.query), Take(s.key), Take(s.value),
-                                       Take(s.context), Take(s.attention_logsumexp), key_mask, heads, p,
-                                       key);
+                                       Take(s.context), Take(s.attention_logsumexp), tokens.key_mask, heads,
+                                       p, key, tokens.stride);
   }
   s.context = Tensor();  // eager: its backward reads the probabilities instead
   return ops::AttentionBackward(Take(d_context), Take(s.query), Take(s.key), Take(s.value),
-                                Take(s.attention_probs), key_mask, heads, p, key);
+                                Take(s.attention_probs), tokens.key_mask, heads, p, key,
+                                tokens.stride);
 }
 
-Tensor EncoderBlock::BackwardAttention(Tensor d_attention_output, const Tensor& key_mask,
+Tensor EncoderBlock::BackwardAttention(Tensor d_attention_output, const TokenLayout& tokens,
                                        EncoderBlockSaved& s, ParameterStore& store,
                                        const PassContext& context) const {
   const DType mm = context.matmul_dtype();
@@ -208,11 +229,11 @@ Tensor EncoderBlock::BackwardAttention(Tensor d_attention_output, const Tensor& 
   const Tensor d_attention_sum =
       NormBackward(Take(d_attention_output), Take(s.attention_sum), Take(s.attention_mean),
                    Take(s.attention_rstd), params_.attention_norm_weight, params_.attention_norm_bias, store);
-  Tensor d_projected = ops::DropoutBackward(InDType(Rows(d_attention_sum), mm), HiddenDropout(context),
-                                            context.KeyFor(layer_, kAttentionOutputDropout));
+  Tensor d_projected = TokenDropoutBackward(InDType(Rows(d_attention_sum), mm), HiddenDropout(context),
+                                            context.KeyFor(layer_, kAttentionOutputDropout), tokens);
   Tensor d_context = LinearBackward(Take(d_projected), Rows(s.context), params_.attention_output_weight,
                                     params_.attention_output_bias, store, context);
-  ops::AttentionGrads d_qkv = AttentionCoreBackward(Take(d_context).Reshaped(shape), key_mask, s, context);
+  ops::AttentionGrads d_qkv = AttentionCoreBackward(Take(d_context).Reshaped(shape), tokens, s, context);
 
   const Tensor x = Rows(Take(s.input_mm));
   s.input = Tensor();  // fp32: the same tensor as input_mm

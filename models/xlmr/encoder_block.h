@@ -21,6 +21,7 @@
 #include "models/xlmr/config.h"
 #include "models/xlmr/parameter_layout.h"
 #include "models/xlmr/pass_context.h"
+#include "models/xlmr/token_layout.h"
 
 namespace xlmr::models {
 
@@ -64,45 +65,47 @@ class EncoderBlock {
   EncoderBlock(const XlmrConfig& config, const EncoderBlockParams& params, int layer)
       : config_(config), params_(params), layer_(layer) {}
 
-  // [in] input [B,S,H] f32, key_mask [B,S] i32 (1 real, 0 padding).
+  // [in] input [B,S,H] f32; tokens: the pass's layout (key mask [B,S], dropout slots).
   // [out] saved: filled (replaces its content). Returns the block output [B,S,H] f32.
-  Tensor Forward(const Tensor& input, const Tensor& key_mask, const ParameterStore& store,
+  Tensor Forward(const Tensor& input, const TokenLayout& tokens, const ParameterStore& store,
                  const PassContext& context, EncoderBlockSaved* saved) const;
 
   // [in,out] saved: as saved->Retain(mode) left it after the Forward of this pass; on return,
   // holding everything Backward reads, bit-identical to what Forward had filled (after a whole
   // recompute `input` is still there too: Retain(kKeep) drops what Backward does not read).
   // `context` must be the Forward's.
-  void Recompute(recompute::BlockRecompute mode, const Tensor& key_mask, const ParameterStore& store,
+  void Recompute(recompute::BlockRecompute mode, const TokenLayout& tokens, const ParameterStore& store,
                  const PassContext& context, EncoderBlockSaved* saved) const;
 
   // [in] d_output [B,S,H] f32 (taken: released once consumed). [in,out] saved: holding what
   // Backward reads (after Recompute); consumed, empty on return. Parameter gradients are
   // accumulated (+=) into store's gradient buffer. Returns d_input [B,S,H] f32.
-  Tensor Backward(Tensor d_output, const Tensor& key_mask, EncoderBlockSaved* saved,
+  Tensor Backward(Tensor d_output, const TokenLayout& tokens, EncoderBlockSaved* saved,
                   ParameterStore& store, const PassContext& context) const;
 
  private:
   // Forward of the attention sub-block from s.input; returns its output [B,S,H] f32.
-  Tensor ForwardAttention(const Tensor& key_mask, const ParameterStore& store,
+  Tensor ForwardAttention(const TokenLayout& tokens, const ParameterStore& store,
                           const PassContext& context, EncoderBlockSaved& s) const;
   // s.context and s.attention_probs from s.query, key, value.
-  void ForwardAttentionCore(const Tensor& key_mask, const PassContext& context,
+  void ForwardAttentionCore(const TokenLayout& tokens, const PassContext& context,
                             EncoderBlockSaved& s) const;
   // Forward of the feed-forward sub-block from `attention_output` (the attention sub-block's
   // output, its residual); returns the block output.
-  Tensor ForwardFeedForward(const Tensor& attention_output, const ParameterStore& store,
+  Tensor ForwardFeedForward(const Tensor& attention_output, const TokenLayout& tokens,
+                            const ParameterStore& store,
                             const PassContext& context, EncoderBlockSaved& s) const;
   // Backward of the feed-forward sub-block; returns d(attention_output) [B,S,H] f32.
-  Tensor BackwardFeedForward(Tensor d_output, EncoderBlockSaved& s, ParameterStore& store,
+  Tensor BackwardFeedForward(Tensor d_output, const TokenLayout& tokens, EncoderBlockSaved& s,
+                             ParameterStore& store,
                              const PassContext& context) const;
   // Backward of the attention sub-block; returns d(input) [B,S,H] f32.
-  Tensor BackwardAttention(Tensor d_attention_output, const Tensor& key_mask, EncoderBlockSaved& s,
+  Tensor BackwardAttention(Tensor d_attention_output, const TokenLayout& tokens, EncoderBlockSaved& s,
                            ParameterStore& store, const PassContext& context) const;
 
   // Backward of the attention core (eager or fused, whichever Forward ran); consumes
   // s.query, key, value, context and the core's statistics.
-  ops::AttentionGrads AttentionCoreBackward(Tensor d_context, const Tensor& key_mask,
+  ops::AttentionGrads AttentionCoreBackward(Tensor d_context, const TokenLayout& tokens,
                                             EncoderBlockSaved& s, const PassContext& context) const;
   // Backward of a Linear / LayerNorm whose parameters are store entries `weight` and `bias`.
   Tensor LinearBackward(const Tensor& dy, const Tensor& x, int weight, int bias,

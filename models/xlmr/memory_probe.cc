@@ -120,7 +120,7 @@ recompute::PassMemory XlmrTaskModel::MeasurePassMemory(
   // Block backward: the selective recompute, then the backward of the complete block.
   const int64_t below_block_backward = meter.Held() - d_hidden.bytes() - block.selective_bytes;
   meter.Begin();
-  blocks_[0].Recompute(recompute::BlockRecompute::kSelective, key_mask_, store_, context, &blocks_saved_[0]);
+  blocks_[0].Recompute(recompute::BlockRecompute::kSelective, tokens_, store_, context, &blocks_saved_[0]);
   block.selective_recompute_peak = meter.Peak() - below_block_backward - d_hidden.bytes();
   meter.Begin();
   d_hidden = BackwardBlock(0, recompute::BlockRecompute::kKeep, std::move(d_hidden), context);

@@ -16,6 +16,12 @@ XlmrTaskModel::XlmrTaskModel(XlmrConfig config, Device device)
   blocks_saved_.resize(config_.num_hidden_layers);
 }
 
+bool XlmrTaskModel::TakesPackedInputs(DType autocast) const {
+  // The question-answering head reads padded windows ([2, B, S] logits).
+  return config_.task != XlmrTask::kQuestionAnswering &&
+         FusedAttentionApplies(config_, store_.master().device(), autocast);
+}
+
 void XlmrTaskModel::SetRecomputePlan(recompute::RecomputePlan plan) {
   XLMR_CHECK(plan.blocks.empty() || static_cast<int>(plan.blocks.size()) == num_blocks())
       << "recompute plan '" << plan.ToString() << "' for " << num_blocks() << " blocks";
@@ -54,7 +60,7 @@ void XlmrTaskModel::Backward(const Tensor& d_logits, const PassContext& context,
 }
 
 void XlmrTaskModel::ReleaseActivations() {
-  key_mask_ = Tensor();
+  tokens_ = TokenLayout();
   embeddings_saved_.Clear();
   for (EncoderBlockSaved& saved : blocks_saved_) saved.Clear();
   encoder_output_ = Tensor();
@@ -63,24 +69,30 @@ void XlmrTaskModel::ReleaseActivations() {
 
 Tensor XlmrTaskModel::ForwardEmbeddings(const ModelInputs& inputs,
                                                         const PassContext& context) {
-  key_mask_ = inputs.attention_mask;
-  return embeddings_.Forward(inputs.input_ids, store_, context, &embeddings_saved_);
+  // The dropout slots' stride is the longest sequence the model takes, whatever the batch's
+  // padded length (models/xlmr/token_layout.h).
+  const int64_t stride = config_.max_sequence_length();
+  tokens_ = inputs.packed()
+                ? PackedTokenLayout(inputs.cu_seqlens, inputs.max_seqlen, inputs.input_ids.numel(),
+                                    stride, inputs.input_ids.device())
+                : PaddedTokenLayout(inputs.attention_mask, stride);
+  return embeddings_.Forward(inputs.input_ids, tokens_, store_, context, &embeddings_saved_);
 }
 
 Tensor XlmrTaskModel::ForwardBlock(int i, const Tensor& hidden,
                                                    const PassContext& context) {
-  return blocks_[i].Forward(hidden, key_mask_, store_, context, &blocks_saved_[i]);
+  return blocks_[i].Forward(hidden, tokens_, store_, context, &blocks_saved_[i]);
 }
 
 Tensor XlmrTaskModel::ForwardHead(const Tensor& encoder_output,
                                                   const PassContext& context) {
   encoder_output_ = encoder_output;
-  return head_->Forward(encoder_output, store_, context);
+  return head_->Forward(encoder_output, tokens_, store_, context);
 }
 
 Tensor XlmrTaskModel::BackwardHead(const Tensor& d_logits,
                                                    const PassContext& context) {
-  Tensor d_hidden = head_->Backward(d_logits, store_, context);
+  Tensor d_hidden = head_->Backward(d_logits, tokens_, store_, context);
   encoder_output_ = Tensor();
   return d_hidden;
 }
@@ -88,16 +100,16 @@ Tensor XlmrTaskModel::BackwardHead(const Tensor& d_logits,
 Tensor XlmrTaskModel::BackwardBlock(int i, recompute::BlockRecompute mode,
                                                     Tensor d_output, const PassContext& context) {
   EncoderBlockSaved& saved = blocks_saved_[i];
-  blocks_[i].Recompute(mode, key_mask_, store_, context, &saved);
+  blocks_[i].Recompute(mode, tokens_, store_, context, &saved);
   saved.Retain(recompute::BlockRecompute::kKeep);  // a whole recompute refilled `input` too
-  return blocks_[i].Backward(std::move(d_output), key_mask_, &saved, store_, context);
+  return blocks_[i].Backward(std::move(d_output), tokens_, &saved, store_, context);
 }
 
 void XlmrTaskModel::BackwardEmbeddings(const Tensor& d_hidden,
                                                        const PassContext& context) {
-  embeddings_.Backward(d_hidden, embeddings_saved_, store_, context);
+  embeddings_.Backward(d_hidden, embeddings_saved_, tokens_, store_, context);
   embeddings_saved_.Clear();
-  key_mask_ = Tensor();
+  tokens_ = TokenLayout();
 }
 
 }  // namespace xlmr::models

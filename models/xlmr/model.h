@@ -39,12 +39,17 @@ class XlmrTaskModel final : public train::TrainableModel {
   const ParameterStore& parameters() const { return store_; }
   int num_blocks() const override { return static_cast<int>(config_.num_hidden_layers); }
 
+  // Packed inputs (--padding_free) run the variable-length fused attention, so they are taken
+  // wherever fused attention applies (FusedAttentionApplies for the pass's matmul dtype);
+  // eager attention takes padded batches only.
+  bool TakesPackedInputs(DType autocast) const override;
+
   // Empty (the default) keeps everything; otherwise one entry per block.
   void SetRecomputePlan(recompute::RecomputePlan plan) override;
   const recompute::RecomputePlan& recompute_plan() const { return plan_; }
 
   // Returns logits (matmul dtype): [B, num_labels], or [B, S, num_labels] for token
-  // classification. Keeps the activations for Backward when
+  // classification ([T, num_labels] for packed inputs). Keeps the activations for Backward when
   // `keep_activations`; evaluation passes false and keeps nothing.
   Tensor Forward(const ModelInputs& inputs, const PassContext& context,
                  bool keep_activations) override;
@@ -93,7 +98,7 @@ class XlmrTaskModel final : public train::TrainableModel {
   recompute::RecomputePlan plan_;
 
   // Saved between Forward and Backward.
-  Tensor key_mask_;
+  TokenLayout tokens_;  // the pass's layout: key mask and dropout slots
   EmbeddingsSaved embeddings_saved_;
   std::vector<EncoderBlockSaved> blocks_saved_;
   Tensor encoder_output_;

@@ -17,9 +17,9 @@ Tensor BiasRow(const Tensor& bias, int row) { return bias.View(row, {1}); }
 
 }  // namespace
 
-Tensor QuestionAnsweringHead::Forward(const Tensor& sequence, const ParameterStore& store,
-                                      const PassContext& context) {
-  XLMR_CHECK(sequence.rank() == 3) << "encoder output [B,S,H]";
+Tensor QuestionAnsweringHead::Forward(const Tensor& sequence, const TokenLayout& tokens,
+                                      const ParameterStore& store, const PassContext& context) {
+  XLMR_CHECK(sequence.rank() == 3 && !tokens.packed()) << "encoder output [B,S,H], padded";
   const DType mm = context.matmul_dtype();
   const int64_t batch = sequence.dim(0), length = sequence.dim(1);
   sequence_mm_ = InDType(sequence, mm);
@@ -35,8 +35,8 @@ Tensor QuestionAnsweringHead::Forward(const Tensor& sequence, const ParameterSto
   return logits;
 }
 
-Tensor QuestionAnsweringHead::Backward(const Tensor& d_logits, ParameterStore& store,
-                                       const PassContext& context) {
+Tensor QuestionAnsweringHead::Backward(const Tensor& d_logits, const TokenLayout& /*tokens*/,
+                                       ParameterStore& store, const PassContext& context) {
   XLMR_CHECK(d_logits.rank() == 3 && d_logits.dim(0) == 2) << "d_logits [2,B,S]";
   const DType mm = context.matmul_dtype();
   const int64_t batch = d_logits.dim(1), length = d_logits.dim(2);

@@ -19,10 +19,12 @@ class QuestionAnsweringHead final : public TaskHead {
   explicit QuestionAnsweringHead(const TokenHeadParams& params) : params_(params) {}
 
   // Returns logits [2, B, S] (matmul dtype).
-  Tensor Forward(const Tensor& sequence, const ParameterStore& store,
+  // `tokens` must be padded (XlmrTaskModel::TakesPackedInputs is false for this task); the head
+  // has no dropout, so it reads no slots.
+  Tensor Forward(const Tensor& sequence, const TokenLayout& tokens, const ParameterStore& store,
                  const PassContext& context) override;
   // [in] d_logits [2, B, S].
-  Tensor Backward(const Tensor& d_logits, ParameterStore& store,
+  Tensor Backward(const Tensor& d_logits, const TokenLayout& tokens, ParameterStore& store,
                   const PassContext& context) override;
   void Clear() override { sequence_mm_ = Tensor(); }
 

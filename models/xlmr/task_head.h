@@ -16,6 +16,7 @@
 #include "models/xlmr/config.h"
 #include "models/xlmr/parameter_layout.h"
 #include "models/xlmr/pass_context.h"
+#include "models/xlmr/token_layout.h"
 
 namespace xlmr::models {
 
@@ -23,16 +24,17 @@ class TaskHead {
  public:
   virtual ~TaskHead() = default;
 
-  // [in] sequence [B,S,H] f32, the encoder output. Returns logits in the matmul dtype:
+  // [in] sequence [B,S,H] f32, the encoder output; tokens: the pass's layout (a per-token
+  // dropout draws its mask at the tokens' slots). Returns logits in the matmul dtype:
   // [B, num_labels] for a sequence head, [B, S, num_labels] for a token head, [2, B, S] (start
   // logits, then end logits) for the question-answering head. Keeps what
   // Backward reads.
-  virtual Tensor Forward(const Tensor& sequence, const ParameterStore& store,
-                         const PassContext& context) = 0;
+  virtual Tensor Forward(const Tensor& sequence, const TokenLayout& tokens,
+                         const ParameterStore& store, const PassContext& context) = 0;
   // [in] d_logits, shaped as the logits (any float dtype). Accumulates the head's parameter
   // gradients (+=) and returns d_sequence [B,S,H] f32. Drops what Forward kept.
-  virtual Tensor Backward(const Tensor& d_logits, ParameterStore& store,
-                          const PassContext& context) = 0;
+  virtual Tensor Backward(const Tensor& d_logits, const TokenLayout& tokens,
+                          ParameterStore& store, const PassContext& context) = 0;
   virtual void Clear() = 0;
 };
 

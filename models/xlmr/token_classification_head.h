@@ -15,9 +15,9 @@ class TokenClassificationHead final : public TaskHead {
       : config_(config), params_(params), layer_(layer) {}
 
   // Returns logits [B, S, num_labels] (matmul dtype).
-  Tensor Forward(const Tensor& sequence, const ParameterStore& store,
+  Tensor Forward(const Tensor& sequence, const TokenLayout& tokens, const ParameterStore& store,
                  const PassContext& context) override;
-  Tensor Backward(const Tensor& d_logits, ParameterStore& store,
+  Tensor Backward(const Tensor& d_logits, const TokenLayout& tokens, ParameterStore& store,
                   const PassContext& context) override;
   void Clear() override { dropped_mm_ = Tensor(); }
 

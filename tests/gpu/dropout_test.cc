@@ -6,6 +6,7 @@
 // The mask itself is also checked element by element against framework/random's
 // DropoutUniform, and the keep rate against 1 - p.
 // Skipped (with the reason) when no GPU is visible.
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -58,6 +59,32 @@ TEST_F(CudaDropoutTest, ForwardAndBackwardMatchCpuBitForBit) {
           ExpectBitEqual(Name("DropoutBackward", dtype, shape, p, k),
                          ops::DropoutBackward(OnGpu(x), p, keys[k]),
                          ops::DropoutBackward(x, p, keys[k]));
+        }
+      }
+    }
+  }
+}
+
+// ops::DropoutRows (the padding-free mask index): rows at slots out of order, widths that start
+// a row's mask mid-Philox-block (1, 7) and realistic ones; CUDA against the CPU bit for bit.
+TEST_F(CudaDropoutTest, RowPlacedDropoutMatchesCpuBitForBit) {
+  uint32_t seed = 100;
+  const std::vector<DropoutKey> keys = Keys();
+  const std::vector<int32_t> slots = {5, 0, 12, 3, 40, 41, 2};
+  const auto rows = static_cast<int64_t>(slots.size());
+  Tensor slot_tensor = Tensor::Zeros({rows}, DType::kI32);
+  std::copy(slots.begin(), slots.end(), slot_tensor.data<int32_t>());
+  for (int64_t width : {int64_t{1}, int64_t{7}, int64_t{128}, int64_t{768}}) {
+    for (DType dtype : {DType::kF32, DType::kF16, DType::kBF16}) {
+      const Tensor x = RandomTensor({rows, width}, dtype, seed++);
+      for (float p : {0.1f, 0.5f}) {
+        for (size_t k = 0; k < keys.size(); ++k) {
+          ExpectBitEqual(Name("DropoutRows", dtype, {rows, width}, p, k),
+                         ops::DropoutRows(OnGpu(x), p, keys[k], OnGpu(slot_tensor), 42),
+                         ops::DropoutRows(x, p, keys[k], slot_tensor, 42));
+          ExpectBitEqual(Name("DropoutRowsBackward", dtype, {rows, width}, p, k),
+                         ops::DropoutRowsBackward(OnGpu(x), p, keys[k], OnGpu(slot_tensor), 42),
+                         ops::DropoutRowsBackward(x, p, keys[k], slot_tensor, 42));
         }
       }
     }

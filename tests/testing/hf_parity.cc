@@ -138,6 +138,43 @@ bool ZeroInExactArithmetic(const std::string& name, train::Objective objective, 
          name == absl::StrCat("roberta.encoder.layer.", num_blocks - 1, ".output.LayerNorm.bias");
 }
 
+// The golden batch packed as --padding_free packs it: the real tokens of each (right-padded)
+// row back to back, cu_seqlens, and for each packed token its padded index b * S + s.
+struct PackedGolden {
+  models::ModelInputs inputs;  // input_ids [T] on the host, cu_seqlens, max_seqlen
+  std::vector<int64_t> padded_index;
+};
+
+PackedGolden Pack(const Tensor& ids, const Tensor& mask) {
+  const int64_t rows = ids.dim(0), length = ids.dim(1);
+  PackedGolden packed;
+  std::vector<int32_t> tokens, cu = {0};
+  for (int64_t b = 0; b < rows; ++b) {
+    int64_t n = 0;
+    while (n < length && mask.data<int32_t>()[b * length + n] == 1) ++n;
+    for (int64_t s = n; s < length; ++s) EXPECT_EQ(mask.data<int32_t>()[b * length + s], 0) << "right padding";
+    for (int64_t s = 0; s < n; ++s) {
+      tokens.push_back(ids.data<int32_t>()[b * length + s]);
+      packed.padded_index.push_back(b * length + s);
+    }
+    cu.push_back(static_cast<int32_t>(tokens.size()));
+    packed.inputs.max_seqlen = std::max(packed.inputs.max_seqlen, n);
+  }
+  packed.inputs.input_ids = Tensor::Zeros({static_cast<int64_t>(tokens.size())}, DType::kI32);
+  std::copy(tokens.begin(), tokens.end(), packed.inputs.input_ids.data<int32_t>());
+  packed.inputs.cu_seqlens = Tensor::Zeros({rows + 1}, DType::kI32);
+  std::copy(cu.begin(), cu.end(), packed.inputs.cu_seqlens.data<int32_t>());
+  return packed;
+}
+
+// Rows `index` (each `width` wide) of `values`.
+std::vector<float> GatherRows(const std::vector<float>& values, const std::vector<int64_t>& index,
+                              int64_t width) {
+  std::vector<float> out;
+  for (int64_t i : index) out.insert(out.end(), values.begin() + i * width, values.begin() + (i + 1) * width);
+  return out;
+}
+
 struct ParityRun {
   models::XlmrTaskModel* model;
   const io::SafetensorsFile* inputs;  // input_ids, attention_mask
@@ -149,25 +186,47 @@ struct ParityRun {
   DType autocast;           // kF32: no autocast
   bool bit_equal_on_cpu;    // under autocast on the CPU the logits must be HF's exactly
   std::string description;  // for the summary line
+  bool packed = false;      // run ours on the packed batch (--padding_free)
 };
 
 // One forward and backward of `run.model` on the golden inputs, compared with HF's results.
 void CompareWithGolden(const ParityRun& run) {
   models::XlmrTaskModel& model = *run.model;
   const io::SafetensorsFile& golden = *run.golden;
-  const models::ModelInputs inputs{ReadInt64AsInt32(*run.inputs, "input_ids").ToDevice(run.device),
-                                   ReadInt64AsInt32(*run.inputs, "attention_mask").ToDevice(run.device)};
-  const Tensor labels =
-      GoldenLabels(run.labels_from_inputs ? *run.inputs : golden, run.objective).ToDevice(run.device);
+  const Tensor ids = ReadInt64AsInt32(*run.inputs, "input_ids");
+  const Tensor mask = ReadInt64AsInt32(*run.inputs, "attention_mask");
+  const bool per_token = run.objective == train::Objective::kPerToken;
+  models::ModelInputs inputs{ids.ToDevice(run.device), mask.ToDevice(run.device)};
+  PackedGolden packed;
+  if (run.packed) {
+    packed = Pack(ids, mask);
+    inputs = packed.inputs;
+    inputs.input_ids = inputs.input_ids.ToDevice(run.device);
+    ASSERT_TRUE(model.TakesPackedInputs(run.autocast));
+  }
+  Tensor labels = GoldenLabels(run.labels_from_inputs ? *run.inputs : golden, run.objective);
+  std::vector<float> golden_logits = Golden(golden, "logits");
+  if (run.packed && per_token) {  // per-token rows: the real tokens only, in packed order
+    const int64_t num_labels = static_cast<int64_t>(golden_logits.size()) / ids.numel();
+    golden_logits = GatherRows(golden_logits, packed.padded_index, num_labels);
+    Tensor packed_labels = Tensor::Zeros({static_cast<int64_t>(packed.padded_index.size())}, DType::kI32);
+    for (size_t t = 0; t < packed.padded_index.size(); ++t) {
+      packed_labels.data<int32_t>()[t] = labels.data<int32_t>()[packed.padded_index[t]];
+    }
+    labels = packed_labels;
+  }
+  labels = labels.ToDevice(run.device);
   models::PassContext context;  // eval: dropout off
   context.autocast = run.autocast;
   const Tensor logits = model.Forward(inputs, context, /*keep_activations=*/true);
   EXPECT_EQ(logits.dtype(), run.autocast) << "logits come out of the head's matrix product";
-  const double logits_error = RelativeError(logits.ToFloatVector(), Golden(golden, "logits"));
+  const double logits_error = RelativeError(logits.ToFloatVector(), golden_logits);
   EXPECT_LE(logits_error, run.tolerance.logits) << "logits";
   // On the CPU every autocast rounding happens where HF's does, exactly as HF rounds it: on the
   // tiny set the logits are HF's bit for bit (fp16 and bf16, eager and fused/sdpa alike).
-  if (run.device == Device::kCpu && run.autocast != DType::kF32 && run.bit_equal_on_cpu) {
+  // Packed, the products see other shapes (OpenBLAS blocks [T,H] otherwise than [B*S,H]): the
+  // tolerances, not bit equality.
+  if (run.device == Device::kCpu && run.autocast != DType::kF32 && run.bit_equal_on_cpu && !run.packed) {
     EXPECT_EQ(logits_error, 0.0) << "logits not bit-equal to HF's";
   }
 
@@ -222,7 +281,7 @@ absl::StatusOr<models::LoadedModel> LoadGoldenModel(const std::string& golden_di
 }  // namespace
 
 void ExpectHuggingFaceParity(Device device, Precision precision, models::AttentionImplementation attention,
-                             const char* golden_dir) {
+                             const char* golden_dir, bool packed) {
   const DType autocast = precision == Precision::kFp16Autocast   ? DType::kF16
                          : precision == Precision::kBf16Autocast ? DType::kBF16
                                                                  : DType::kF32;
@@ -252,13 +311,17 @@ void ExpectHuggingFaceParity(Device device, Precision precision, models::Attenti
                      train::Objective::kSingleLabel, TolerancesFor(autocast, fused, head64), device,
                      autocast, /*bit_equal_on_cpu=*/!head64,
                      absl::StrCat(dir, ", ", DeviceName(device), ", ", half ? short_name + " autocast" : "fp32",
-                                  ", ", fused ? "fused" : "eager", " attention")});
+                                  ", ", fused ? "fused" : "eager", " attention", packed ? ", packed" : ""),
+                     packed});
 }
 
-void ExpectHeadParity(Device device, models::XlmrTask task, bool fp16_autocast) {
+void ExpectHeadParity(Device device, models::XlmrTask task, HeadParityMode mode) {
   ASSERT_NE(task, models::XlmrTask::kSequenceClassification) << "the sequence head: ExpectHuggingFaceParity";
+  const bool fp16_autocast = mode == HeadParityMode::kFp16Autocast;
+  const bool packed = mode == HeadParityMode::kFp32Packed;
   ASSERT_TRUE(!fp16_autocast || task == models::XlmrTask::kQuestionAnswering)
       << "fp16 golden data exists for the question-answering head only";
+  ASSERT_TRUE(!packed || task != models::XlmrTask::kQuestionAnswering) << "question answering runs padded";
   const char* directory = task == models::XlmrTask::kTokenClassification ? "token_classifier"
                           : task == models::XlmrTask::kRegression        ? "regressor"
                                                                           : "qa";
@@ -286,7 +349,8 @@ void ExpectHeadParity(Device device, models::XlmrTask task, bool fp16_autocast) 
                      models::ObjectiveOf(task), TolerancesFor(autocast, fused, /*head64=*/false),
                      device, autocast, /*bit_equal_on_cpu=*/true,
                      absl::StrCat(DeviceName(device), fp16_autocast ? ", fp16 autocast, " : ", fp32, ",
-                                  models::XlmrTaskName(task))});
+                                  models::XlmrTaskName(task), packed ? ", packed" : ""),
+                     packed});
 }
 
 }  // namespace xlmr::testing

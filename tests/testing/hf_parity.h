@@ -46,9 +46,12 @@ enum class Precision { kFp32, kFp16Autocast, kBf16Autocast };
 // golden_fp16_sdpa.safetensors (HF's sdpa under autocast, which also keeps the scores in fp32)
 // when the device has a fused kernel for the golden model's head size (the CPU), else eager's file.
 // `golden_dir`: kTinyXlmrGoldenDir or kHead64GoldenDir (the same files and tolerances).
+// `packed`: ours runs the golden batch packed (--padding_free: the real tokens back to back,
+// cu_seqlens; fused attention only) against the same golden results (per-token ones at the
+// real tokens), within the same tolerances; not bit-equal (other GEMM shapes).
 void ExpectHuggingFaceParity(Device device, Precision precision = Precision::kFp32,
                              models::AttentionImplementation attention = models::AttentionImplementation::kFused,
-                             const char* golden_dir = kTinyXlmrGoldenDir);
+                             const char* golden_dir = kTinyXlmrGoldenDir, bool packed = false);
 
 // The same comparison, fp32, for the other heads: XLMRobertaForTokenClassification
 // (token_classifier/, golden_token.safetensors: per-token labels with -100, loss the mean over
@@ -57,10 +60,13 @@ void ExpectHuggingFaceParity(Device device, Precision precision = Precision::kFp
 // question-answering head (qa/, golden_qa.safetensors: start and end positions, logits [2,B,S],
 // HF's mean of the two cross-entropies; make_golden_qa.py). The fp32 tolerances
 // above apply: the head adds one GEMM and the loss's reduction to the same sums.
-// With fp16_autocast (question answering only: tiny_xlmr/golden_qa_fp16_sdpa.safetensors, made
-// by make_golden_qa.py under torch.autocast float16 with sdpa attention) the fused-attention fp16
-// tolerances above apply, logits bit-equal on the CPU.
-void ExpectHeadParity(Device device, models::XlmrTask task, bool fp16_autocast = false);
+// How ExpectHeadParity runs the golden batch: fp32 padded, fp32 packed (--padding_free: the real
+// tokens back to back; not for question answering, whose windows are padded), or under fp16
+// autocast (question answering only: tiny_xlmr/golden_qa_fp16_sdpa.safetensors, made by
+// make_golden_qa.py under torch.autocast float16 with sdpa attention; the fused-attention fp16
+// tolerances above apply, logits bit-equal on the CPU).
+enum class HeadParityMode { kFp32, kFp32Packed, kFp16Autocast };
+void ExpectHeadParity(Device device, models::XlmrTask task, HeadParityMode mode = HeadParityMode::kFp32);
 
 }  // namespace xlmr::testing
 

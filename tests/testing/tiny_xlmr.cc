@@ -139,7 +139,7 @@ train::StepOutcome TinyTrainer::Step(int step, const std::vector<data::Batch>& b
                                      int64_t global_loss_terms) {
   if (global_loss_terms < 0) {
     int64_t examples = 0;
-    for (const data::Batch& batch : batches) examples += batch.input_ids.dim(0);
+    for (const data::Batch& batch : batches) examples += batch.examples();
     global_loss_terms = train::GlobalLossTerms(objective_, batches, examples, sync_.communicator());
   }
   absl::StatusOr<train::StepOutcome> outcome = step_.Run(step, batches, global_loss_terms);

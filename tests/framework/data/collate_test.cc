@@ -1,4 +1,5 @@
 // Collate: right padding to the longest example, attention mask, labels and token count.
+// CollatePacked: the same examples back to back, cu_seqlens, the longest length.
 // Exact comparisons (integers).
 #include "framework/data/collate.h"
 
@@ -95,6 +96,57 @@ TEST(CollateTest, PerTokenLabelsArePaddedWithTheIgnoredLabel) {
                                                 -100, 1, -100, -100));
   EXPECT_EQ(batch.loss_terms, 1);
   EXPECT_EQ(batch.tokens, 6);
+}
+
+TEST(CollatePackedTest, SameExamplesInOrderWithoutPadding) {
+  TokenizedDataset dataset = ThreeExamples();
+  absl::StatusOr<LabelMap> map = LabelMap::FromTrainingLabels({"a", "b"}, "train.tsv");
+  ASSERT_TRUE(map.ok());
+  ASSERT_TRUE(dataset.AssignLabelIds(*map).ok());
+
+  const Batch batch = CollatePacked(dataset, {2, 0, 1});
+  ASSERT_TRUE(batch.packed());
+  EXPECT_EQ(batch.input_ids.shape(), (Shape{9}));
+  EXPECT_THAT(Values(batch.input_ids), ElementsAre(0, 0, 10, 2, 0, 20, 21, 22, 2));
+  EXPECT_FALSE(batch.attention_mask.defined());
+  EXPECT_EQ(batch.cu_seqlens.shape(), (Shape{4}));
+  EXPECT_THAT(Values(batch.cu_seqlens), ElementsAre(0, 1, 4, 9));  // ends at T
+  EXPECT_EQ(batch.max_seqlen, 5);
+  EXPECT_EQ(batch.examples(), 3);
+  EXPECT_THAT(Values(batch.labels), ElementsAre(1, 1, 0));
+  EXPECT_EQ(batch.tokens, 9);
+  EXPECT_EQ(batch.loss_terms, 3);
+}
+
+TEST(CollatePackedTest, EmptyIndexListGivesNoTokens) {
+  const Batch batch = CollatePacked(ThreeExamples(), {});
+  EXPECT_EQ(batch.input_ids.shape(), (Shape{0}));
+  EXPECT_THAT(Values(batch.cu_seqlens), ElementsAre(0));
+  EXPECT_EQ(batch.examples(), 0);
+  EXPECT_EQ(batch.tokens, 0);
+}
+
+// Per-token labels [T], in token order, -100 where no label counts: Collate's rows without
+// their padding.
+TEST(CollatePackedTest, PerTokenLabelsFollowTheTokens) {
+  TokenizedColumns columns;
+  columns.offsets = {0, 4, 6};
+  columns.token_ids = {0, 10, 11, 2, 0, 2};
+  columns.lines = {1, 4};
+  columns.label_index = {-1, -1};
+  columns.label_names = {"B-X", "O"};
+  columns.token_label_index = {-1, 1, -1, -1, -1, -1};
+  columns.word_index = {-1, 0, -1, -1, -1, -1};
+  TokenizedDataset dataset = TokenizedDataset::FromColumns("train.conll", columns);
+  absl::StatusOr<LabelMap> map = LabelMap::FromId2Label({"B-X", "O"}, "train.conll");
+  ASSERT_TRUE(map.ok());
+  ASSERT_TRUE(dataset.AssignTokenLabelIds(*map).ok());
+
+  const Batch batch = CollatePacked(dataset, {1, 0});
+  EXPECT_THAT(Values(batch.cu_seqlens), ElementsAre(0, 2, 6));
+  EXPECT_EQ(batch.labels.shape(), (Shape{6}));
+  EXPECT_THAT(Values(batch.labels), ElementsAre(-100, -100, -100, 1, -100, -100));
+  EXPECT_EQ(batch.loss_terms, 1);
 }
 
 TEST(CollateTest, RegressionTargetsAreFloats) {

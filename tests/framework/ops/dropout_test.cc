@@ -103,6 +103,50 @@ TEST(DropoutTest, HalfPathRoundsTheFloatResultOnceAndOverflows) {
   EXPECT_EQ(y32.ToFloatVector()[first_kept], 120000.0f);
 }
 
+// Tolerance 0: row r's element c is exactly the flat rule at index slots[r] * width + c, so a
+// row's mask follows its slot (the padding-free mask index), whatever row it occupies; rows of
+// width 7 start mid-Philox-block. The same rows in another order and f16 draw the same mask.
+TEST(DropoutRowsTest, RowFollowsItsSlot) {
+  const float p = 0.25f;
+  const int64_t width = 7;
+  const std::vector<int32_t> slots = {5, 0, 12, 3, 40};
+  const int64_t rows = static_cast<int64_t>(slots.size());
+  const std::vector<float> x = RandomValues(rows * width, 91, 0.5f, 1.5f);  // never 0
+  Tensor slot_tensor = Tensor::Zeros({rows}, DType::kI32);
+  for (int64_t r = 0; r < rows; ++r) slot_tensor.data<int32_t>()[r] = slots[r];
+  const Tensor y = ops::DropoutRows(TensorFrom({rows, width}, DType::kF32, x), p, kKey,
+                                    slot_tensor, /*num_slots=*/41);
+  const std::vector<float> values = y.ToFloatVector();
+  const float scale = static_cast<float>(1.0 / (1.0 - p));
+  int dropped = 0;
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t c = 0; c < width; ++c) {
+      const bool keep = DropoutUniform(kKey, slots[r] * width + c) >= p;
+      dropped += keep ? 0 : 1;
+      ASSERT_EQ(values[r * width + c], keep ? x[r * width + c] * scale : 0.0f) << r << " " << c;
+    }
+  }
+  EXPECT_GT(dropped, 0);
+  // The backward is the same masked scaling.
+  EXPECT_EQ(ops::DropoutRowsBackward(TensorFrom({rows, width}, DType::kF32, x), p, kKey,
+                                     slot_tensor, 41)
+                .ToFloatVector(),
+            values);
+  // Slots equal to the row numbers give the flat mask of ops::Dropout.
+  Tensor identity = Tensor::Zeros({rows}, DType::kI32);
+  for (int64_t r = 0; r < rows; ++r) identity.data<int32_t>()[r] = static_cast<int32_t>(r);
+  const Tensor xt = TensorFrom({rows, width}, DType::kF32, x);
+  EXPECT_EQ(ops::DropoutRows(xt, p, kKey, identity, rows).ToFloatVector(),
+            ops::Dropout(xt, p, kKey).ToFloatVector());
+}
+
+TEST(DropoutRowsDeathTest, RejectsASlotOutsideTheRange) {
+  Tensor slots = Tensor::Zeros({2}, DType::kI32);
+  slots.data<int32_t>()[1] = 4;
+  const Tensor x = TensorFrom({2, 3}, DType::kF32, std::vector<float>(6, 1.0f));
+  EXPECT_DEATH(ops::DropoutRows(x, 0.5f, kKey, slots, /*num_slots=*/4), "slot 4, outside");
+}
+
 TEST(DropoutDeathTest, RejectsProbabilityOutsideZeroToOne) {
   const Tensor x = Tensor::Zeros({2}, DType::kF32);
   EXPECT_DEATH(ops::Dropout(x, 1.0f, kKey), "p must be in");

@@ -62,6 +62,22 @@ TEST(HuggingFaceParityTest, Head64EagerAttentionMatchesBf16Autocast) {
                                    AttentionImplementation::kEager, testing::kHead64GoldenDir);
 }
 
+// --padding_free: the golden batch packed, fused attention, against the same HF results.
+TEST(HuggingFaceParityTest, PackedBatchMatchesEveryPrecision) {
+  for (const char* dir : {testing::kTinyXlmrGoldenDir, testing::kHead64GoldenDir}) {
+    for (testing::Precision precision : {testing::Precision::kFp32, testing::Precision::kFp16Autocast,
+                                         testing::Precision::kBf16Autocast}) {
+      testing::ExpectHuggingFaceParity(Device::kCpu, precision, AttentionImplementation::kFused, dir,
+                                       /*packed=*/true);
+    }
+  }
+}
+
+TEST(HuggingFaceParityTest, PackedTokenClassificationAndRegressionHeadsMatchFp32) {
+  testing::ExpectHeadParity(Device::kCpu, XlmrTask::kTokenClassification, testing::HeadParityMode::kFp32Packed);
+  testing::ExpectHeadParity(Device::kCpu, XlmrTask::kRegression, testing::HeadParityMode::kFp32Packed);
+}
+
 TEST(HuggingFaceParityTest, TokenClassificationHeadMatchesFp32) {
   testing::ExpectHeadParity(Device::kCpu, XlmrTask::kTokenClassification);
 }
@@ -75,7 +91,7 @@ TEST(HuggingFaceParityTest, QuestionAnsweringHeadMatchesFp32) {
 }
 
 TEST(HuggingFaceParityTest, QuestionAnsweringHeadMatchesFp16Autocast) {
-  testing::ExpectHeadParity(Device::kCpu, XlmrTask::kQuestionAnswering, /*fp16_autocast=*/true);
+  testing::ExpectHeadParity(Device::kCpu, XlmrTask::kQuestionAnswering, testing::HeadParityMode::kFp16Autocast);
 }
 
 // --task on a directory of another task: HF's from_pretrained into another class keeps the
