@@ -73,5 +73,7 @@ printf '{"id": "v", "question": "%s", "context": "%s", "answers": {"text": [], "
 expect_usage_error "long.jsonl:1: id 'v': the question has" --train_file=long.jsonl --version_2_with_negative
 expect_usage_error "--doc_stride" --train_file="$examples" --doc_stride=64
 expect_usage_error "--label_smoothing_factor" --train_file="$examples" --label_smoothing_factor=0.1 --version_2_with_negative
+expect_usage_error "--padding_free: expected false or unset with --task=question_answering" --train_file="$examples" \
+  --padding_free=true --version_2_with_negative
 expect_usage_error "--task: expected --train_file" --version_2_with_negative
 echo "PASSED"
