@@ -2,7 +2,7 @@
 # Data-parallel training end to end: `mpirun -np 2` with per-device batch 4 trains the same
 # model as one process with batch 8 (the global batch is the same, split by rank), in four
 # variants: plain, --gradient_accumulation_steps=2 (global batch 16), --gradient_checkpointing
-# and --fp16, and two on 27 rows, where the last global batch of an epoch is partial (8, 8, 8,
+# and --fp16, token classification packed and padded, and two on 27 rows, where the last global batch of an epoch is partial (8, 8, 8,
 # 3; with accumulation 16, 11): its 3 examples all fall to rank 0 and rank 1 runs an empty
 # micro-batch (with accumulation, rank 1's second micro-batch is empty), yet the step must be
 # the mean over those examples on both. Each pair runs 4 optimizer steps on 300 rows of the embedded data, dropout 0,
@@ -29,6 +29,7 @@ set -euo pipefail
 finetune="$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"
 compare="$(cd "$(dirname "$2")" && pwd)/$(basename "$2")"
 train_tsv="$(cd "$(dirname "$3")" && pwd)/$(basename "$3")"
+ner_conll="$(cd "$(dirname "$4")" && pwd)/$(basename "$4")"
 cd "$TEST_TMPDIR"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # Loopback only, no network discovery: CI machines have no network.
@@ -104,5 +105,14 @@ run_variant partial_accumulation 1e-6 1e-6 1e-6 --train_file=train27.tsv --eval_
 run_variant accumulation 1e-6 1e-6 1e-6 --gradient_accumulation_steps=2
 run_variant checkpointing 1e-6 1e-6 1e-6 --gradient_checkpointing
 run_variant fp16 2e-5 1e-4 1e-3 --fp16
+# Token classification, whose loss is the mean over the global batch's labelled tokens (which
+# only the ranks together know), on both batch forms: packed (--padding_free, the default) and
+# padded. 200 sentences for training, 60 for evaluation (blank-line separated CoNLL).
+awk 'BEGIN { RS = ""; ORS = "\n\n" } NR <= 200' "$ner_conll" > ner_train.conll
+awk 'BEGIN { RS = ""; ORS = "\n\n" } NR > 200 && NR <= 260' "$ner_conll" > ner_dev.conll
+for form in packed padded; do
+  run_variant "token_classification_$form" 1e-6 1e-6 1e-6 --task=token_classification \
+    --train_file=ner_train.conll --eval_file=ner_dev.conll --padding_free=$([ $form = packed ] && echo true || echo false)
+done
 [ "$failures" -eq 0 ] && echo "data-parallel runs match the single-process runs"
 exit "$failures"
