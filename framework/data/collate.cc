@@ -6,6 +6,45 @@
 
 namespace xlmr::data {
 
+namespace {
+
+// Per-token labels: a tensor of `shape` filled with kIgnored (the padding's label, and every
+// position past an example's labels), example b's labels copied from starts[b]. loss_terms
+// becomes the count of labels that are not kIgnored.
+void CollateTokenLabels(const TokenizedDataset& dataset, const std::vector<int64_t>& indices,
+                        const std::vector<int64_t>& starts, std::vector<int64_t> shape, Batch& batch) {
+  batch.labels = Tensor::Zeros(std::move(shape), DType::kI32);
+  int32_t* labels = batch.labels.data<int32_t>();
+  std::fill(labels, labels + batch.labels.numel(), TokenizedDataset::kIgnored);
+  batch.loss_terms = 0;
+  for (size_t b = 0; b < indices.size(); ++b) {
+    const absl::Span<const int32_t> example = dataset.token_labels(indices[b]);
+    const int64_t room = (b + 1 < starts.size() ? starts[b + 1] : batch.labels.numel()) - starts[b];
+    XLMR_CHECK(static_cast<int64_t>(example.size()) <= room)
+        << "example " << indices[b] << ": more labels than tokens";
+    std::copy(example.begin(), example.end(), labels + starts[b]);
+    batch.loss_terms += std::count_if(example.begin(), example.end(),
+                                      [](int32_t label) { return label != TokenizedDataset::kIgnored; });
+  }
+}
+
+// One label per example: a regression target [B] f32 or a class id [B] i32 (both forms).
+void CollateExampleLabels(const TokenizedDataset& dataset, const std::vector<int64_t>& indices,
+                          Batch& batch) {
+  const auto batch_size = static_cast<int64_t>(indices.size());
+  if (dataset.has_targets()) {
+    batch.labels = Tensor::Zeros({batch_size}, DType::kF32);
+    float* targets = batch.labels.data<float>();
+    for (int64_t b = 0; b < batch_size; ++b) targets[b] = dataset.target(indices[b]);
+  } else if (dataset.has_label_ids()) {
+    batch.labels = Tensor::Zeros({batch_size}, DType::kI32);
+    int32_t* labels = batch.labels.data<int32_t>();
+    for (int64_t b = 0; b < batch_size; ++b) labels[b] = dataset.label(indices[b]);
+  }
+}
+
+}  // namespace
+
 Batch Collate(const TokenizedDataset& dataset, const std::vector<int64_t>& indices,
               int32_t pad_id) {
   const auto batch_size = static_cast<int64_t>(indices.size());
@@ -29,16 +68,9 @@ Batch Collate(const TokenizedDataset& dataset, const std::vector<int64_t>& indic
   }
   batch.loss_terms = batch_size;
   if (dataset.has_token_label_ids()) {
-    batch.labels = Tensor::Zeros({batch_size, longest}, DType::kI32);
-    int32_t* labels = batch.labels.data<int32_t>();
-    std::fill(labels, labels + batch_size * longest, TokenizedDataset::kIgnored);
-    batch.loss_terms = 0;
-    for (int64_t b = 0; b < batch_size; ++b) {
-      const absl::Span<const int32_t> example = dataset.token_labels(indices[b]);
-      std::copy(example.begin(), example.end(), labels + b * longest);
-      batch.loss_terms += std::count_if(example.begin(), example.end(),
-                                        [](int32_t label) { return label != TokenizedDataset::kIgnored; });
-    }
+    std::vector<int64_t> starts(batch_size);
+    for (int64_t b = 0; b < batch_size; ++b) starts[b] = b * longest;
+    CollateTokenLabels(dataset, indices, starts, {batch_size, longest}, batch);
   } else if (dataset.has_span_labels()) {
     batch.labels = Tensor::Zeros({2, batch_size}, DType::kI32);
     int32_t* labels = batch.labels.data<int32_t>();
@@ -47,14 +79,8 @@ Batch Collate(const TokenizedDataset& dataset, const std::vector<int64_t>& indic
       labels[batch_size + b] = dataset.span_end(indices[b]);
     }
     batch.loss_terms = 2 * batch_size;
-  } else if (dataset.has_targets()) {
-    batch.labels = Tensor::Zeros({batch_size}, DType::kF32);
-    float* targets = batch.labels.data<float>();
-    for (int64_t b = 0; b < batch_size; ++b) targets[b] = dataset.target(indices[b]);
-  } else if (dataset.has_label_ids()) {
-    batch.labels = Tensor::Zeros({batch_size}, DType::kI32);
-    int32_t* labels = batch.labels.data<int32_t>();
-    for (int64_t b = 0; b < batch_size; ++b) labels[b] = dataset.label(indices[b]);
+  } else {
+    CollateExampleLabels(dataset, indices, batch);
   }
   return batch;
 }
@@ -80,26 +106,9 @@ Batch CollatePacked(const TokenizedDataset& dataset, const std::vector<int64_t>&
   }
   batch.loss_terms = batch_size;
   if (dataset.has_token_label_ids()) {
-    batch.labels = Tensor::Zeros({batch.tokens}, DType::kI32);
-    int32_t* labels = batch.labels.data<int32_t>();
-    std::fill(labels, labels + batch.tokens, TokenizedDataset::kIgnored);  // as Collate's padding
-    batch.loss_terms = 0;
-    for (int64_t b = 0; b < batch_size; ++b) {
-      const absl::Span<const int32_t> example = dataset.token_labels(indices[b]);
-      XLMR_CHECK(static_cast<int64_t>(example.size()) <= cu[b + 1] - cu[b])
-          << "example " << indices[b] << ": more labels than tokens";
-      std::copy(example.begin(), example.end(), labels + cu[b]);
-      batch.loss_terms += std::count_if(example.begin(), example.end(),
-                                        [](int32_t label) { return label != TokenizedDataset::kIgnored; });
-    }
-  } else if (dataset.has_targets()) {
-    batch.labels = Tensor::Zeros({batch_size}, DType::kF32);
-    float* targets = batch.labels.data<float>();
-    for (int64_t b = 0; b < batch_size; ++b) targets[b] = dataset.target(indices[b]);
-  } else if (dataset.has_label_ids()) {
-    batch.labels = Tensor::Zeros({batch_size}, DType::kI32);
-    int32_t* labels = batch.labels.data<int32_t>();
-    for (int64_t b = 0; b < batch_size; ++b) labels[b] = dataset.label(indices[b]);
+    CollateTokenLabels(dataset, indices, std::vector<int64_t>(cu, cu + batch_size), {batch.tokens}, batch);
+  } else {
+    CollateExampleLabels(dataset, indices, batch);
   }
   return batch;
 }

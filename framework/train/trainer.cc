@@ -500,13 +500,16 @@ absl::Status Trainer::Run::Execute() {
   XLMR_RETURN_IF_ERROR(WriteMetrics(summary));
   if (!is_main_) return absl::OkStatus();
   XLMR_ASSIGN_OR_RETURN(std::vector<std::string> files, t_.save_model_(write_dir_));
-  std::ofstream out(write_dir_ + "/eval_results.json");
-  out << results.dump(2) << "\n";
-  out.close();
-  if (!out) return absl::DataLossError(absl::StrCat(write_dir_, "/eval_results.json: write failed"));
-  files.push_back("eval_results.json");
-  XLMR_RETURN_IF_ERROR(io::WriteFileDurably(write_dir_ + "/trainer_state.json", TrainerStateJson(state_).dump(2) + "\n"));
-  files.push_back("trainer_state.json");
+  // Flushed to disk with the others by WriteManifest. eval_results.json comes last: the rerun
+  // rules read it as the mark of a finished run (recipes/output_dir_policy.h).
+  for (const auto& [name, json] : {std::pair<const char*, nlohmann::ordered_json>{"trainer_state.json", TrainerStateJson(state_)},
+                                   {"eval_results.json", results}}) {
+    std::ofstream out(write_dir_ + "/" + name);
+    out << json.dump(2) << "\n";
+    out.close();
+    if (!out) return absl::DataLossError(absl::StrCat(write_dir_, "/", name, ": write failed"));
+    files.push_back(name);
+  }
   // The final model's files are checksummed and flushed to disk, then the manifest and the
   // directory, as a checkpoint's are (xlmr_predict and --model_dir verify them).
   XLMR_RETURN_IF_ERROR(io::WriteManifest(write_dir_, files));
