@@ -81,7 +81,10 @@ def epoch_order(size, seed, epoch):
 
 def parse_args():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--data_dir", required=True, help="recipes/data/langid")
+    parser.add_argument("--data_dir", required=True, help="recipes/data/langid, or a model directory")
+    parser.add_argument("--train_file", help="default: DATA_DIR/train.tsv")
+    parser.add_argument("--pad_to_max_length", action="store_true",
+                        help="pad every batch to --max_seq_length, as run_glue.py does by default")
     parser.add_argument("--steps", type=int, default=60)
     parser.add_argument("--batch_size", type=int, default=32)
     parser.add_argument("--max_seq_length", type=int, default=128)
@@ -101,7 +104,8 @@ def rss_bytes():
 
 
 def load_examples(args, tokenizer):
-    with open(os.path.join(args.data_dir, "train.tsv"), encoding="utf-8", newline="") as handle:
+    train_file = args.train_file or os.path.join(args.data_dir, "train.tsv")
+    with open(train_file, encoding="utf-8", newline="") as handle:
         rows = [r for r in csv.DictReader(handle, delimiter="\t", quoting=csv.QUOTE_NONE) if any(r.values())]
     labels = sorted({row["label"] for row in rows})
     label2id = {label: i for i, label in enumerate(labels)}
@@ -109,8 +113,8 @@ def load_examples(args, tokenizer):
     return ids, [label2id[row["label"]] for row in rows], labels
 
 
-def collate(ids, labels, indices, pad_id):
-    length = max(len(ids[i]) for i in indices)
+def collate(ids, labels, indices, pad_id, pad_to=None):
+    length = pad_to or max(len(ids[i]) for i in indices)
     input_ids = torch.full((len(indices), length), pad_id, dtype=torch.long)
     attention_mask = torch.zeros((len(indices), length), dtype=torch.long)
     for row, i in enumerate(indices):
@@ -145,7 +149,7 @@ def main():
     seconds, tokens, shapes, losses = [], [], [], []
     for step in range(args.steps):
         batch = collate(ids, labels, order[step * args.batch_size:(step + 1) * args.batch_size],
-                        model.config.pad_token_id)
+                        model.config.pad_token_id, args.max_seq_length if args.pad_to_max_length else None)
         begin = time.perf_counter()
         loss = model(input_ids=batch[0], attention_mask=batch[1], labels=batch[2]).loss
         loss.backward()

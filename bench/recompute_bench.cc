@@ -196,7 +196,7 @@ int Main() {
   train::PassContext context;
   context.training = true;
   context.autocast = Autocast();
-  PassMemory memory = model.MeasurePassMemory(batch_size, seq, context);
+  PassMemory memory = model.MeasurePassMemory({batch_size, seq}, context);
   memory.external_bytes = static_cast<int64_t>(batch.input_ids.bytes() + batch.attention_mask.bytes() +
                                                batch.labels.bytes());
   std::vector<PlanResult> results = {

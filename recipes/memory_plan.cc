@@ -1,11 +1,17 @@
 #include "recipes/memory_plan.h"
 
+#include <algorithm>
 #include <cstdio>
+#include <functional>
+#include <numeric>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "framework/core/check.h"
 #include "framework/core/status_macros.h"
 #include "framework/recompute/plan_report.h"
+#include "framework/train/objective.h"
+#include "models/xlmr/task_head.h"
 #include "recipes/common_flags.h"
 #include "recipes/rank_memory.h"
 
@@ -20,8 +26,13 @@ using recompute::RecomputePlan;
 constexpr char kBudgetFlag[] = "activation_memory_budget";
 
 // The request's worst-case pass, as the plan report names it.
+recompute::BatchShape ShapeOf(const MemoryPlanRequest& request) {
+  if (request.packed.tokens > 0) return {request.packed.sequences, request.max_seq_length, request.packed.tokens};
+  return {request.batch_size, request.max_seq_length};
+}
+
 recompute::MeasuredPass MeasuredPassOf(const MemoryPlanRequest& request) {
-  return {request.batch_size, request.max_seq_length, AutocastName(request.autocast)};
+  return {ShapeOf(request), AutocastName(request.autocast)};
 }
 
 int64_t KeepAllPeak(const PassMemory& memory) {
@@ -52,9 +63,16 @@ void PrintFront(const MemoryPlanRequest& request, const PassMemory& memory, int6
 
 }  // namespace
 
-MemoryPlanRequest MemoryPlanRequestFrom(const FinetuneConfig& config, int world_size) {
+MemoryPlanRequest MemoryPlanRequestFrom(const FinetuneConfig& config, int world_size, PackedMicroBatch packed) {
   MemoryPlanRequest request;
   request.world_size = world_size;
+  request.packed = packed;
+  switch (models::ObjectiveOf(config.task)) {
+    case train::Objective::kPerToken: request.labels = LabelsShape::kPerToken; break;
+    case train::Objective::kSpanStartEnd: request.labels = LabelsShape::kStartAndEnd; break;
+    case train::Objective::kSingleLabel:
+    case train::Objective::kRegression: request.labels = LabelsShape::kPerExample; break;
+  }
   request.gradient_checkpointing = config.gradient_checkpointing;
   request.activation_memory_budget = config.activation_memory_budget;
   request.print_memory_plan = config.print_memory_plan;
@@ -67,11 +85,27 @@ MemoryPlanRequest MemoryPlanRequestFrom(const FinetuneConfig& config, int world_
   return request;
 }
 
+PackedMicroBatch LargestPackedMicroBatch(const data::TokenizedDataset& dataset, int64_t batch_size,
+                                         int64_t max_seq_length) {
+  XLMR_CHECK(batch_size > 0) << "batch size " << batch_size;
+  if (dataset.size() == 0) return {};  // no batches: the trainer refuses the data (batch_planner.h)
+  std::vector<int64_t> lengths(static_cast<size_t>(dataset.size()));
+  for (int64_t i = 0; i < dataset.size(); ++i) {
+    lengths[static_cast<size_t>(i)] = std::min(dataset.num_tokens(i), max_seq_length);
+  }
+  const size_t taken = static_cast<size_t>(std::min<int64_t>(batch_size, dataset.size()));
+  std::partial_sort(lengths.begin(), lengths.begin() + taken, lengths.end(), std::greater<int64_t>());
+  return {static_cast<int64_t>(taken), std::accumulate(lengths.begin(), lengths.begin() + taken, int64_t{0})};
+}
+
 int64_t HostBatchBytes(const MemoryPlanRequest& request) {
   if (request.device != Device::kCpu) return 0;
-  const int64_t per_batch = (2 * request.batch_size * request.max_seq_length + request.batch_size) *
-                            static_cast<int64_t>(sizeof(int32_t));
-  return per_batch * request.gradient_accumulation_steps;
+  const recompute::BatchShape shape = ShapeOf(request);
+  const int64_t inputs = shape.packed() ? shape.tokens() + shape.batch_size + 1 : 2 * shape.tokens();
+  int64_t labels = shape.batch_size;
+  if (request.labels == LabelsShape::kPerToken) labels = shape.tokens();
+  if (request.labels == LabelsShape::kStartAndEnd) labels = 2 * shape.batch_size;
+  return (inputs + labels) * static_cast<int64_t>(sizeof(int32_t)) * request.gradient_accumulation_steps;
 }
 
 recompute::PassMemory MeasureForRequest(const MemoryPlanRequest& request,
@@ -80,7 +114,7 @@ recompute::PassMemory MeasureForRequest(const MemoryPlanRequest& request,
   context.training = true;
   context.autocast = request.autocast;
   context.seed = request.seed;
-  PassMemory memory = model.MeasurePassMemory(request.batch_size, request.max_seq_length, context);
+  PassMemory memory = model.MeasurePassMemory(ShapeOf(request), context);
   memory.external_bytes = HostBatchBytes(request);
   return memory;
 }

@@ -3,9 +3,12 @@
 //   neither flag                   every block keeps its activations.
 //   --gradient_checkpointing       every block keeps only its input and is recomputed whole
 //                                  before its backward ("RRR..."); nothing is measured.
-//   --activation_memory_budget=B   the model is probed once at the worst-case batch shape
-//                                  [per_device_train_batch_size, max_seq_length]
-//                                  (framework/recompute/memory_model.h), and the planner picks
+//   --activation_memory_budget=B   the model is probed once at the worst-case micro-batch
+//                                  (framework/recompute/memory_model.h): padded, B rows of
+//                                  max_seq_length tokens; packed (--padding_free), B
+//                                  sequences of T tokens, T the most real tokens any B
+//                                  training examples hold (LargestPackedMicroBatch); and the
+//                                  planner picks
 //                                  the plan with the least recompute whose predicted activation
 //                                  peak is <= B (bytes, or a fraction of the keep-everything
 //                                  peak; framework/recompute/memory_budget.h). Rank 0 prints the
@@ -27,8 +30,10 @@
 //                                  training.
 //
 // The predicted peak is what metrics.jsonl reports as peak_activation_bytes for a step whose
-// micro-batches are all full length; on CPU it includes the trainer's host copies of the
-// accumulation window's batches, which live in the same memory.
+// micro-batches are all of the probed shape (padded: every row full length; packed: T tokens
+// each, however they split into sequences); on CPU it includes the trainer's host copies of the
+// accumulation window's batches, which live in the same memory. A packed plan is thus sized
+// for the data, not for B x max_seq_length: on mixed-length data it holds far less.
 #ifndef XLMR_RECIPES_MEMORY_PLAN_H_
 #define XLMR_RECIPES_MEMORY_PLAN_H_
 
@@ -39,6 +44,7 @@
 
 #include "absl/status/status.h"
 #include "framework/core/device.h"
+#include "framework/data/tokenized_dataset.h"
 #include "framework/recompute/memory_budget.h"
 #include "framework/recompute/planner.h"
 #include "framework/train/model_interface.h"
@@ -46,12 +52,25 @@
 
 namespace xlmr::recipes {
 
+// The largest packed micro-batch of a run: its sequences and their real tokens.
+struct PackedMicroBatch {
+  int64_t sequences = 0;
+  int64_t tokens = 0;
+};
+
+// What a micro-batch's labels hold per example (data::Batch's labels).
+enum class LabelsShape { kPerExample, kPerToken, kStartAndEnd };
+
 struct MemoryPlanRequest {
   bool gradient_checkpointing = false;
   std::optional<recompute::MemoryBudget> activation_memory_budget;  // unset: no budget
   bool print_memory_plan = false;
   int64_t batch_size = 8;                   // --per_device_train_batch_size
   int64_t max_seq_length = 128;             // --max_seq_length
+  // tokens > 0: the trainer packs micro-batches (--padding_free where the model takes packed
+  // inputs) and none holds more than this; tokens 0: padded micro-batches.
+  PackedMicroBatch packed;
+  LabelsShape labels = LabelsShape::kPerExample;  // the task's labels (the host batches' size)
   int64_t gradient_accumulation_steps = 1;  // host batches held during a step on CPU
   DType autocast = DType::kF32;  // --fp16 / --bf16 (TrainerOptions::autocast)
   uint64_t seed = 42;
@@ -59,7 +78,18 @@ struct MemoryPlanRequest {
   int world_size = 1;  // the ranks of the launch (the per-rank memory table)
 };
 
-MemoryPlanRequest MemoryPlanRequestFrom(const FinetuneConfig& config, int world_size = 1);
+// The request of `config`'s flags; `packed` as the trainer will batch (default: padded; see
+// LargestPackedMicroBatch).
+MemoryPlanRequest MemoryPlanRequestFrom(const FinetuneConfig& config, int world_size = 1,
+                                        PackedMicroBatch packed = {});
+
+// The largest packed micro-batch of `batch_size` examples of `dataset`: its min(batch_size, N)
+// longest examples (each cut to max_seq_length), their tokens summed. A bound for every order,
+// shuffled, length-grouped or resumed, and every rank; reached when the longest examples meet in
+// one micro-batch (--group_by_length brings them together). An empty dataset gives {0, 0}
+// (padded: the trainer then refuses it, naming --train_file).
+PackedMicroBatch LargestPackedMicroBatch(const data::TokenizedDataset& dataset, int64_t batch_size,
+                                         int64_t max_seq_length);
 
 // Applies the plan the request asks for to `model` (see the table above). `is_main`: rank 0,
 // the only one that prints. Under fp16/bf16 the model's half working copy of the weights must
@@ -70,8 +100,10 @@ absl::Status ConfigureRecompute(const MemoryPlanRequest& request, train::Trainab
 
 // The pieces, for tests and the benchmark.
 
-// Bytes the trainer's host batches of one step hold on CPU (data::Collate: ids and mask
-// [B,S] i32, labels [B] i32, per micro-batch); 0 for another device.
+// Bytes the trainer's host batches of one step hold on CPU at the probed shape, per micro-batch
+// (framework/data/collate.h): padded, ids and mask [B,S] i32; packed, ids [T] i32 and
+// cu_seqlens [B + 1] i32; labels [B], per token [B,S] or [T], or [2,B] i32 (4 bytes each);
+// 0 for another device.
 int64_t HostBatchBytes(const MemoryPlanRequest& request);
 
 // The probe's measurements at the request's worst-case shape, host batches included.

@@ -171,7 +171,14 @@ absl::Status Prepare(const std::set<std::string>& given, PreparedRun& run) {
   // weights are final.
   if (c.trainer.autocast != DType::kF32) run.model->parameters().EnableHalfCopy(c.trainer.autocast);
   if (run.comm->rank() == 0) PrintAttentionFallback(run.model->config(), device, c.trainer.autocast);
-  XLMR_RETURN_IF_ERROR(ConfigureRecompute(MemoryPlanRequestFrom(c, run.comm->world_size()), *run.model, run.comm->rank() == 0));
+  // Packed micro-batches (the trainer's choice, trainer.cc) are planned for the most real
+  // tokens B training examples hold, not for B x max_seq_length.
+  const bool packed = c.trainer.padding_free && run.model->TakesPackedInputs(c.trainer.autocast);
+  const PackedMicroBatch largest =
+      packed ? LargestPackedMicroBatch(run.data->train, c.trainer.per_device_train_batch_size, c.max_seq_length)
+             : PackedMicroBatch{};
+  XLMR_RETURN_IF_ERROR(ConfigureRecompute(MemoryPlanRequestFrom(c, run.comm->world_size(), largest),
+                                          *run.model, run.comm->rank() == 0));
   c.trainer.label_names = run.data->labels.id2label();
   c.trainer.objective = models::ObjectiveOf(c.task);
   c.trainer.pad_id = static_cast<int32_t>(run.model->config().pad_token_id);

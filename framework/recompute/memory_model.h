@@ -34,6 +34,19 @@
 
 namespace xlmr::recompute {
 
+// The micro-batch shape a probe measures. Padded: B rows of S tokens each, every row full
+// length (the padded path's worst case). Packed (--padding_free): B sequences holding T real
+// tokens in all, none longer than S; the memory of a packed pass is a function of T and B,
+// not of how T splits into sequences (attention is fused: per-token statistics, no
+// [seq, seq] term), so one probe serves every micro-batch of T tokens.
+struct BatchShape {
+  int64_t batch_size = 0;       // B
+  int64_t sequence_length = 0;  // S
+  int64_t packed_tokens = 0;    // T; 0: a padded batch
+  bool packed() const { return packed_tokens > 0; }
+  int64_t tokens() const { return packed() ? packed_tokens : batch_size * sequence_length; }
+};
+
 // One encoder block at the measured batch shape.
 struct BlockMemory {
   // The block's input [B,S,H]; also the size of its output and of its output's gradient.

@@ -32,7 +32,9 @@ const char* AttentionName(const PassMemory& memory) { return SelectiveOffered(me
 }  // namespace
 
 std::string FormatBatchShape(const MeasuredPass& pass) {
-  return absl::StrCat("[", pass.batch_size, ", ", pass.sequence_length, "]");
+  const BatchShape& shape = pass.shape;
+  if (shape.packed()) return absl::StrCat("[", shape.batch_size, " sequences, ", shape.packed_tokens, " tokens packed]");
+  return absl::StrCat("[", shape.batch_size, ", ", shape.sequence_length, "]");
 }
 
 std::string DescribePlan(const PlannedRecompute& planned, int64_t budget_bytes, const PassMemory& memory) {

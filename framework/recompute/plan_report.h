@@ -22,12 +22,11 @@ namespace xlmr::recompute {
 
 // The pass the memory was measured for, as the report names it.
 struct MeasuredPass {
-  int64_t batch_size = 0;       // examples per micro-batch
-  int64_t sequence_length = 0;  // tokens per example
+  BatchShape shape;
   std::string precision = "fp32";  // "fp32", or the autocast dtype ("fp16", "bf16")
 };
 
-// "[batch_size, sequence_length]".
+// Padded: "[batch_size, sequence_length]"; packed: "[batch_size sequences, T tokens packed]".
 std::string FormatBatchShape(const MeasuredPass& pass);
 
 // One line: `planned`'s plan, its predicted peak against `budget_bytes`, its recompute.

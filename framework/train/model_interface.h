@@ -62,11 +62,12 @@ class TrainableModel {
   // plan keeps everything, otherwise one entry per block. Every plan computes bit-identical
   // results; only activation memory and time differ.
   virtual void SetRecomputePlan(recompute::RecomputePlan plan) = 0;
-  // Measures the activation bytes of one training micro-step at batch shape
-  // [batch_size, sequence_length] under `context` (framework/recompute/memory_model.h), for
-  // the planner. Leaves no activations behind; may zero the gradients and reset the device's
-  // memory peaks (call it before training, not inside a step).
-  virtual recompute::PassMemory MeasurePassMemory(int64_t batch_size, int64_t sequence_length,
+  // Measures the activation bytes of one training micro-step of `shape` (padded or packed; a
+  // packed shape only where TakesPackedInputs) under `context`
+  // (framework/recompute/memory_model.h), for the planner. Leaves no activations behind; may
+  // zero the gradients and reset the device's memory peaks (call it before training, not
+  // inside a step).
+  virtual recompute::PassMemory MeasurePassMemory(const recompute::BatchShape& shape,
                                                   const PassContext& context) = 0;
 
   // Whether Forward takes packed inputs for passes of autocast dtype `autocast` (its attention

@@ -3,6 +3,9 @@
 // micro-step (those of Forward and Backward, plus the task's loss that TrainStep runs in
 // between) with a single encoder block, and reads after each phase how many activation bytes
 // it allocated at its peak and left behind.
+#include <algorithm>
+#include <vector>
+
 #include "framework/train/objective.h"
 #include "models/xlmr/task_head.h"
 #include "models/xlmr/model.h"
@@ -14,19 +17,30 @@ namespace {
 // dropout, counted as one operation each.
 constexpr int64_t kOpsPerAttentionScore = 5;
 
+// The probe's sequence lengths: B rows of S (padded), or T split over B sequences as evenly as
+// possible (packed; the first T mod B one token longer).
+std::vector<int64_t> ProbeSequenceLengths(const recompute::BatchShape& shape) {
+  if (!shape.packed()) return std::vector<int64_t>(static_cast<size_t>(shape.batch_size), shape.sequence_length);
+  std::vector<int64_t> lengths(static_cast<size_t>(shape.batch_size), shape.packed_tokens / shape.batch_size);
+  for (int64_t b = 0; b < shape.packed_tokens % shape.batch_size; ++b) ++lengths[static_cast<size_t>(b)];
+  return lengths;
+}
+
 // Cost of recomputing the attention core: Q K^T and P V (2 FLOPs per multiply-add) plus the
-// element-wise work on the [B,N,S,S] scores.
-int64_t AttentionCoreFlops(const XlmrConfig& c, int64_t batch, int64_t seq) {
-  const int64_t scores = batch * c.num_attention_heads * seq * seq;
-  return 2 * 2 * batch * seq * seq * c.hidden_size + kOpsPerAttentionScore * scores;
+// element-wise work on the scores, one [s, s] square per sequence and head.
+int64_t AttentionCoreFlops(const XlmrConfig& c, const std::vector<int64_t>& lengths) {
+  int64_t squares = 0;
+  for (int64_t length : lengths) squares += length * length;
+  return 2 * 2 * squares * c.hidden_size + kOpsPerAttentionScore * squares * c.num_attention_heads;
 }
 
 // Cost of recomputing a whole block: its six matrix products plus the attention core.
-int64_t BlockForwardFlops(const XlmrConfig& c, int64_t batch, int64_t seq) {
-  const int64_t tokens = batch * seq;
+int64_t BlockForwardFlops(const XlmrConfig& c, const std::vector<int64_t>& lengths) {
+  int64_t tokens = 0;
+  for (int64_t length : lengths) tokens += length;
   const int64_t projections = 4 * 2 * tokens * c.hidden_size * c.hidden_size;
   const int64_t feed_forward = 2 * 2 * tokens * c.hidden_size * c.intermediate_size;
-  return projections + feed_forward + AttentionCoreFlops(c, batch, seq);
+  return projections + feed_forward + AttentionCoreFlops(c, lengths);
 }
 
 // Activation bytes on one device: what is held now and the peak since the last Begin().
@@ -41,47 +55,82 @@ class ActivationMeter {
   MemoryStats& stats_;
 };
 
-// A full-length batch (no padding) of token pad_id + 1 and label 0, as TrainStep would copy
-// it to the device: ids and mask [B,S] i32, and the task's labels (train/objective.h): [B] i32,
-// [B] f32 targets (regression), [B,S] i32 (per token) or [2,B] i32 (answer spans); all
-// kActivations.
+// A batch of `shape` (no padding) of token pad_id + 1 and label 0, as TrainStep copies it to
+// the device. Padded ([B,S], every row full): ids and mask [B,S] i32. Packed: ids [T] i32
+// and `cu_seqlens` (ProbeCuSeqlens: host, where TrainStep leaves it). The task's labels
+// (train/objective.h): [B] i32, [B] f32 targets (regression), per token [B,S] i32 padded or
+// [T] i32 packed, [2,B] i32 (answer spans; padded only); all kActivations.
 struct ProbeBatch {
   ModelInputs inputs;
   Tensor labels;
 };
 
-ProbeBatch MakeProbeBatch(const XlmrConfig& config, int64_t batch, int64_t seq, Device device) {
-  Tensor ids = Tensor::Zeros({batch, seq}, DType::kI32);
-  Tensor mask = Tensor::Zeros({batch, seq}, DType::kI32);
-  for (int64_t i = 0; i < batch * seq; ++i) {
-    ids.data<int32_t>()[i] = static_cast<int32_t>(config.pad_token_id + 1);
-    mask.data<int32_t>()[i] = 1;
+Tensor FilledI32(std::vector<int64_t> shape, int32_t value) {
+  Tensor tensor = Tensor::Zeros(std::move(shape), DType::kI32);
+  for (int64_t i = 0; i < tensor.numel(); ++i) tensor.data<int32_t>()[i] = value;
+  return tensor;
+}
+
+// The host cu_seqlens [B + 1] i32 of a packed shape's ProbeSequenceLengths; undefined for a
+// padded one. It is the host batch's (external bytes, not the probe's inputs).
+Tensor ProbeCuSeqlens(const recompute::BatchShape& shape) {
+  if (!shape.packed()) return Tensor();
+  Tensor cu_seqlens = Tensor::Zeros({shape.batch_size + 1}, DType::kI32);
+  const std::vector<int64_t> lengths = ProbeSequenceLengths(shape);
+  for (size_t b = 0; b < lengths.size(); ++b) {
+    cu_seqlens.data<int32_t>()[b + 1] = cu_seqlens.data<int32_t>()[b] + static_cast<int32_t>(lengths[b]);
+  }
+  return cu_seqlens;
+}
+
+ProbeBatch MakeProbeBatch(const XlmrConfig& config, const recompute::BatchShape& shape, const Tensor& cu_seqlens,
+                          Device device) {
+  const int64_t batch = shape.batch_size, seq = shape.sequence_length, tokens = shape.tokens();
+  const int32_t token = static_cast<int32_t>(config.pad_token_id + 1);
+  ModelInputs inputs;
+  if (shape.packed()) {
+    inputs.input_ids = FilledI32({tokens}, token).ToDevice(device);
+    inputs.cu_seqlens = cu_seqlens;
+    const std::vector<int64_t> lengths = ProbeSequenceLengths(shape);
+    inputs.max_seqlen = *std::max_element(lengths.begin(), lengths.end());
+  } else {
+    inputs.input_ids = FilledI32({batch, seq}, token).ToDevice(device);
+    inputs.attention_mask = FilledI32({batch, seq}, 1).ToDevice(device);
   }
   Tensor labels;
   switch (ObjectiveOf(config.task)) {
-    case train::Objective::kPerToken: labels = Tensor::Zeros({batch, seq}, DType::kI32); break;
+    case train::Objective::kPerToken:
+      labels = shape.packed() ? Tensor::Zeros({tokens}, DType::kI32) : Tensor::Zeros({batch, seq}, DType::kI32);
+      break;
     case train::Objective::kSpanStartEnd: labels = Tensor::Zeros({2, batch}, DType::kI32); break;
     case train::Objective::kRegression: labels = Tensor::Zeros({batch}, DType::kF32); break;
     case train::Objective::kSingleLabel: labels = Tensor::Zeros({batch}, DType::kI32); break;
   }
-  return ProbeBatch{ModelInputs{ids.ToDevice(device), mask.ToDevice(device)}, labels.ToDevice(device)};
+  return ProbeBatch{std::move(inputs), labels.ToDevice(device)};
 }
 
 }  // namespace
 
-recompute::PassMemory XlmrTaskModel::MeasurePassMemory(
-    int64_t batch_size, int64_t sequence_length, const PassContext& context) {
+recompute::PassMemory XlmrTaskModel::MeasurePassMemory(const recompute::BatchShape& shape,
+                                                       const PassContext& context) {
   XLMR_CHECK(context.training) << "the probe measures a training pass";
-  XLMR_CHECK(batch_size > 0 && sequence_length > 0)
-      << "probe shape [" << batch_size << ", " << sequence_length << "]";
+  XLMR_CHECK(shape.batch_size > 0 && shape.sequence_length > 0 && shape.packed_tokens >= 0)
+      << "probe shape [" << shape.batch_size << ", " << shape.sequence_length << "], " << shape.packed_tokens
+      << " packed tokens";
+  XLMR_CHECK(!shape.packed() || (TakesPackedInputs(context.autocast) && shape.packed_tokens >= shape.batch_size &&
+                                 shape.packed_tokens <= shape.batch_size * shape.sequence_length))
+      << "packed probe of " << shape.packed_tokens << " tokens in " << shape.batch_size
+      << " sequences of at most " << shape.sequence_length << " (this model takes packed inputs: "
+      << TakesPackedInputs(context.autocast) << ")";
   XLMR_CHECK(num_blocks() > 0);
   ReleaseActivations();
   ActivationMeter meter(store_.master().device());
   recompute::PassMemory pass;
   recompute::BlockMemory block;
 
+  const Tensor cu_seqlens = ProbeCuSeqlens(shape);  // before the count: the host batch's
   const int64_t before_inputs = meter.Held();
-  ProbeBatch batch = MakeProbeBatch(config_, batch_size, sequence_length, store_.master().device());
+  ProbeBatch batch = MakeProbeBatch(config_, shape, cu_seqlens, store_.master().device());
   pass.inputs_bytes = meter.Held() - before_inputs;
 
   // Embeddings forward; its output is the block's input.
@@ -134,8 +183,9 @@ recompute::PassMemory XlmrTaskModel::MeasurePassMemory(
 
   ReleaseActivations();
   store_.ZeroGrads();
-  block.full_recompute_flops = BlockForwardFlops(config_, batch_size, sequence_length);
-  block.selective_recompute_flops = AttentionCoreFlops(config_, batch_size, sequence_length);
+  const std::vector<int64_t> lengths = ProbeSequenceLengths(shape);
+  block.full_recompute_flops = BlockForwardFlops(config_, lengths);
+  block.selective_recompute_flops = AttentionCoreFlops(config_, lengths);
   pass.blocks.assign(static_cast<size_t>(num_blocks()), block);
   return pass;
 }

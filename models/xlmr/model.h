@@ -64,15 +64,16 @@ class XlmrTaskModel final : public train::TrainableModel {
   void ReleaseActivations() override;
 
   // The probe of the memory model (memory_probe.cc): runs the embeddings, ONE encoder block
-  // and the head, forward, cross-entropy and backward, on synthetic inputs of shape
-  // [batch_size, sequence_length] (no padding), phase by phase through the same functions as
-  // Forward and Backward, and reads the activation bytes of each phase from the device's
-  // MemoryStats. Every block has the same shapes, so the block's numbers stand for all.
+  // and the head, forward, cross-entropy and backward, on synthetic inputs of `shape` (padded:
+  // [B, S] with no padding; packed: B sequences of T tokens in all, T split as evenly as
+  // possible), phase by phase through the same functions as Forward and Backward, and reads
+  // the activation bytes of each phase from the device's MemoryStats. Every block has the same
+  // shapes, so the block's numbers stand for all. A packed shape needs TakesPackedInputs.
   // [in] context: the training pass's precision and dropout (training must be true; fp16
   //      needs parameters().EnableHalfCopy() first).
   // Side effects: drops saved activations, zeroes the gradient buffer (the probe accumulated
   // into it) and resets the device's MemoryStats peaks. external_bytes is left 0.
-  recompute::PassMemory MeasurePassMemory(int64_t batch_size, int64_t sequence_length,
+  recompute::PassMemory MeasurePassMemory(const recompute::BatchShape& shape,
                                           const PassContext& context) override;
 
  private:

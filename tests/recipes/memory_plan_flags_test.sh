@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # xlmr_finetune's memory flags end to end: --print_memory_plan prints the trade-off curve and
-# exits 0 without training (under fused attention, the default, without selective recompute;
+# exits 0 without training (for the real tokens of packed micro-batches under --padding_free,
+# for [B, max_seq_length] without) (under fused attention, the default, without selective recompute;
 # --attention=eager offers it and keeps more); a budget no plan fits stops the run before training (exit 2, one
 # line naming the flag); a feasible budget trains with the chosen plan, and the peak the
 # metrics report stays within the budget (the prediction is for full-length batches, so a
@@ -19,6 +20,25 @@ status=$?
 grep -q "Pareto front" print.txt || fail "--print_memory_plan printed no curve: $(cat print.txt)"
 grep -qE '^  KK +[0-9]+ ' print.txt || fail "the curve does not start at keep-everything: $(cat print.txt)"
 [ -e out_print ] && fail "--print_memory_plan wrote an output directory"
+# --padding_free (the default) plans for tokens: the probe holds the most real tokens 4 training
+# rows hold (here all of them: one micro-batch), not 4 x 32, and a step over exactly those rows
+# peaks at the predicted keep-everything peak, byte for byte. --padding_free=false plans for
+# [4, 32], above it.
+keep_peak() { sed -nE 's/^  KK +([0-9]+) .*/\1/p' "$1"; }
+"$finetune" "${common[@]}" --output_dir=out_one --max_steps=1 --logging_steps=1 > one.txt 2> one_err.txt ||
+  fail "one packed step failed: $(cat one_err.txt)"
+tokens=$(sed -nE 's/.*"type":"train".*"tokens":([0-9]+).*/\1/p' out_one/metrics.jsonl)
+step_peak=$(sed -nE 's/.*"type":"train".*"peak_activation_bytes":([0-9]+).*/\1/p' out_one/metrics.jsonl)
+grep -q "\[4 sequences, $tokens tokens packed\]" print.txt ||
+  fail "the packed plan is not for the step's $tokens tokens: $(head -n 1 print.txt)"
+[ -n "$step_peak" ] && [ "$step_peak" = "$(keep_peak print.txt)" ] ||
+  fail "a step of $tokens tokens peaked at $step_peak bytes, the plan predicts $(keep_peak print.txt)"
+"$finetune" "${common[@]}" --output_dir=out_padded --padding_free=false --print_memory_plan > padded.txt 2> padded_err.txt ||
+  fail "--padding_free=false --print_memory_plan failed: $(cat padded_err.txt)"
+grep -q "at batch \[4, 32\]" padded.txt || fail "the padded plan is not for [4, 32]: $(head -n 1 padded.txt)"
+[ "$(keep_peak print.txt)" -lt "$(keep_peak padded.txt)" ] ||
+  fail "the packed peak $(keep_peak print.txt) is not below the padded worst case $(keep_peak padded.txt)"
+
 # The probe runs the task's own loss: per-token labels for token classification (the
 # cross-entropy of sentence labels stopped it on logits [B, S, L]) and targets for regression.
 printf 'hello\tB-x\nworld\tI-x\n\n' > tagged.conll
@@ -40,7 +60,6 @@ grep -qE '^[ *] [KR]*S[KSR]* +[0-9]' print.txt && fail "a fused-attention plan u
   fail "--attention=eager --print_memory_plan failed: $(cat eager_err.txt)"
 grep -q "fp32, eager attention" eager.txt || fail "the eager curve does not name eager attention: $(cat eager.txt)"
 grep -qE '^[ *] [KR]*S[KSR]* +[0-9]' eager.txt || fail "no eager-attention plan uses S: $(cat eager.txt)"
-keep_peak() { sed -nE 's/^  KK +([0-9]+) .*/\1/p' "$1"; }
 [ "$(keep_peak print.txt)" -lt "$(keep_peak eager.txt)" ] ||
   fail "fused keep-everything peak $(keep_peak print.txt) not below eager's $(keep_peak eager.txt)"
 "$finetune" "${common[@]}" --output_dir=out_attention --attention=flash > attention.txt 2> attention_err.txt

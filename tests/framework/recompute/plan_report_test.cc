@@ -22,7 +22,7 @@ PassMemory Pass(bool selective_offered) {
   return m;
 }
 
-const MeasuredPass kPass{8, 128, "fp16"};
+const MeasuredPass kPass{{8, 128}, "fp16"};
 
 TEST(PlanReportTest, TableListsTheFrontAndMarksTheChosenPlan) {
   const PassMemory memory = Pass(/*selective_offered=*/true);

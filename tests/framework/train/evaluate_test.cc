@@ -41,7 +41,7 @@ class FixedLogitsModel : public TrainableModel {
   ParameterStore& parameters() override { return store_; }
   int num_blocks() const override { return 0; }
   void SetRecomputePlan(recompute::RecomputePlan) override {}
-  recompute::PassMemory MeasurePassMemory(int64_t, int64_t, const PassContext&) override { return {}; }
+  recompute::PassMemory MeasurePassMemory(const recompute::BatchShape&, const PassContext&) override { return {}; }
   Tensor Forward(const ModelInputs& inputs, const PassContext& context, bool keep_activations) override {
     EXPECT_FALSE(context.training) << "evaluation must run without dropout";
     EXPECT_FALSE(keep_activations) << "evaluation keeps no activations";

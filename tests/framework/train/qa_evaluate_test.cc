@@ -43,7 +43,7 @@ class FixedSpanModel : public TrainableModel {
   ParameterStore& parameters() override { return store_; }
   int num_blocks() const override { return 0; }
   void SetRecomputePlan(recompute::RecomputePlan) override {}
-  recompute::PassMemory MeasurePassMemory(int64_t, int64_t, const PassContext&) override { return {}; }
+  recompute::PassMemory MeasurePassMemory(const recompute::BatchShape&, const PassContext&) override { return {}; }
   Tensor Forward(const ModelInputs& inputs, const PassContext& context, bool) override {
     EXPECT_FALSE(context.training);
     const int64_t b_size = inputs.input_ids.dim(0), s_size = inputs.input_ids.dim(1);

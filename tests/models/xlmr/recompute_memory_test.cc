@@ -43,12 +43,14 @@ using recompute::RecomputePlan;
 constexpr int kSeq = 24;  // every example is this long: each batch has the probed shape
 constexpr StepShape kShape{4, 2};
 
-// The probe's numbers for the shape of kShape's batches, host batches included.
-PassMemory Probe(RecomputeTrainer& trainer, bool fp16, const std::vector<data::Batch>& batches) {
+// The probe's numbers for `shape` (default: the padded shape of kShape's batches), host
+// batches included.
+PassMemory Probe(RecomputeTrainer& trainer, bool fp16, const std::vector<data::Batch>& batches,
+                 recompute::BatchShape shape = {kShape.per_device_batch, kSeq}) {
   train::PassContext context;
   context.training = true;
   context.autocast = fp16 ? DType::kF16 : DType::kF32;
-  PassMemory memory = trainer.model().MeasurePassMemory(kShape.per_device_batch, kSeq, context);
+  PassMemory memory = trainer.model().MeasurePassMemory(shape, context);
   memory.external_bytes = HostBytes(batches);
   return memory;
 }
@@ -181,6 +183,32 @@ TEST_P(RecomputeMemoryTest, BudgetPlanFitsAndNoFittingPlanRecomputesLess) {
     }
   }
   EXPECT_FALSE(recompute::ChooseRecomputePlan(memory, lowest - 1).has_value());
+}
+
+// --padding_free: a packed probe of B sequences and T tokens (split evenly) predicts exactly
+// the measured peak of a packed step whose largest micro-batch holds T tokens split unevenly
+// (lengths 3..24): a packed pass's memory is a function of T and B alone, so the planner can
+// count tokens (recipes/memory_plan.h). Every plan of 3 blocks, several steps (different
+// splits and T). Packed inputs need fused attention (eager variants skip).
+TEST_P(RecomputeMemoryTest, PackedProbePredictsPackedStepsOfTheSameTokenCountExactly) {
+  const RecomputeVariant& variant = GetParam();
+  if (variant.attention != models::AttentionImplementation::kFused) GTEST_SKIP() << "eager attention is padded";
+  const data::TokenizedDataset dataset = TinyRecomputeDataset(16, kSeq, /*uniform=*/false);
+  for (int step = 0; step < 2; ++step) {
+    const std::vector<data::Batch> batches = StepBatches(dataset, kShape, step, /*packed=*/true);
+    int64_t largest = 0;
+    for (const data::Batch& batch : batches) largest = std::max(largest, batch.input_ids.numel());
+    ASSERT_LT(largest, kShape.per_device_batch * kSeq) << "the data must leave the padded worst case";
+    RecomputeTrainer prober(3, variant);
+    const PassMemory memory = Probe(prober, variant.fp16, batches, {kShape.per_device_batch, kSeq, largest});
+    for (const RecomputePlan& plan : AllPlans(3)) {
+      RecomputeTrainer trainer(3, variant);
+      trainer.model().SetRecomputePlan(plan);
+      const MeasuredStep measured = trainer.Step(step, batches);
+      EXPECT_EQ(measured.peak_activation_bytes, recompute::EvaluatePlan(memory, plan).peak_bytes)
+          << "step " << step << " (" << largest << " tokens), plan " << plan.ToString();
+    }
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Variants, RecomputeMemoryTest, ::testing::ValuesIn(AllRecomputeVariants()),

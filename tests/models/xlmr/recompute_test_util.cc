@@ -112,13 +112,14 @@ data::TokenizedDataset TinyRecomputeDataset(int n, int max_length, bool uniform)
   return TinyDataset(n, options);
 }
 
-std::vector<data::Batch> StepBatches(const data::TokenizedDataset& dataset, StepShape shape, int step) {
+std::vector<data::Batch> StepBatches(const data::TokenizedDataset& dataset, StepShape shape, int step,
+                                     bool packed) {
   std::vector<data::Batch> batches;
   for (int64_t m = 0; m < shape.accumulation; ++m) {
     std::vector<int64_t> indices;
     const int64_t first = (step * shape.accumulation + m) * shape.per_device_batch;
     for (int64_t i = 0; i < shape.per_device_batch; ++i) indices.push_back((first + i) % dataset.size());
-    batches.push_back(data::Collate(dataset, indices, /*pad_id=*/1));
+    batches.push_back(packed ? data::CollatePacked(dataset, indices) : data::Collate(dataset, indices, /*pad_id=*/1));
   }
   return batches;
 }

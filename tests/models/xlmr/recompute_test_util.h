@@ -38,8 +38,10 @@ struct StepShape {
   int64_t accumulation = 2;      // A
 };
 
-// Step s's micro-batches, collated (host tensors, kActivations).
-std::vector<data::Batch> StepBatches(const data::TokenizedDataset& dataset, StepShape shape, int step);
+// Step s's micro-batches, collated (host tensors, kActivations): padded, or packed
+// (data::CollatePacked, --padding_free).
+std::vector<data::Batch> StepBatches(const data::TokenizedDataset& dataset, StepShape shape, int step,
+                                     bool packed = false);
 
 struct MeasuredStep {
   train::StepOutcome outcome;
