@@ -78,6 +78,7 @@ def system_libraries():
     system_library(name = "sentencepiece", modules = ["sentencepiece"])
     system_library(name = "nlohmann_json", modules = ["nlohmann_json"])
     system_library(name = "isal", modules = ["libisal"])
+    system_library(name = "utf8proc", modules = ["libutf8proc"])
     system_library(
         name = "openblas",
         modules = ["openblas"],

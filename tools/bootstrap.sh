@@ -13,6 +13,7 @@ PACKAGES=(
   libsentencepiece-dev sentencepiece                 # tokenizer (library + spm_train/spm_encode)
   nlohmann-json3-dev                                 # JSON
   libisal-dev                                        # CRC32C of checkpoint files (Intel ISA-L)
+  libutf8proc-dev                                    # Unicode normalisation and categories (BERT and RoBERTa tokenizers)
   libopenblas-dev                                    # CPU GEMM
   libopenmpi-dev openmpi-bin                         # mpirun and the MPI communicator
   strace                                             # tests: fsync before rename (checkpoint_durability_test)
