@@ -134,6 +134,7 @@ qa_prediction_files_not_in_manifest|framework/train/trainer.cc|s/    files.inser
 predict_other_doc_stride|recipes/qa_predict.cc|s/  file.features = options.qa.features;/  file.features = options.qa.features; file.features.doc_stride -= 1;/|//tests/recipes:question_answering_test|xlmr_predict cuts its windows with another --doc_stride than given, so its answers differ from the training run'"'"'s evaluation
 predict_requires_answers|recipes/qa_predict.cc|s/file.answers = data::QaAnswers::kOptional;/file.answers = data::QaAnswers::kRequired;/|//tests/recipes:question_answering_test|xlmr_predict refuses questions without "answers" (data to predict has none)
 qa_scored_without_gold|framework/train/qa_evaluate.cc|s/    if (!example.has_answers) return false;//|//tests/framework/train:qa_evaluate_test|questions without gold answers are scored (as unanswerable under v2), so predict_results.json reports made-up figures
+qa_predict_files_not_run_output|recipes/output_dir_policy.cc|s/  for (const char\* prefix : {"eval_", "predict_"}) {/  for (const char* prefix : {"eval_"}) {/|//tests/recipes:output_dir_policy_test|--overwrite_output_dir refuses to replace a finished question-answering run: its predict_predictions.json counts as a file no run writes
 predict_stale_results_kept|recipes/qa_predict.cc|s/    std::filesystem::remove(directory + "\/" + name, error);/    (void)error;/|//tests/recipes:question_answering_test|a prediction without gold answers leaves an earlier predict_results.json in --output_dir, describing another prediction
 '
 
