@@ -44,8 +44,8 @@ namespace {
 
 // What --help prints before the flags.
 constexpr char kUsage[] =
-    "fine-tunes XLM-RoBERTa for sequence classification, regression or token classification (--task) and "
-    "saves a Hugging Face model directory (docs/CONTRACT.md).\n\n"
+    "fine-tunes XLM-RoBERTa for sequence classification, regression, token classification or question answering "
+    "(--task) and saves a Hugging Face model directory (docs/CONTRACT.md).\n\n"
     "  xlmr_finetune                      the embedded default: a small model on recipes/data/langid, minutes on a CPU\n"
     "  xlmr_finetune --model_dir=DIR --train_file=FILE [--eval_file=FILE] [--test_file=FILE] [flags]\n"
     "  mpirun -np N xlmr_finetune [the same flags]\n\n"

@@ -94,7 +94,7 @@ absl::StatusOr<PredictConfig> ReadPredictFlags() {
   c.output_file = UserPath(absl::GetFlag(FLAGS_output_file));
   c.output_dir = UserPath(absl::GetFlag(FLAGS_output_dir));
   XLMR_RETURN_IF_ERROR(ExpectFlag(!c.model_dir.empty(), "model_dir", "a fine-tuned model directory", c.model_dir));
-  XLMR_RETURN_IF_ERROR(ExpectFlag(!c.input_file.empty(), "input_file", "a .tsv, .csv or .jsonl file", c.input_file));
+  XLMR_RETURN_IF_ERROR(ExpectFlag(!c.input_file.empty(), "input_file", "a data file (.tsv, .csv, .jsonl; question answering .json, .jsonl)", c.input_file));
   XLMR_ASSIGN_OR_RETURN(c.text, ReadTextFlags());
   c.columns.text_column = c.text.text_column;
   c.columns.text_pair_column = c.text.text_pair_column;
