@@ -5,8 +5,9 @@
 # eval_results.json under evaluate's names, and run_qa's prediction files (eval_ for the eval
 # file, predict_ for the test file, before eval_results.json and in the manifest); xlmr_predict
 # on the trained directories (the same files as the training run's final evaluation, byte for
-# byte; predict_results.json; an input without answers); bad inputs of both binaries (exit 2,
-# one line naming the flag, or the file and id; nothing written).
+# byte, also after --load_best_model_at_end; predict_results.json; an input without answers);
+# bad inputs of both binaries (exit 2, one line naming the flag, or the file and id; nothing
+# written).
 # Args: xlmr_finetune, xlmr_predict, the examples (tests/framework/data/testdata/qa_examples.jsonl).
 set -uo pipefail
 absolute() { echo "$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"; }
@@ -125,6 +126,20 @@ grep -q '^xlmr_predict: predict_exact ' predict.txt || fail "no figures line: $(
   fail "xlmr_predict v1 on SQuAD JSON: $(cat predict.txt)"
 expect_answers answers_v1 out_v1 no
 same_figures out_v1/eval_results.json answers_v1/predict_results.json
+
+# --load_best_model_at_end: the final model is the best checkpoint's (here step 2 of 6, by
+# eval_f1), and the eval_ files are that model's evaluation, not the last step's: xlmr_predict
+# with the final directory gives them byte for byte (the last step's answers differ: its eval_f1
+# is lower).
+"$finetune" "${common[@]}" --max_steps=6 --learning_rate=1e-2 --eval_steps=2 --save_steps=2 --load_best_model_at_end \
+  --metric_for_best_model=f1 --train_file="$examples" --eval_file="$examples" --version_2_with_negative \
+  --output_dir=out_best > best.txt 2>&1 || fail "best-model run: $(cat best.txt)"
+grep -q '"model_step":2' out_best/metrics.jsonl ||
+  fail "the best checkpoint is no longer step 2 of 6 (this check needs an earlier one): $(grep '"type":"eval"' out_best/metrics.jsonl)"
+"$predict" --model_dir=out_best --input_file="$examples" --output_dir=answers_best --version_2_with_negative \
+  "${predict_flags[@]}" > predict.txt 2>&1 || fail "xlmr_predict on the best model: $(cat predict.txt)"
+expect_answers answers_best out_best yes
+same_figures out_best/eval_results.json answers_best/predict_results.json
 
 # The examples without "answers" (as data to predict comes): the same answers, nothing scored.
 # Predicted into answers_v2 again: its predict_results.json, now stale, must go.
