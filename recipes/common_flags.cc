@@ -17,14 +17,20 @@ ABSL_FLAG(std::string, model_dir, "", "Hugging Face model directory (config.json
 ABSL_FLAG(std::string, text_column, "text", "column holding the text");
 ABSL_FLAG(std::string, text_pair_column, "", "column holding the second text of a pair (none by default)");
 ABSL_FLAG(std::string, tokens_column, "tokens", "token classification, .jsonl data: the field holding the words");
-ABSL_FLAG(int, max_seq_length, 128, "tokens per example, special tokens included (xlmr_predict: use the "
-          "training value)");
+ABSL_FLAG(int, max_seq_length, 128, "tokens per example, special tokens included; question answering: per "
+          "window, default 384 (xlmr_predict: use the training value)");
 ABSL_FLAG(int64_t, per_device_eval_batch_size, 32, "examples per evaluation (xlmr_predict: prediction) batch "
           "per process");
 ABSL_FLAG(bool, fp16, false, "fp16 autocast: matrix products in fp16 with fp32 accumulation; training keeps "
           "fp32 master weights and scales the loss dynamically (not with --bf16)");
 ABSL_FLAG(bool, bf16, false, "bf16 autocast: matrix products in bf16 with fp32 accumulation; training keeps "
           "fp32 master weights, no loss scaling (not with --fp16)");
+ABSL_FLAG(int, doc_stride, 128, "question answering: tokens shared by consecutive windows of a long context");
+ABSL_FLAG(int, n_best_size, 20, "question answering: start and end candidates per window, and answers kept");
+ABSL_FLAG(int, max_answer_length, 30, "question answering: the longest answer in tokens");
+ABSL_FLAG(bool, version_2_with_negative, false, "question answering: some questions have no answer (SQuAD v2)");
+ABSL_FLAG(double, null_score_diff_threshold, 0.0, "question answering, v2: answer nothing when the null score "
+          "beats the best span's by more than this");
 ABSL_FLAG(std::string, device, "auto", "auto | cpu | cuda (auto: the CPU until the CUDA backend is verified "
           "on a GPU)");
 
@@ -72,6 +78,32 @@ absl::Status CheckMaxSeqLengthFits(int max_seq_length, const models::XlmrConfig&
   return ExpectFlag(max_seq_length <= max_positions, "max_seq_length",
                     absl::StrCat("at most ", max_positions, " (max_position_embeddings of ", config_path, ")"),
                     absl::StrCat(max_seq_length));
+}
+
+absl::StatusOr<QaFlags> ReadQuestionAnsweringFlags(const TextFlags& text, bool max_seq_length_given) {
+  QaFlags qa;
+  const int max_seq_length = max_seq_length_given ? text.max_seq_length : 384;  // run_qa's default
+  XLMR_RETURN_IF_ERROR(ExpectFlag(max_seq_length > 5, "max_seq_length", "more than 5 with question answering",
+                                  absl::StrCat(max_seq_length)));
+  const int stride = absl::GetFlag(FLAGS_doc_stride);
+  XLMR_RETURN_IF_ERROR(ExpectFlag(stride >= 0 && stride < max_seq_length - 5, "doc_stride",
+                                  absl::StrCat("a number in [0, max_seq_length - 5 = ", max_seq_length - 5, ")"),
+                                  absl::StrCat(stride)));
+  qa.features.max_seq_length = max_seq_length;
+  qa.features.doc_stride = stride;
+  const int n_best_size = absl::GetFlag(FLAGS_n_best_size);
+  XLMR_RETURN_IF_ERROR(ExpectFlag(n_best_size > 0, "n_best_size", "a positive number", absl::StrCat(n_best_size)));
+  const int max_answer_length = absl::GetFlag(FLAGS_max_answer_length);
+  XLMR_RETURN_IF_ERROR(ExpectFlag(max_answer_length > 0, "max_answer_length", "a positive number",
+                                  absl::StrCat(max_answer_length)));
+  qa.postprocess.n_best_size = n_best_size;
+  qa.postprocess.max_answer_length = max_answer_length;
+  qa.postprocess.version_2_with_negative = absl::GetFlag(FLAGS_version_2_with_negative);
+  qa.postprocess.null_score_diff_threshold = static_cast<float>(absl::GetFlag(FLAGS_null_score_diff_threshold));
+  XLMR_RETURN_IF_ERROR(ExpectFlag(!text.text_pair_column.has_value(), "text_pair_column",
+                                  "no text pairs with question answering (the data holds question and context)",
+                                  text.text_pair_column.value_or("")));
+  return qa;
 }
 
 absl::StatusOr<int64_t> ReadEvalBatchSizeFlag() {

@@ -8,6 +8,10 @@
 //   --per_device_eval_batch_size       examples per forward pass of evaluation or prediction
 //   --fp16, --bf16                     the autocast dtype, one value from here on (ReadAutocastFlag)
 //   --device                           auto | cpu | cuda
+//   --doc_stride, --n_best_size,       question answering: run_qa's windows and post-processing
+//   --max_answer_length,               (ReadQuestionAnsweringFlags), with --max_seq_length's
+//   --version_2_with_negative,         default of 384 for this task
+//   --null_score_diff_threshold
 //
 // xlmr_finetune's other flags are in finetune_flags.cc, xlmr_predict's in xlmr_predict.cc.
 #ifndef XLMR_RECIPES_COMMON_FLAGS_H_
@@ -21,7 +25,9 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "framework/core/device.h"
+#include "framework/data/qa_features.h"
 #include "framework/tensor/dtype.h"
+#include "framework/train/qa_postprocessing.h"
 #include "models/xlmr/config.h"
 
 namespace xlmr::recipes {
@@ -54,6 +60,21 @@ absl::StatusOr<TextFlags> ReadTextFlags();
 // config.json (at `config_path`, named in the message) is `config`.
 absl::Status CheckMaxSeqLengthFits(int max_seq_length, const models::XlmrConfig& config,
                                    const std::string& config_path);
+
+// Question answering's flags, as run_qa.py takes them.
+struct QaFlags {
+  data::QaFeatureOptions features;          // max_seq_length and --doc_stride (token ids: defaults)
+  train::QaPostprocessOptions postprocess;  // --n_best_size, --max_answer_length,
+                                            // --version_2_with_negative, --null_score_diff_threshold
+};
+
+// The flags above for a question-answering model; `text` is ReadTextFlags' result and
+// `max_seq_length_given` whether --max_seq_length was on the command line (FlagsGiven): when it
+// was not, run_qa's 384 replaces the flag's default. InvalidArgument naming the flag: a
+// max_seq_length not above 5, a doc_stride outside [0, max_seq_length - 5) (a window must leave
+// the context more tokens than that: qa_features.h), an n_best_size or max_answer_length not
+// positive, a --text_pair_column (the data holds question and context).
+absl::StatusOr<QaFlags> ReadQuestionAnsweringFlags(const TextFlags& text, bool max_seq_length_given);
 
 // --per_device_eval_batch_size; InvalidArgument unless positive.
 absl::StatusOr<int64_t> ReadEvalBatchSizeFlag();

@@ -2,10 +2,10 @@
 
 #include "framework/core/fingerprint.h"
 #include "framework/core/status_macros.h"
-#include "framework/data/qa_dataset.h"
 #include "framework/data/tagged_sentence_reader.h"
 #include "framework/data/token_cache.h"
 #include "framework/data/word_labels.h"
+#include "recipes/qa_file.h"
 #include "recipes/tokenize_fn.h"
 
 namespace xlmr::recipes {
@@ -49,47 +49,31 @@ absl::StatusOr<FinetuneData> LoadTokenClassificationData(const FinetuneConfig& c
   return result;
 }
 
-// A question-answering file: its examples, run_qa's windows and those as a data set with span
-// labels. Without --version_2_with_negative every question needs an answer (SQuAD v1.1's
-// scores and run_qa's v1 labels assume one).
-absl::StatusOr<std::pair<data::TokenizedDataset, QaSplit>> ReadQaFile(const std::string& path,
-                                                                      const FinetuneConfig& config,
-                                                                      const models::XlmrTokenizer& tokenizer) {
-  QaSplit split;
-  XLMR_ASSIGN_OR_RETURN(split.examples, data::ReadQaExamples(path));
-  if (!config.qa_postprocess.version_2_with_negative) {
-    for (const data::QaExample& example : split.examples) {
-      if (example.answers.empty()) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            example.where, ": id '", example.id, "': no answer; unanswerable questions need "
-            "--version_2_with_negative"));
-      }
-    }
-  }
-  data::QaFeatureOptions options = config.qa_features;
-  options.bos_id = models::XlmrTokenizer::kBos;
-  options.eos_id = models::XlmrTokenizer::kEos;
-  XLMR_ASSIGN_OR_RETURN(split.windows,
-                        data::PrepareQaFeatures(split.examples, MakeTokenizeWithSpansFn(tokenizer), options));
-  data::TokenizedDataset dataset = data::MakeQaDataset(path, split.examples, split.windows);
-  return std::make_pair(std::move(dataset), std::move(split));
+// A training, evaluation or test file of question answering (qa_file.h): answers required.
+absl::StatusOr<QaFile> ReadQaDataFile(const std::string& path, const FinetuneConfig& config,
+                                      const models::XlmrTokenizer& tokenizer) {
+  QaFileOptions options;
+  options.answers = data::QaAnswers::kRequired;
+  options.version_2_with_negative = config.qa_postprocess.version_2_with_negative;
+  options.features = config.qa_features;
+  return ReadQaFile(path, options, tokenizer);
 }
 
 absl::StatusOr<FinetuneData> LoadQuestionAnsweringData(const FinetuneConfig& config,
                                                        const models::XlmrTokenizer& tokenizer) {
-  XLMR_ASSIGN_OR_RETURN(auto train, ReadQaFile(config.train_file, config, tokenizer));
+  XLMR_ASSIGN_OR_RETURN(QaFile train, ReadQaDataFile(config.train_file, config, tokenizer));
   XLMR_ASSIGN_OR_RETURN(data::LabelMap labels, data::LabelMap::FromId2Label({"LABEL_0", "LABEL_1"}, config.train_file));
-  FinetuneData result{std::move(labels), std::move(train.first), std::nullopt, std::nullopt, std::nullopt,
+  FinetuneData result{std::move(labels), std::move(train.dataset), std::nullopt, std::nullopt, std::nullopt,
                       std::nullopt};
   if (!config.eval_file.empty()) {
-    XLMR_ASSIGN_OR_RETURN(auto eval, ReadQaFile(config.eval_file, config, tokenizer));
-    result.eval = std::move(eval.first);
-    result.qa_eval = std::move(eval.second);
+    XLMR_ASSIGN_OR_RETURN(QaFile eval, ReadQaDataFile(config.eval_file, config, tokenizer));
+    result.eval = std::move(eval.dataset);
+    result.qa_eval = QaSplit{std::move(eval.examples), std::move(eval.windows)};
   }
   if (!config.test_file.empty()) {
-    XLMR_ASSIGN_OR_RETURN(auto test, ReadQaFile(config.test_file, config, tokenizer));
-    result.test = std::move(test.first);
-    result.qa_test = std::move(test.second);
+    XLMR_ASSIGN_OR_RETURN(QaFile test, ReadQaDataFile(config.test_file, config, tokenizer));
+    result.test = std::move(test.dataset);
+    result.qa_test = QaSplit{std::move(test.examples), std::move(test.windows)};
   }
   return result;
 }

@@ -21,7 +21,9 @@
 #include "recipes/runfiles.h"
 
 // xlmr_finetune's own flags; those it shares with xlmr_predict (--model_dir, the text columns,
-// --max_seq_length, --per_device_eval_batch_size, --fp16, --bf16, --device) are common_flags.cc's.
+// --max_seq_length, --per_device_eval_batch_size, --fp16, --bf16, --device, question answering's
+// --doc_stride, --n_best_size, --max_answer_length, --version_2_with_negative,
+// --null_score_diff_threshold) are common_flags.cc's.
 // Model and data.
 ABSL_FLAG(std::string, train_file, "", "training data (.tsv, .csv, .jsonl); default: embedded data set");
 ABSL_FLAG(std::string, eval_file, "", "evaluation data; default: embedded dev split (with the embedded "
@@ -29,12 +31,6 @@ ABSL_FLAG(std::string, eval_file, "", "evaluation data; default: embedded dev sp
 ABSL_FLAG(std::string, test_file, "", "test data evaluated at the end; default: embedded test split "
           "(with the embedded training data) or none");
 ABSL_FLAG(std::string, label_column, "label", "column holding the label (a string; a number for regression)");
-ABSL_FLAG(int, doc_stride, 128, "question answering: tokens shared by consecutive windows of a long context");
-ABSL_FLAG(int, n_best_size, 20, "question answering: start and end candidates per window, and answers kept");
-ABSL_FLAG(int, max_answer_length, 30, "question answering: the longest answer in tokens");
-ABSL_FLAG(bool, version_2_with_negative, false, "question answering: some questions have no answer (SQuAD v2)");
-ABSL_FLAG(double, null_score_diff_threshold, 0.0, "question answering, v2: answer nothing when the null score "
-          "beats the best span's by more than this");
 ABSL_FLAG(std::string, task, "", "sequence_classification | regression | token_classification | question_answering; default: "
           "what --model_dir's config.json says (architectures, problem_type), else sequence_classification");
 ABSL_FLAG(std::string, tags_column, "ner_tags", "token classification, .jsonl data: the field holding the tags");
@@ -181,27 +177,14 @@ absl::Status ReadLabelSmoothingFlag(FinetuneConfig& c) {
   return absl::OkStatus();
 }
 
-// --task=question_answering's flags, once --max_seq_length is known: run_qa's defaults, and a
-// window must leave the context more than doc_stride tokens (qa_features.h).
-absl::Status ReadQuestionAnsweringFlags(const std::set<std::string>& given, FinetuneConfig& c) {
-  if (given.count("max_seq_length") == 0) c.max_seq_length = 384;
-  XLMR_RETURN_IF_ERROR(ExpectFlag(c.max_seq_length > 5, "max_seq_length",
-                                  "more than 5 with --task=question_answering", absl::StrCat(c.max_seq_length)));
-  const int stride = absl::GetFlag(FLAGS_doc_stride);
-  XLMR_RETURN_IF_ERROR(ExpectFlag(stride >= 0 && stride < c.max_seq_length - 5, "doc_stride",
-                                  absl::StrCat("a number in [0, max_seq_length - 5 = ", c.max_seq_length - 5, ")"),
-                                  absl::StrCat(stride)));
-  c.qa_features.max_seq_length = c.max_seq_length;
-  c.qa_features.doc_stride = stride;
-  XLMR_RETURN_IF_ERROR(ExpectPositive(FLAGS_n_best_size, "n_best_size"));
-  XLMR_RETURN_IF_ERROR(ExpectPositive(FLAGS_max_answer_length, "max_answer_length"));
-  c.qa_postprocess.n_best_size = absl::GetFlag(FLAGS_n_best_size);
-  c.qa_postprocess.max_answer_length = absl::GetFlag(FLAGS_max_answer_length);
-  c.qa_postprocess.version_2_with_negative = absl::GetFlag(FLAGS_version_2_with_negative);
-  c.qa_postprocess.null_score_diff_threshold = static_cast<float>(absl::GetFlag(FLAGS_null_score_diff_threshold));
-  return ExpectFlag(!c.columns.text_pair_column.has_value(), "text_pair_column",
-                    "no text pairs with --task=question_answering (the data holds question and context)",
-                    c.columns.text_pair_column.value_or(""));
+// --task=question_answering's flags (common_flags.h), once --max_seq_length is known.
+absl::Status ApplyQuestionAnsweringFlags(const std::set<std::string>& given, const TextFlags& text,
+                                         FinetuneConfig& c) {
+  XLMR_ASSIGN_OR_RETURN(const QaFlags qa, ReadQuestionAnsweringFlags(text, given.count("max_seq_length") > 0));
+  c.max_seq_length = qa.features.max_seq_length;
+  c.qa_features = qa.features;
+  c.qa_postprocess = qa.postprocess;
+  return absl::OkStatus();
 }
 
 absl::Status ReadDataFlags(const std::set<std::string>& given, FinetuneConfig& c) {
@@ -245,7 +228,7 @@ absl::Status ReadDataFlags(const std::set<std::string>& given, FinetuneConfig& c
     c.dropout = value;
   }
   XLMR_RETURN_IF_ERROR(ReadLabelSmoothingFlag(c));
-  if (question_answering) XLMR_RETURN_IF_ERROR(ReadQuestionAnsweringFlags(given, c));
+  if (question_answering) XLMR_RETURN_IF_ERROR(ApplyQuestionAnsweringFlags(given, text, c));
   c.cache_dir = absl::GetFlag(FLAGS_cache_dir).empty() ? DefaultCacheDir() : UserPath(absl::GetFlag(FLAGS_cache_dir));
   return absl::OkStatus();
 }

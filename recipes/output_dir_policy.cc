@@ -159,6 +159,14 @@ bool IsRunOutput(const std::string& entry_name) {
                            io::kManifestFileName}) {
     if (entry_name == file) return true;
   }
+  // Question answering's prediction files (the final evaluations'), and the temporary name a
+  // kill can leave while one is written (io::WriteFileDurably).
+  for (const char* prefix : {"eval_", "predict_"}) {
+    for (const char* file : {"predictions.json", "nbest_predictions.json", "null_odds.json"}) {
+      const std::string name = absl::StrCat(prefix, file);
+      if (entry_name == name || entry_name == name + ".tmp") return true;
+    }
+  }
   absl::string_view rest = entry_name;
   if (!absl::ConsumePrefix(&rest, "checkpoint-")) return false;
   const std::vector<absl::string_view> parts = absl::StrSplit(rest, absl::MaxSplits(".tmp-", 1));

@@ -89,7 +89,9 @@ OutputDirStart DescribeStart(const OutputDirPlan& plan, const std::string& outpu
 
 // The entries a run of xlmr_finetune writes into its output directory: the final model
 // (config.json, model.safetensors, sentencepiece.bpe.model), metrics.jsonl,
-// eval_results.json, manifest.json, checkpoint-<step> and checkpoint-<step>.tmp-<pid>.
+// eval_results.json, manifest.json, checkpoint-<step> and checkpoint-<step>.tmp-<pid>, and
+// question answering's eval_ / predict_ predictions.json, nbest_predictions.json,
+// null_odds.json (and their .tmp while written).
 bool IsRunOutput(const std::string& entry_name);
 
 }  // namespace xlmr::recipes

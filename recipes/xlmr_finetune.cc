@@ -1,5 +1,5 @@
-// xlmr_finetune: fine-tunes XLM-RoBERTa for sequence classification, regression or token
-// classification (--task; docs/CONTRACT.md).
+// xlmr_finetune: fine-tunes XLM-RoBERTa for sequence classification, regression, token
+// classification or extractive question answering (--task; docs/CONTRACT.md).
 //
 //   bazel run //recipes:xlmr_finetune                      # the embedded default, a few minutes on CPU
 //   bazel run //recipes:xlmr_finetune -- --model_dir=xlm-roberta-base --train_file=train.tsv ...
@@ -23,6 +23,7 @@
 #include "framework/distributed/create_communicator.h"
 #include "framework/distributed/rank_agreement.h"
 #include "framework/train/qa_evaluate.h"
+#include "framework/train/qa_prediction_files.h"
 #include "framework/train/stop_signal.h"
 #include "models/xlmr/hf_checkpoint.h"
 #include "models/xlmr/init.h"
@@ -43,8 +44,8 @@ namespace {
 
 // What --help prints before the flags.
 constexpr char kUsage[] =
-    "fine-tunes XLM-RoBERTa for sequence classification, regression or token classification (--task) and "
-    "saves a Hugging Face model directory (docs/CONTRACT.md).\n\n"
+    "fine-tunes XLM-RoBERTa for sequence classification, regression, token classification or question answering "
+    "(--task) and saves a Hugging Face model directory (docs/CONTRACT.md).\n\n"
     "  xlmr_finetune                      the embedded default: a small model on recipes/data/langid, minutes on a CPU\n"
     "  xlmr_finetune --model_dir=DIR --train_file=FILE [--eval_file=FILE] [--test_file=FILE] [flags]\n"
     "  mpirun -np N xlmr_finetune [the same flags]\n\n"
@@ -226,8 +227,13 @@ absl::Status LoadWeights(models::XlmrTaskModel& model, const PreparedRun& run, c
   return absl::OkStatus();
 }
 
+// run_qa's prefix of a split's prediction files: its evaluation writes eval_predictions.json,
+// its prediction of the test data predict_predictions.json (and nbest_, null_odds likewise).
+std::string QaPredictionFilePrefix(const std::string& split) { return split == "test" ? "predict_" : "eval_"; }
+
 // Question answering: each evaluation post-processes the windows' logits into answers and
-// scores them (train::EvaluateQa); other tasks: the Trainer's own evaluation.
+// scores them (train::EvaluateQa), and keeps the answers for run_qa's prediction files, which
+// the Trainer writes for the final evaluations only; other tasks: the Trainer's own evaluation.
 train::EvaluateFn QuestionAnsweringEvaluation(PreparedRun& run) {
   if (run.config.task != models::XlmrTask::kQuestionAnswering) return nullptr;
   return [&run](const data::TokenizedDataset& windows, const std::string& split) {
@@ -235,9 +241,13 @@ train::EvaluateFn QuestionAnsweringEvaluation(PreparedRun& run) {
     const train::TrainerOptions& t = run.config.trainer;
     const train::EvalSettings settings{t.per_device_eval_batch_size, t.autocast, t.pad_id, t.device,
                                        train::Objective::kSpanStartEnd, 0.0};
-    return train::EvaluateQa(*run.model, {&qa.examples, &qa.windows, &windows}, *run.comm, settings,
-                             run.config.qa_postprocess)
-        .result;
+    train::QaEvalResult evaluated = train::EvaluateQa(*run.model, {&qa.examples, &qa.windows, &windows}, *run.comm,
+                                                      settings, run.config.qa_postprocess);
+    auto predictions = std::make_shared<const std::vector<train::QaPrediction>>(std::move(evaluated.predictions));
+    evaluated.result.write_files = [predictions, prefix = QaPredictionFilePrefix(split)](const std::string& dir) {
+      return train::WriteQaPredictionFiles(dir, prefix, *predictions);
+    };
+    return evaluated.result;
   };
 }
 

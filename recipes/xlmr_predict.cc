@@ -1,28 +1,37 @@
-// xlmr_predict: predicts every row of a data file (every sentence, for token classification)
-// with a fine-tuned XLM-RoBERTa model directory, whose config.json says the task
-// (docs/CONTRACT.md).
+// xlmr_predict: predicts every row of a data file (every sentence, for token classification;
+// every question, for question answering) with a fine-tuned XLM-RoBERTa model directory, whose
+// config.json says the task (docs/CONTRACT.md).
 //
 //   bazel run //recipes:xlmr_predict -- --model_dir=xlmr_finetune_out --input_file=test.tsv
 //       --output_file=predictions.jsonl   (one command line)
+//   bazel run //recipes:xlmr_predict -- --model_dir=qa_out --input_file=dev.json --output_dir=answers
 //
-// Output: one JSON line per input row (predict_writer.h). The input's labels (tags), when it
-// has them, are ignored. Token classification reads .conll/.txt/.jsonl sentences
-// (framework/data/tagged_sentence_reader.h); the other tasks .tsv/.csv/.jsonl rows. The text is tokenized exactly as xlmr_finetune does (same tokenizer
-// function, same --max_seq_length rule), and the forward pass is the evaluation's.
+// Output: one JSON line per input row (predict_writer.h); question answering: run_qa's files
+// in --output_dir (qa_predict.h), which that task takes instead of --output_file. The input's
+// labels (tags), when it has them, are ignored; question answering scores its answers against
+// them when every question has some. Token classification reads .conll/.txt/.jsonl sentences
+// (framework/data/tagged_sentence_reader.h); question answering SQuAD .json or .jsonl
+// (recipes/qa_file.h); the other tasks .tsv/.csv/.jsonl rows. The text is tokenized exactly as
+// xlmr_finetune does (same tokenizer function, same --max_seq_length rule, question answering's
+// same windows), and the forward pass is the evaluation's.
 //
-// Exit status: 0 done; 2 a flag or file was invalid (one line says which; no output file is
-// written); 1 the output could not be written after the predictions were computed.
+// Exit status: 0 done; 2 a flag or file was invalid (one line says which; no output file or
+// directory is written); 1 the output could not be written after the predictions were computed.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "framework/core/status_macros.h"
 #include "framework/data/record_reader.h"
 #include "framework/data/tagged_sentence_reader.h"
@@ -32,26 +41,35 @@
 #include "recipes/command_line.h"
 #include "recipes/common_flags.h"
 #include "recipes/device_choice.h"
+#include "recipes/embedded_default.h"
 #include "recipes/predict_writer.h"
 #include "recipes/program_usage.h"
+#include "recipes/qa_predict.h"
 #include "recipes/runfiles.h"
 #include "recipes/tokenize_fn.h"
 
 
 // xlmr_predict's own flags; those it shares with xlmr_finetune (--model_dir, the text columns,
-// --max_seq_length, --per_device_eval_batch_size, --fp16, --bf16, --device) are common_flags.cc's.
+// --max_seq_length, --per_device_eval_batch_size, --fp16, --bf16, --device, question answering's
+// --doc_stride, --n_best_size, --max_answer_length, --version_2_with_negative,
+// --null_score_diff_threshold) are common_flags.cc's.
 ABSL_FLAG(std::string, input_file, "", "rows to predict (.tsv, .csv, .jsonl; token classification: .conll, "
-          ".txt, .jsonl sentences); labels are ignored");
+          ".txt, .jsonl sentences; question answering: SQuAD .json or .jsonl, answers optional)");
 ABSL_FLAG(std::string, output_file, "", "JSON lines: index, label, logits, probabilities (regression: "
-          "prediction; token classification: words, labels)");
+          "prediction; token classification: words, labels); not for question answering (--output_dir)");
+ABSL_FLAG(std::string, output_dir, "", "question answering only (instead of --output_file): the directory, "
+          "made if missing, for predictions.json, nbest_predictions.json, null_odds.json (v2) and "
+          "predict_results.json (when every question has answers to score against)");
 
 namespace {
 
 // What --help prints before the flags.
 constexpr char kUsage[] =
-    "predicts every row (token classification: every sentence) of a data file with a fine-tuned XLM-RoBERTa "
-    "model directory, whose config.json says the task; one JSON line per row (docs/CONTRACT.md).\n\n"
-    "  xlmr_predict --model_dir=DIR --input_file=FILE --output_file=FILE [flags]\n\n"
+    "predicts every row (token classification: every sentence; question answering: every question) of a data "
+    "file with a fine-tuned XLM-RoBERTa model directory, whose config.json says the task; one JSON line per row, "
+    "or run_qa's prediction files for question answering (docs/CONTRACT.md).\n\n"
+    "  xlmr_predict --model_dir=DIR --input_file=FILE --output_file=FILE [flags]\n"
+    "  xlmr_predict --model_dir=QA_DIR --input_file=FILE.json --output_dir=DIR [flags]\n\n"
     "Exit status: 0 done; 2 a flag or file was invalid (no output file); 1 the output could not be written.";
 
 }  // namespace
@@ -60,26 +78,28 @@ namespace xlmr::recipes {
 namespace {
 
 struct PredictConfig {
-  std::string model_dir, input_file, output_file;  // resolved paths
+  std::string model_dir, input_file, output_file, output_dir;  // resolved paths
   data::ColumnSpec columns;
   data::WordTagColumns tagged_columns;
+  TextFlags text;
   int max_seq_length = 128;
   train::EvalSettings eval;
 };
 
+// The flags of every task; the output flags are checked once the task is known (CheckOutputFlags).
 absl::StatusOr<PredictConfig> ReadPredictFlags() {
   PredictConfig c;
   c.model_dir = ModelDirFlag();
   c.input_file = UserPath(absl::GetFlag(FLAGS_input_file));
   c.output_file = UserPath(absl::GetFlag(FLAGS_output_file));
+  c.output_dir = UserPath(absl::GetFlag(FLAGS_output_dir));
   XLMR_RETURN_IF_ERROR(ExpectFlag(!c.model_dir.empty(), "model_dir", "a fine-tuned model directory", c.model_dir));
-  XLMR_RETURN_IF_ERROR(ExpectFlag(!c.input_file.empty(), "input_file", "a .tsv, .csv or .jsonl file", c.input_file));
-  XLMR_RETURN_IF_ERROR(ExpectFlag(!c.output_file.empty(), "output_file", "a file to write", c.output_file));
-  XLMR_ASSIGN_OR_RETURN(const TextFlags text, ReadTextFlags());
-  c.columns.text_column = text.text_column;
-  c.columns.text_pair_column = text.text_pair_column;
-  c.tagged_columns.tokens_column = text.tokens_column;
-  c.max_seq_length = text.max_seq_length;
+  XLMR_RETURN_IF_ERROR(ExpectFlag(!c.input_file.empty(), "input_file", "a data file (.tsv, .csv, .jsonl; question answering .json, .jsonl)", c.input_file));
+  XLMR_ASSIGN_OR_RETURN(c.text, ReadTextFlags());
+  c.columns.text_column = c.text.text_column;
+  c.columns.text_pair_column = c.text.text_pair_column;
+  c.tagged_columns.tokens_column = c.text.tokens_column;
+  c.max_seq_length = c.text.max_seq_length;
   XLMR_ASSIGN_OR_RETURN(c.eval.batch_size, ReadEvalBatchSizeFlag());
   XLMR_ASSIGN_OR_RETURN(c.eval.autocast, ReadAutocastFlag());
   XLMR_ASSIGN_OR_RETURN(const DeviceChoice device, ReadDeviceFlag());
@@ -87,27 +107,49 @@ absl::StatusOr<PredictConfig> ReadPredictFlags() {
   return c;
 }
 
-// The directory's model with its trained head and its own labels; a directory without a
-// head (e.g. the hub's backbone-only xlm-roberta-base) cannot classify anything.
-absl::StatusOr<std::unique_ptr<models::XlmrTaskModel>> LoadClassifier(const PredictConfig& c) {
+// --model_dir's config.json, read before its weights: the task it names decides which flags apply.
+absl::StatusOr<models::XlmrConfig> ReadModelConfig(const PredictConfig& c) {
   XLMR_RETURN_IF_ERROR(CheckModelDir(c.model_dir));
-  // Refused before its weights are read (issue 30: the binaries do not answer questions yet).
-  XLMR_ASSIGN_OR_RETURN(const models::XlmrConfig config,
-                        models::LoadXlmrConfig(c.model_dir + "/config.json"));
-  if (config.task == models::XlmrTask::kQuestionAnswering) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--model_dir=", c.model_dir, ": XLMRobertaForQuestionAnswering; xlmr_predict does not "
-        "answer questions yet"));
+  return models::LoadXlmrConfig(c.model_dir + "/config.json");
+}
+
+// Question answering writes run_qa's files into a directory (--output_dir), the other tasks one
+// file (--output_file); each refuses the other's flag rather than ignore it.
+absl::Status CheckOutputFlags(const PredictConfig& c, models::XlmrTask task) {
+  if (task != models::XlmrTask::kQuestionAnswering) {
+    XLMR_RETURN_IF_ERROR(ExpectFlag(c.output_dir.empty(), "output_dir",
+                                    absl::StrCat("none with a ", models::XlmrTaskName(task), " model (only question "
+                                                 "answering writes a directory; use --output_file)"),
+                                    c.output_dir));
+    return ExpectFlag(!c.output_file.empty(), "output_file", "a file to write", c.output_file);
   }
+  XLMR_RETURN_IF_ERROR(ExpectFlag(c.output_file.empty(), "output_file",
+                                  "none with a question-answering model (it writes run_qa's prediction files "
+                                  "into --output_dir)", c.output_file));
+  XLMR_RETURN_IF_ERROR(ExpectFlag(!c.output_dir.empty(), "output_dir",
+                                  "a directory for the prediction files of a question-answering model", c.output_dir));
+  std::error_code error;
+  const bool usable = !std::filesystem::exists(c.output_dir, error) || std::filesystem::is_directory(c.output_dir, error);
+  return ExpectFlag(usable, "output_dir", "a directory (or a path where one can be made)", c.output_dir);
+}
+
+// The directory's model with its trained head and its own labels; a directory without a
+// head (e.g. the hub's backbone-only xlm-roberta-base) cannot predict anything.
+absl::StatusOr<std::unique_ptr<models::XlmrTaskModel>> LoadTrainedModel(const PredictConfig& c) {
   models::LoadOptions options;  // labels unset: keep the directory's id2label
   options.device = c.eval.device;
   XLMR_ASSIGN_OR_RETURN(models::LoadedModel loaded, models::LoadPretrained(c.model_dir, options));
   if (loaded.fresh_head) {
-    return absl::FailedPreconditionError(absl::StrCat("--model_dir=", c.model_dir, ": has no classification head; "
+    return absl::FailedPreconditionError(absl::StrCat("--model_dir=", c.model_dir, ": has no trained task head; "
                                                       "fine-tune it first (xlmr_finetune --model_dir=...)"));
   }
-
+  // fp16/bf16 matrix products read the weights' half working copy, as during training.
+  if (c.eval.autocast != DType::kF32) loaded.model->parameters().EnableHalfCopy(c.eval.autocast);
   return std::move(loaded.model);
+}
+
+absl::StatusOr<models::XlmrTokenizer> LoadTokenizer(const PredictConfig& c, const models::XlmrConfig& model_config) {
+  return models::XlmrTokenizer::Load(c.model_dir + "/" + kTokenizerFileName, model_config.vocab_size);
 }
 
 // Reads and tokenizes --input_file with the model directory's tokenizer; token classification
@@ -115,8 +157,7 @@ absl::StatusOr<std::unique_ptr<models::XlmrTaskModel>> LoadClassifier(const Pred
 absl::StatusOr<data::TokenizedDataset> ReadInputs(const PredictConfig& c, const models::XlmrConfig& model_config,
                                                   std::vector<data::TaggedSentence>* sentences) {
   XLMR_RETURN_IF_ERROR(CheckMaxSeqLengthFits(c.max_seq_length, model_config, c.model_dir + "/config.json"));
-  XLMR_ASSIGN_OR_RETURN(const models::XlmrTokenizer tokenizer,
-                        models::XlmrTokenizer::Load(c.model_dir + "/" + kTokenizerFileName, model_config.vocab_size));
+  XLMR_ASSIGN_OR_RETURN(const models::XlmrTokenizer tokenizer, LoadTokenizer(c, model_config));
   if (model_config.task == models::XlmrTask::kTokenClassification) {
     XLMR_ASSIGN_OR_RETURN(*sentences, data::ReadTaggedSentences(c.input_file, c.tagged_columns, /*require_tags=*/false));
     return data::TokenizedDataset::FromColumns(
@@ -128,7 +169,8 @@ absl::StatusOr<data::TokenizedDataset> ReadInputs(const PredictConfig& c, const 
       c.input_file, data::TokenizeRecords(records, c.max_seq_length, MakeTokenizeFn(tokenizer, c.max_seq_length)));
 }
 
-// Everything built before predicting starts; building it is where user input is validated.
+// Everything a row-per-line prediction builds before predicting; building it is where user
+// input is validated.
 struct PreparedPrediction {
   PredictConfig config;
   std::unique_ptr<models::XlmrTaskModel> model;
@@ -137,12 +179,10 @@ struct PreparedPrediction {
   std::optional<PredictionWriter> writer;
 };
 
-absl::StatusOr<PreparedPrediction> Prepare() {
+absl::StatusOr<PreparedPrediction> PrepareRows(PredictConfig config) {
   PreparedPrediction run;
-  XLMR_ASSIGN_OR_RETURN(run.config, ReadPredictFlags());
-  XLMR_ASSIGN_OR_RETURN(run.model, LoadClassifier(run.config));
-  // fp16/bf16 matrix products read the weights' half working copy, as during training.
-  if (run.config.eval.autocast != DType::kF32) run.model->parameters().EnableHalfCopy(run.config.eval.autocast);
+  run.config = std::move(config);
+  XLMR_ASSIGN_OR_RETURN(run.model, LoadTrainedModel(run.config));
   const models::XlmrConfig& model_config = run.model->config();
   run.config.eval.pad_id = static_cast<int32_t>(model_config.pad_token_id);
   run.config.eval.objective = models::ObjectiveOf(model_config.task);
@@ -168,23 +208,72 @@ absl::Status PredictAll(PreparedPrediction& run) {
   return run.writer->Commit();
 }
 
-int Main() {
-  absl::StatusOr<PreparedPrediction> prepared = Prepare();
-  if (!prepared.ok()) {
-    std::fprintf(stderr, "xlmr_predict: %s\n", std::string(prepared.status().message()).c_str());
-    return 2;
-  }
+int Fail(int status, const absl::Status& error) {
+  std::fprintf(stderr, "xlmr_predict: %s\n", std::string(error.message()).c_str());
+  return status;
+}
+
+// Sequence classification, regression, token classification: one JSON line per row.
+int PredictRows(PredictConfig config) {
+  absl::StatusOr<PreparedPrediction> prepared = PrepareRows(std::move(config));
+  if (!prepared.ok()) return Fail(2, prepared.status());
   const auto start = std::chrono::steady_clock::now();
   const absl::Status status = PredictAll(*prepared);
-  if (!status.ok()) {
-    std::fprintf(stderr, "xlmr_predict: %s\n", std::string(status.message()).c_str());
-    return 1;
-  }
+  if (!status.ok()) return Fail(1, status);
   const std::chrono::duration<double> seconds = std::chrono::steady_clock::now() - start;
   std::fprintf(stderr, "xlmr_predict: wrote %lld predictions to %s in %.1f s\n",
                static_cast<long long>(prepared->writer->lines_written()), prepared->config.output_file.c_str(),
                seconds.count());
   return 0;
+}
+
+// Question answering: run_qa's prediction files in --output_dir (qa_predict.h).
+int AnswerQuestionsInFile(const PredictConfig& c, const models::XlmrConfig& model_config,
+                          const std::set<std::string>& given) {
+  QaPredictOptions options;
+  options.input_file = c.input_file;
+  options.output_dir = c.output_dir;
+  options.eval = c.eval;
+  options.eval.pad_id = static_cast<int32_t>(model_config.pad_token_id);
+  absl::StatusOr<QaFlags> qa = ReadQuestionAnsweringFlags(c.text, given.count("max_seq_length") > 0);
+  if (!qa.ok()) return Fail(2, qa.status());
+  options.qa = *std::move(qa);
+  const absl::Status fits =
+      CheckMaxSeqLengthFits(options.qa.features.max_seq_length, model_config, c.model_dir + "/config.json");
+  if (!fits.ok()) return Fail(2, fits);
+  absl::StatusOr<std::unique_ptr<models::XlmrTaskModel>> model = LoadTrainedModel(c);
+  if (!model.ok()) return Fail(2, model.status());
+  absl::StatusOr<models::XlmrTokenizer> tokenizer = LoadTokenizer(c, model_config);
+  if (!tokenizer.ok()) return Fail(2, tokenizer.status());
+  absl::StatusOr<QaFile> input = ReadQaInput(options, *tokenizer);
+  if (!input.ok()) return Fail(2, input.status());
+
+  const auto start = std::chrono::steady_clock::now();
+  const absl::StatusOr<QaPredictSummary> summary = AnswerQuestions(**model, *input, options);
+  if (!summary.ok()) return Fail(1, summary.status());
+  const std::chrono::duration<double> seconds = std::chrono::steady_clock::now() - start;
+  std::fprintf(stderr, "xlmr_predict: answered %lld questions (%zu windows) in %.1f s; wrote %s to %s\n",
+               static_cast<long long>(summary->questions), input->windows.size(), seconds.count(),
+               absl::StrJoin(summary->files, ", ").c_str(), c.output_dir.c_str());
+  if (!summary->figures.empty()) {
+    std::string figures;
+    for (const auto& [name, value] : summary->figures) absl::StrAppendFormat(&figures, "%s%s %.4f", figures.empty() ? "" : ", ", name, value);
+    std::fprintf(stderr, "xlmr_predict: %s\n", figures.c_str());
+  }
+  return 0;
+}
+
+int Main(const std::set<std::string>& given) {
+  absl::StatusOr<PredictConfig> config = ReadPredictFlags();
+  if (!config.ok()) return Fail(2, config.status());
+  const absl::StatusOr<models::XlmrConfig> model_config = ReadModelConfig(*config);
+  if (!model_config.ok()) return Fail(2, model_config.status());
+  const absl::Status outputs = CheckOutputFlags(*config, model_config->task);
+  if (!outputs.ok()) return Fail(2, outputs);
+  if (model_config->task == models::XlmrTask::kQuestionAnswering) {
+    return AnswerQuestionsInFile(*config, *model_config, given);
+  }
+  return PredictRows(*std::move(config));
 }
 
 }  // namespace
@@ -194,9 +283,11 @@ int main(int argc, char** argv) {
   xlmr::recipes::ConfigureUsage(argv[0], kUsage);
   // A bad flag: one line and exit status 2 (Abseil would print several and exit 1); --help and
   // --version: Abseil's text and exit status 0. Flagfiles and --fromenv are expanded and checked.
-  if (const std::optional<int> status = xlmr::recipes::ParseCommandLineOrStop(argc, argv, "xlmr_predict", nullptr)) {
+  std::vector<std::string> arguments;
+  if (const std::optional<int> status = xlmr::recipes::ParseCommandLineOrStop(argc, argv, "xlmr_predict", &arguments)) {
     return *status;
   }
   xlmr::recipes::SetProgramPath(argv[0]);
-  return xlmr::recipes::Main();
+  // Which flags were given decides question answering's --max_seq_length default (384).
+  return xlmr::recipes::Main(xlmr::recipes::FlagsGiven(arguments));
 }

@@ -76,7 +76,7 @@ absl::Status FinishExample(QaExample* example, std::unordered_set<std::string>* 
   return absl::OkStatus();
 }
 
-absl::StatusOr<QaExample> ParseLine(const json& row, const std::string& where) {
+absl::StatusOr<QaExample> ParseLine(const json& row, const std::string& where, QaAnswers rule) {
   if (!row.is_object()) return Error(where, "expected a JSON object");
   QaExample example;
   example.where = where;
@@ -84,6 +84,10 @@ absl::StatusOr<QaExample> ParseLine(const json& row, const std::string& where) {
   const std::string named = absl::StrCat(where, ": id '", example.id, "'");
   XLMR_ASSIGN_OR_RETURN(example.question, StringField(row, "question", named));
   XLMR_ASSIGN_OR_RETURN(example.context, StringField(row, "context", named));
+  if (rule == QaAnswers::kOptional && !row.contains("answers")) {
+    example.has_answers = false;
+    return example;
+  }
   XLMR_ASSIGN_OR_RETURN(const json* answers,
                         Field(row, "answers", json::value_t::object, "an object", named));
   XLMR_ASSIGN_OR_RETURN(const json* texts,
@@ -103,7 +107,7 @@ absl::StatusOr<QaExample> ParseLine(const json& row, const std::string& where) {
 }
 
 absl::StatusOr<std::vector<QaExample>> ReadJsonLines(const std::string& path,
-                                                     absl::string_view content) {
+                                                     absl::string_view content, QaAnswers rule) {
   std::vector<QaExample> examples;
   std::unordered_set<std::string> ids;
   int64_t line_number = 0;
@@ -116,7 +120,7 @@ absl::StatusOr<std::vector<QaExample>> ReadJsonLines(const std::string& path,
       return internal::LineError(path, line_number, "not a valid JSON line");
     }
     XLMR_ASSIGN_OR_RETURN(QaExample example,
-                          ParseLine(row, absl::StrCat(path, ":", line_number)));
+                          ParseLine(row, absl::StrCat(path, ":", line_number), rule));
     example.line = line_number;
     XLMR_RETURN_IF_ERROR(FinishExample(&example, &ids));
     examples.push_back(std::move(example));
@@ -125,7 +129,7 @@ absl::StatusOr<std::vector<QaExample>> ReadJsonLines(const std::string& path,
 }
 
 absl::StatusOr<std::vector<QaExample>> ReadSquad(const std::string& path,
-                                                 absl::string_view content) {
+                                                 absl::string_view content, QaAnswers rule) {
   const json root = json::parse(content.begin(), content.end(), nullptr, false);
   if (root.is_discarded()) return Error(path, "not valid JSON");
   if (!root.is_object()) return Error(path, "expected a SQuAD object with \"data\"");
@@ -156,8 +160,13 @@ absl::StatusOr<std::vector<QaExample>> ReadSquad(const std::string& path,
         const std::string named = absl::StrCat(path, ": id '", example.id, "'");
         XLMR_ASSIGN_OR_RETURN(example.question, StringField(qa, "question", named));
         example.context = context;
-        XLMR_ASSIGN_OR_RETURN(const json* answers,
-                              Field(qa, "answers", json::value_t::array, "a list", named));
+        const bool given = rule == QaAnswers::kRequired || qa.contains("answers");
+        example.has_answers = given;
+        static const json kNoAnswers = json::array();
+        const json* answers = &kNoAnswers;
+        if (given) {
+          XLMR_ASSIGN_OR_RETURN(answers, Field(qa, "answers", json::value_t::array, "a list", named));
+        }
         for (const json& answer : *answers) {
           if (!answer.is_object()) return Error(named, "answers must hold objects");
           XLMR_ASSIGN_OR_RETURN(std::string text, StringField(answer, "text", named));
@@ -176,15 +185,15 @@ absl::StatusOr<std::vector<QaExample>> ReadSquad(const std::string& path,
 
 }  // namespace
 
-absl::StatusOr<std::vector<QaExample>> ReadQaExamples(const std::string& path) {
+absl::StatusOr<std::vector<QaExample>> ReadQaExamples(const std::string& path, QaAnswers answers) {
   XLMR_ASSIGN_OR_RETURN(std::string bytes, internal::ReadWholeFile(path));
   const absl::string_view content = internal::SkipByteOrderMark(bytes);
   const std::string extension = internal::LowerExtension(path);
   absl::StatusOr<std::vector<QaExample>> examples;
   if (extension == ".json") {
-    examples = ReadSquad(path, content);
+    examples = ReadSquad(path, content, answers);
   } else if (extension == ".jsonl") {
-    examples = ReadJsonLines(path, content);
+    examples = ReadJsonLines(path, content, answers);
   } else {
     return Error(path, "question answering reads .json (SQuAD) or .jsonl (one example a line)");
   }

@@ -12,6 +12,10 @@
 // answer_start counts characters (code points) of the context, as Python does. Every answer is
 // checked: its answer_start must point at its text in the context (exactly, byte for byte).
 //
+// "answers" is required in training and evaluation files (QaAnswers::kRequired). Files to predict
+// (xlmr_predict) may leave it out (kOptional): the example then has no gold answers
+// (has_answers false) and can be answered but not scored.
+//
 // Errors (InvalidArgument, one line): "<file>:<line>: id '<id>': <what>" for JSON lines and
 // "<file>: id '<id>': <what>" (or the JSON path where the id is not known yet) for SQuAD JSON:
 // a missing or mistyped field, an answer_start outside the context or not pointing at its text,
@@ -37,13 +41,22 @@ struct QaExample {
   std::string id;
   std::string question;
   std::string context;
-  std::vector<QaAnswer> answers;  // empty: unanswerable (SQuAD v2)
+  std::vector<QaAnswer> answers;  // empty: unanswerable (SQuAD v2), or none given
+  bool has_answers = true;        // the file gave "answers" (only kOptional leaves it false)
   std::string where;              // "<file>:<line>" or "<file>": for error messages
   int64_t line = 0;               // JSON lines: the example's 1-based line; SQuAD JSON: 0
 };
 
+// Whether an example must carry "answers".
+enum class QaAnswers {
+  kRequired,  // training and evaluation data: a missing "answers" is an error
+  kOptional,  // data to predict: a missing "answers" means no gold answers (has_answers false);
+              // a present one is read and checked as under kRequired
+};
+
 // Reads every example of `path` in file order.
-absl::StatusOr<std::vector<QaExample>> ReadQaExamples(const std::string& path);
+absl::StatusOr<std::vector<QaExample>> ReadQaExamples(const std::string& path,
+                                                      QaAnswers answers = QaAnswers::kRequired);
 
 }  // namespace xlmr::data
 

@@ -14,11 +14,13 @@
 #define XLMR_FRAMEWORK_TRAIN_EVALUATE_H_
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "framework/data/tokenized_dataset.h"
 #include "framework/distributed/communicator.h"
 #include "framework/train/model_interface.h"
@@ -41,11 +43,20 @@ struct EvalSettings {
   bool padding_free = true;
 };
 
+// Writes an evaluation's files into `directory` (which exists) and returns their names there;
+// errors name the file.
+using WriteEvalFilesFn = std::function<absl::StatusOr<std::vector<std::string>>(const std::string& directory)>;
+
 struct EvalResult {
   double loss = 0;       // mean loss over the loss terms
   int64_t examples = 0;
   // The task's figures in report order, named as above.
   std::vector<std::pair<std::string, double>> metrics;
+  // The files this evaluation leaves in the final output directory, null for none (question
+  // answering: run_qa's prediction files). The Trainer calls it for its final evaluations only
+  // (the eval data's last and the test data's), on rank 0, before eval_results.json, and lists
+  // the names in manifest.json; an intermediate evaluation's is dropped unwritten.
+  WriteEvalFilesFn write_files;
   // The figure named `name`, or nullopt.
   std::optional<double> Metric(const std::string& name) const;
 };

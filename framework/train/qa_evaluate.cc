@@ -46,6 +46,14 @@ std::vector<double> ForwardSlice(TrainableModel& model, const data::TokenizedDat
 
 }  // namespace
 
+bool CanScoreQa(const std::vector<data::QaExample>& examples, bool version_2_with_negative) {
+  for (const data::QaExample& example : examples) {
+    if (!example.has_answers) return false;
+    if (!version_2_with_negative && example.answers.empty()) return false;
+  }
+  return !examples.empty();
+}
+
 QaEvalResult EvaluateQa(TrainableModel& model, const QaEvalData& data,
                         distributed::Communicator& comm, const EvalSettings& settings,
                         const QaPostprocessOptions& options) {
@@ -69,6 +77,7 @@ QaEvalResult EvaluateQa(TrainableModel& model, const QaEvalData& data,
   out.predictions = PostprocessQaPredictions(*data.examples, *data.features, starts, ends, options);
   out.result.examples = static_cast<int64_t>(data.examples->size());
   out.result.loss = starts.empty() ? 0 : loss_sum / (2.0 * static_cast<double>(starts.size()));
+  if (!CanScoreQa(*data.examples, options.version_2_with_negative)) return out;
   std::vector<SquadItem> items;
   for (size_t i = 0; i < out.predictions.size(); ++i) {
     SquadItem item;
@@ -78,10 +87,8 @@ QaEvalResult EvaluateQa(TrainableModel& model, const QaEvalData& data,
     }
     items.push_back(std::move(item));
   }
-  if (!items.empty()) {
-    out.result.metrics = options.version_2_with_negative ? SquadV2Figures(ComputeSquadV2(items))
-                                                         : SquadV1Figures(ComputeSquadV1(items));
-  }
+  out.result.metrics = options.version_2_with_negative ? SquadV2Figures(ComputeSquadV2(items))
+                                                       : SquadV1Figures(ComputeSquadV1(items));
   return out;
 }
 

@@ -4,7 +4,7 @@
 // post-processing per example (qa_postprocessing.h), and the SQuAD scores under evaluate's
 // names (squad_metrics.h): "squad" (exact_match, f1), or "squad_v2" (exact, f1, total, HasAns_*,
 // NoAns_*, best_*) with version_2_with_negative, each question's no-answer probability 0 as
-// run_qa passes it.
+// run_qa passes it. Training's evaluations and xlmr_predict's question answering both run it.
 //
 // The loss is the mean over the windows' start and end positions of the cross-entropy over the
 // window's own tokens (HF's model also scores the batch's padding positions, so its value
@@ -34,13 +34,18 @@ struct QaEvalData {
 };
 
 struct QaEvalResult {
-  EvalResult result;  // loss (0 without span labels), examples, the SQuAD figures
+  // loss (0 without span labels), examples, and the SQuAD figures when CanScoreQa (else none)
+  EvalResult result;
   std::vector<QaPrediction> predictions;  // per example, in example order, on every rank
 };
 
-// Requires a model whose Forward gives [2, B, S] logits (XLMRobertaForQuestionAnswering) and,
-// without version_2_with_negative, at least one answer per example (SQuAD v1.1 scores only
-// answerable questions; the caller refuses such data first).
+// Whether the SQuAD figures are defined for `examples`: every example came with its gold
+// answers (QaExample::has_answers: data to predict may lack them) and, without
+// version_2_with_negative, at least one each (SQuAD v1.1 scores answerable questions only).
+bool CanScoreQa(const std::vector<data::QaExample>& examples, bool version_2_with_negative);
+
+// Requires a model whose Forward gives [2, B, S] logits (XLMRobertaForQuestionAnswering).
+// Scores the predictions only when CanScoreQa(examples); the predictions come either way.
 QaEvalResult EvaluateQa(TrainableModel& model, const QaEvalData& data,
                         distributed::Communicator& comm, const EvalSettings& settings,
                         const QaPostprocessOptions& options);

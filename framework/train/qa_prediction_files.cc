@@ -50,16 +50,19 @@ QaPredictionTexts QaPredictionFileTexts(const std::vector<QaPrediction>& predict
   return {PythonJson(answers), PythonJson(nbest), has_null_odds ? PythonJson(null_odds) : ""};
 }
 
-absl::Status WriteQaPredictionFiles(const std::string& directory, const std::string& prefix,
-                                    const std::vector<QaPrediction>& predictions) {
+absl::StatusOr<std::vector<std::string>> WriteQaPredictionFiles(const std::string& directory,
+                                                                const std::string& prefix,
+                                                                const std::vector<QaPrediction>& predictions) {
   const QaPredictionTexts texts = QaPredictionFileTexts(predictions);
-  const std::string base = directory + "/" + prefix;
-  XLMR_RETURN_IF_ERROR(io::WriteFileDurably(base + "predictions.json", texts.predictions));
-  XLMR_RETURN_IF_ERROR(io::WriteFileDurably(base + "nbest_predictions.json", texts.nbest));
-  if (!texts.null_odds.empty()) {
-    XLMR_RETURN_IF_ERROR(io::WriteFileDurably(base + "null_odds.json", texts.null_odds));
+  std::vector<std::pair<std::string, const std::string*>> files = {
+      {prefix + "predictions.json", &texts.predictions}, {prefix + "nbest_predictions.json", &texts.nbest}};
+  if (!texts.null_odds.empty()) files.push_back({prefix + "null_odds.json", &texts.null_odds});
+  std::vector<std::string> names;
+  for (const auto& [name, text] : files) {
+    XLMR_RETURN_IF_ERROR(io::WriteFileDurably(directory + "/" + name, *text));
+    names.push_back(name);
   }
-  return absl::OkStatus();
+  return names;
 }
 
 }  // namespace xlmr::train

@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "framework/train/qa_postprocessing.h"
 
 namespace xlmr::train {
@@ -31,9 +31,11 @@ struct QaPredictionTexts {
 QaPredictionTexts QaPredictionFileTexts(const std::vector<QaPrediction>& predictions);
 
 // Writes them into `directory` (which must exist), each atomically and durably
-// (io::WriteFileDurably). Errors name the file.
-absl::Status WriteQaPredictionFiles(const std::string& directory, const std::string& prefix,
-                                    const std::vector<QaPrediction>& predictions);
+// (io::WriteFileDurably), and returns the names written ("<prefix>predictions.json", ...).
+// Errors name the file.
+absl::StatusOr<std::vector<std::string>> WriteQaPredictionFiles(const std::string& directory,
+                                                                const std::string& prefix,
+                                                                const std::vector<QaPrediction>& predictions);
 
 }  // namespace xlmr::train
 

@@ -479,8 +479,10 @@ absl::Status Trainer::Run::Execute() {
     results["best_metric"] = *state_.best_metric;
   }
   if (last_eval_.has_value()) results.update(EvalRecord(*last_eval_, "eval"));
+  std::optional<EvalResult> test_eval;
   if (t_.test_data_ != nullptr) {
-    results.update(EvalRecord(t_.evaluate_(*t_.test_data_, "test"), "test"));
+    test_eval = t_.evaluate_(*t_.test_data_, "test");
+    results.update(EvalRecord(*test_eval, "test"));
   }
   const double train_seconds = ElapsedSeconds();
   nlohmann::ordered_json summary = {{"type", "summary"},
@@ -500,6 +502,12 @@ absl::Status Trainer::Run::Execute() {
   XLMR_RETURN_IF_ERROR(WriteMetrics(summary));
   if (!is_main_) return absl::OkStatus();
   XLMR_ASSIGN_OR_RETURN(std::vector<std::string> files, t_.save_model_(write_dir_));
+  // The final evaluations' own files (question answering's predictions), before the two below.
+  for (const std::optional<EvalResult>* final_eval : {&last_eval_, &test_eval}) {
+    if (!final_eval->has_value() || (*final_eval)->write_files == nullptr) continue;
+    XLMR_ASSIGN_OR_RETURN(const std::vector<std::string> written, (*final_eval)->write_files(write_dir_));
+    files.insert(files.end(), written.begin(), written.end());
+  }
   // Flushed to disk with the others by WriteManifest. eval_results.json comes last: the rerun
   // rules read it as the mark of a finished run (recipes/output_dir_policy.h).
   for (const auto& [name, json] : {std::pair<const char*, nlohmann::ordered_json>{"trainer_state.json", TrainerStateJson(state_)},

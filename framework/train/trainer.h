@@ -106,7 +106,8 @@ using LoadModelFn = std::function<absl::Status(const std::string& directory)>;
 // Evaluates `data` (the eval or the test data set given to the Trainer; `split` is "eval" or
 // "test") with the model as it is. Null: Evaluate (evaluate.h) under the run's settings. A task
 // whose figures need more than the data set (question answering: the examples behind the
-// windows, qa_evaluate.h) passes its own; every rank calls it at the same points.
+// windows, qa_evaluate.h) passes its own; every rank calls it at the same points. The files its
+// result names (EvalResult::write_files) are written for the final evaluations only.
 using EvaluateFn =
     std::function<EvalResult(const data::TokenizedDataset& data, const std::string& split)>;
 

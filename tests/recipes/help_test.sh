@@ -73,14 +73,14 @@ check_unknown_flag() {
 }
 
 check_help "$finetune" xlmr_finetune "learning_rate max_seq_length fp16 model_dir"
-check_help "$predict" xlmr_predict "input_file max_seq_length fp16 model_dir"
+check_help "$predict" xlmr_predict "input_file output_dir max_seq_length doc_stride fp16 model_dir"
 check_version "$finetune" xlmr_finetune
 check_version "$predict" xlmr_predict
 check_unknown_flag "$finetune" xlmr_finetune
 check_unknown_flag "$predict" xlmr_predict
 # The usage line speaks of every task.
 run "$finetune" --help
-head -1 stdout.txt | grep -q "sequence classification, regression or token classification" ||
+head -1 stdout.txt | grep -q "sequence classification, regression, token classification or question answering" ||
   fail "xlmr_finetune --help: the usage line does not name every task: $(head -1 stdout.txt)"
 
 [ "$failures" -eq 0 ] && echo "help test passed"

@@ -248,11 +248,15 @@ TEST_F(OutputDirPolicyTest, OverwriteRefusesToDeleteWhatNoRunWrote) {
 
 TEST_F(OutputDirPolicyTest, RunOutputNames) {
   for (const char* name : {"config.json", "model.safetensors", "sentencepiece.bpe.model", "metrics.jsonl",
-                           "eval_results.json", "manifest.json", "checkpoint-12", "checkpoint-12.tmp-345"}) {
+                           "eval_results.json", "manifest.json", "checkpoint-12", "checkpoint-12.tmp-345",
+                           "eval_predictions.json", "eval_nbest_predictions.json", "eval_null_odds.json",
+                           "predict_predictions.json", "predict_nbest_predictions.json", "predict_null_odds.json",
+                           "eval_predictions.json.tmp"}) {
     EXPECT_TRUE(IsRunOutput(name)) << name;
   }
   for (const char* name : {"notes.txt", "checkpoint-", "checkpoint-x", "checkpoint-12.tmp-", "checkpoint-1.bak",
-                           "predictions.jsonl", ".hidden"}) {
+                           "predictions.jsonl", ".hidden", "predictions.json", "test_predictions.json",
+                           "eval_predictions.json.bak"}) {
     EXPECT_FALSE(IsRunOutput(name)) << name;
   }
 }

@@ -118,11 +118,14 @@ expect_usage_error "--text_column" --model_dir=model --input_file=rows.tsv --tex
 expect_usage_error "--max_seq_length" --model_dir=model --input_file=rows.tsv --max_seq_length=100000
 expect_usage_error "--per_device_eval_batch_size" --model_dir=model --input_file=rows.tsv --per_device_eval_batch_size=0
 expect_usage_error "--device" --model_dir=model --input_file=rows.tsv --device=tpu
-# A question-answering model (config.json names XLMRobertaForQuestionAnswering): not yet.
+# Question answering writes a directory (--output_dir), the other tasks a file: each refuses the
+# other's flag (question_answering_test predicts with a trained question-answering model).
 mkdir -p qa_model
 printf '{"architectures": ["XLMRobertaForQuestionAnswering"], "model_type": "xlm-roberta"}\n' > qa_model/config.json
-expect_usage_error "--model_dir=qa_model: XLMRobertaForQuestionAnswering; xlmr_predict does not answer questions yet" \
-  --model_dir=qa_model --input_file=rows.tsv
+expect_usage_error "--output_file: expected none with a question-answering model" --model_dir=qa_model --input_file=rows.tsv
+expect_usage_error "--output_dir: expected none with a sequence_classification model" --model_dir=model \
+  --input_file=rows.tsv --output_dir=answers
+[ ! -e answers ] || { echo "FAILED: --output_dir answers created"; failures=$((failures + 1)); }
 # Abseil's own parse errors (it would exit 1 with several lines): one line and status 2 too.
 expect_usage_error "--no_such_flag: unknown flag" --model_dir=model --input_file=rows.tsv --no_such_flag=1
 expect_usage_error "--per_device_eval_batch_size: invalid value 'many'" --model_dir=model --input_file=rows.tsv --per_device_eval_batch_size=many

@@ -96,5 +96,43 @@ TEST(QaExampleReaderTest, SquadErrorsNameTheId) {
               HasSubstr("bad_squad.json: data[0].paragraphs[0]: missing \"context\""));
 }
 
+// Data to predict may leave "answers" out (QaAnswers::kOptional): such an example has no gold
+// answers; one that has them is still checked. Training data (kRequired) still needs them.
+TEST(QaExampleReaderTest, AnswersAreOptionalOnlyForPrediction) {
+  const std::string lines = WriteTempFile(
+      "predict.jsonl",
+      "{\"id\": \"x\", \"context\": \"abc\", \"question\": \"q\"}\n"
+      "{\"id\": \"y\", \"context\": \"abc\", \"question\": \"q\", "
+      "\"answers\": {\"text\": [\"bc\"], \"answer_start\": [1]}}\n");
+  const auto optional = ReadQaExamples(lines, QaAnswers::kOptional);
+  ASSERT_TRUE(optional.ok()) << optional.status();
+  ASSERT_EQ(optional->size(), 2u);
+  EXPECT_FALSE((*optional)[0].has_answers);
+  EXPECT_TRUE((*optional)[0].answers.empty());
+  EXPECT_TRUE((*optional)[1].has_answers);
+  EXPECT_EQ((*optional)[1].answers[0].start_byte, 1);
+  const auto required = ReadQaExamples(lines);
+  ASSERT_FALSE(required.ok());
+  EXPECT_THAT(required.status().message(), HasSubstr("predict.jsonl:1: id 'x': missing \"answers\""));
+
+  const std::string squad = WriteTempFile(
+      "predict.json", R"({"data": [{"paragraphs": [{"context": "abc", "qas": [{"id": "q1", "question": "?"},
+          {"id": "q2", "question": "?", "answers": []}]}]}]})");
+  const auto squad_optional = ReadQaExamples(squad, QaAnswers::kOptional);
+  ASSERT_TRUE(squad_optional.ok()) << squad_optional.status();
+  EXPECT_FALSE((*squad_optional)[0].has_answers);
+  EXPECT_TRUE((*squad_optional)[1].has_answers);  // an empty list is given answers: unanswerable
+  const auto squad_required = ReadQaExamples(squad);
+  ASSERT_FALSE(squad_required.ok());
+  EXPECT_THAT(squad_required.status().message(), HasSubstr("predict.json: id 'q1': missing \"answers\""));
+
+  // Answers that are given are checked under kOptional too.
+  const auto wrong = ReadQaExamples(
+      WriteTempFile("wrong.jsonl", R"({"id": "z", "context": "abc", "question": "q", "answers": {"text": ["bc"], "answer_start": [0]}})"),
+      QaAnswers::kOptional);
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_THAT(wrong.status().message(), HasSubstr("wrong.jsonl:1: id 'z': answer 0: answer_start 0 points at 'ab'"));
+}
+
 }  // namespace
 }  // namespace xlmr::data

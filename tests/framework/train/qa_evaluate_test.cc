@@ -152,5 +152,42 @@ TEST(QaEvaluateTest, SquadV2NullAnswerWinsWhereTheModelSaysSo) {
   EXPECT_EQ(out.result.Metric("total").value(), 3.0);
 }
 
+// Data to predict without gold answers (xlmr_predict's input may leave "answers" out): the same
+// predictions as with them, and no figures (SQuAD's are undefined without gold answers), under
+// v1 and v2. v1 with an empty answer list cannot be scored either.
+TEST(QaEvaluateTest, WithoutGoldAnswersPredictsAndDoesNotScore) {
+  const std::vector<data::QaExample> gold = {Example("e0", "abXcdYef", "XcdY"), Example("e1", "XabcY", "abc")};
+  std::vector<data::QaExample> unknown = gold;
+  unknown[1].answers.clear();
+  unknown[1].has_answers = false;
+  EXPECT_TRUE(CanScoreQa(gold, false));
+  EXPECT_FALSE(CanScoreQa(unknown, false));
+  EXPECT_FALSE(CanScoreQa(unknown, true));
+  std::vector<data::QaExample> unanswerable = gold;
+  unanswerable[1].answers.clear();  // given, and empty: SQuAD v2's unanswerable question
+  EXPECT_FALSE(CanScoreQa(unanswerable, false));
+  EXPECT_TRUE(CanScoreQa(unanswerable, true));
+
+  FixedSpanModel model;
+  distributed::LocalCommunicator comm;
+  for (const bool v2 : {false, true}) {
+    QaPostprocessOptions options;
+    options.version_2_with_negative = v2;
+    const Fixture with = Make(gold);
+    const Fixture without = Make(unknown);
+    const QaEvalResult scored = EvaluateQa(model, {&with.examples, &with.features, &with.windows}, comm,
+                                           EvalSettings{}, options);
+    const QaEvalResult unscored = EvaluateQa(model, {&without.examples, &without.features, &without.windows},
+                                             comm, EvalSettings{}, options);
+    EXPECT_FALSE(scored.result.metrics.empty());
+    EXPECT_TRUE(unscored.result.metrics.empty()) << "v2 " << v2;
+    ASSERT_EQ(unscored.predictions.size(), 2u);
+    for (size_t i = 0; i < 2; ++i) {
+      EXPECT_EQ(unscored.predictions[i].answer, scored.predictions[i].answer);
+      EXPECT_EQ(unscored.predictions[i].nbest.size(), scored.predictions[i].nbest.size());
+    }
+  }
+}
+
 }  // namespace
 }  // namespace xlmr::train

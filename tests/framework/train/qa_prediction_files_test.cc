@@ -4,6 +4,7 @@
 
 #include <fstream>
 #include <iterator>
+#include <vector>
 #include <string>
 
 #include "gtest/gtest.h"
@@ -69,7 +70,10 @@ TEST(QaPredictionFilesTest, WritesTheThreeFilesUnderThePrefix) {
   p.nbest = {{"Zürich", 1.5f, 2.25f, 1.0f}};
   p.null_odds = -3.75f;
   const std::string dir = ::testing::TempDir();
-  ASSERT_TRUE(WriteQaPredictionFiles(dir, "eval_", {p}).ok());
+  const auto names = WriteQaPredictionFiles(dir, "eval_", {p});
+  ASSERT_TRUE(names.ok()) << names.status();
+  EXPECT_EQ(*names, (std::vector<std::string>{"eval_predictions.json", "eval_nbest_predictions.json",
+                                              "eval_null_odds.json"}));
   std::ifstream file(dir + "/eval_predictions.json");
   const std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
   EXPECT_EQ(text, "{\n    \"q1\": \"Z\\u00fcrich\"\n}\n");
