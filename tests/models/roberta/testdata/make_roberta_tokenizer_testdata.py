@@ -19,7 +19,9 @@ Reference: transformers.RobertaTokenizerFast.from_pretrained(dir) (the tokenizer
 called as
   texts: tok(text, add_special_tokens=False, return_offsets_mapping=True) -> ids, offsets
          (characters, [start, end) per token; stored flat: [s0, e0, s1, e1, ...]);
-  pairs: tok(a, b, truncation=True, max_length=m)["input_ids"] (longest_first);
+  pairs: tok([a], [b], truncation=True, max_length=m)["input_ids"][0] (longest_first; the
+         batch form, as datasets.map(batched=True) calls it: an empty b is a pair with no
+         tokens there, while tok(a, "") drops it);
          singles with truncation are pairs with b = null;
   words: tok(words, is_split_into_words=True, truncation=True, max_length=m) -> input_ids,
          word_ids (None -> -1).
@@ -207,7 +209,9 @@ def pair_cases(tok, texts, count, rng):
         if i % 7 == 0:
             b = ""
         for m in PAIR_MAX_LENGTHS:
-            ids = tok(a, b, truncation=True, max_length=m)["input_ids"]
+            # The batch form: tok(a, "") would take the empty pair for no pair at all (Python
+            # truthiness), the batch form and the Rust backend for a pair with no tokens.
+            ids = tok([a], [b], truncation=True, max_length=m)["input_ids"][0]
             cases.append({"text": a, "pair": b, "max_length": m, "ids": ids})
         for m in SINGLE_MAX_LENGTHS:
             ids = tok(a, truncation=True, max_length=m)["input_ids"]
