@@ -73,7 +73,8 @@ class RobertaTokenizer {
   // Ids with special tokens for a text or a text pair, cut to at most `max_length` ids as HF's
   // fast tokenizer does with truncation=True (longest_first): single, the right end of A; pair,
   // PairKeepLengths(..., PairTruncation::kFastTokenizer). A present but empty `pair` is a pair
-  // with no tokens. Requires max_length >= 2 (single) or 4 (pair).
+  // with no tokens, as in HF's batch call tok([a], [b]) (the single call tok(a, "") drops an
+  // empty pair). Requires max_length >= 2 (single) or 4 (pair).
   Encoding Encode(absl::string_view text, std::optional<absl::string_view> pair,
                   int max_length) const;
 
