@@ -1,6 +1,7 @@
 #include "models/roberta/roberta_tokenizer.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <utility>
@@ -117,7 +118,8 @@ absl::Status ReadBool(const nlohmann::json& config, const char* key, const std::
 // tokenizer_config.json is optional: without it, RoBERTa's defaults.
 absl::StatusOr<RobertaTokenizerOptions> ReadOptions(const std::string& path) {
   RobertaTokenizerOptions options;
-  if (!std::ifstream(path).good()) return options;
+  // Absent: the defaults. Present but unreadable: an error (ReadFile), never a silent default.
+  if (!std::filesystem::exists(path)) return options;
   XLMR_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
   XLMR_ASSIGN_OR_RETURN(nlohmann::json config, ParseJson(path, text));
   if (!config.is_object()) {
