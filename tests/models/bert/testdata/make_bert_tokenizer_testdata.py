@@ -5,7 +5,11 @@ Run from the repository root (needs python3 with the `tokenizers` and `transform
 Debian's libutf8proc, which tools/bootstrap.sh installs; CI needs none of them, the outputs are
 committed):
 
-    python3 tests/models/bert/testdata/make_bert_tokenizer_testdata.py
+    python3 tests/models/bert/testdata/make_bert_tokenizer_testdata.py [--retrain]
+
+WordPiece training is not reproducible run to run (ties between equally frequent pairs fall to
+hash order), so the committed vocabularies are kept and only the golden data and the tables are
+rewritten, unless --retrain is given.
 
 It writes
   tests/models/bert/testdata/{uncased,cased,lower_keep_accents}/{vocab.txt,tokenizer_config.json}
@@ -82,6 +86,9 @@ def conll_sentences(name):
 
 def train_vocab(texts, lowercase, directory, config):
     os.makedirs(directory, exist_ok=True)
+    write_config(directory, config)
+    if os.path.exists(os.path.join(directory, "vocab.txt")) and "--retrain" not in sys.argv:
+        return
     trainer = BertWordPieceTokenizer(clean_text=True, handle_chinese_chars=True,
                                      strip_accents=None, lowercase=lowercase)
     trainer.train_from_iterator(texts, vocab_size=VOCAB_SIZE, min_frequency=2,
@@ -90,7 +97,6 @@ def train_vocab(texts, lowercase, directory, config):
     with open(os.path.join(directory, "vocab.txt"), "w", encoding="utf-8") as f:
         for token, _ in sorted(vocab.items(), key=lambda kv: kv[1]):
             f.write(token + "\n")
-    write_config(directory, config)
 
 
 def write_config(directory, config):
@@ -259,6 +265,18 @@ def make_tables():
     for cp in code_points():
         inside = any(a <= cp <= b for a, b in CHINESE)
         assert (cjk.normalize_str(chr(cp)) == " " + chr(cp) + " ") == inside, hex(cp)
+    tables["kLowercaseExceptions"] = set(hf_lower)
+    return tables
+
+
+def exception_cases(tables):
+    """Texts made of the code points each table lists, so the golden data exercises them."""
+    cases = []
+    for name, points in sorted(tables.items()):
+        points = sorted(points)
+        for i in range(0, min(len(points), 120), 12):
+            cases.append("x" + "".join("Ab" + chr(cp) for cp in points[i:i + 12]) + " é")
+    return cases
 
 
 # ---------------------------------------------------------------------------------------------
@@ -272,6 +290,7 @@ def byte_offsets(text, char_offsets):
 
 
 def hand_cases():
+    rng = random.Random(31)
     long_word = "a" * 101
     exact = "b" * 100
     cases = [
@@ -294,10 +313,21 @@ def hand_cases():
         "Indeks końcowy", "Voorgrondkleurnaam", "qwertyuiopasdfghjklzxcvbnm",
         "ΑΒΓ αβγ ά έ ή", "ܐܒܓ syriac", "ⴰⵣⵓⵍ tifinagh", "ꦗꦮ javanese", "𐌰𐌱 gothic",
     ]
-    rng = random.Random(31)
     pool = [chr(c) for c in range(0x20, 0x2FF)] + list("中文日本한국абвγδ😀\u0301\t\x00\u200b.,!?$^`~ ")
     for _ in range(200):
         cases.append("".join(rng.choice(pool) for _ in range(rng.randint(1, 40))))
+    # Any code point (surrogates aside), mixed with letters, spaces and marks.
+    for _ in range(150):
+        chars = []
+        for _ in range(rng.randint(1, 24)):
+            cp = rng.choice((rng.randrange(0x80, 0x3000), rng.randrange(0x3000, 0x20000),
+                             rng.randrange(0x20000, 0x110000), rng.randrange(0x300, 0x370)))
+            chars.append(chr(cp) if not 0xD800 <= cp < 0xE000 else " ")
+            chars.append(rng.choice(("", "", "a", " ", "E")))
+        cases.append("".join(chars))
+    cases += ["a\u0316\u0301b", "a\u0301\u0316b", "ạ\u0301", "\u1100\u1161\u11a8 각",
+              "İI ıi", "ΣΑΣ σας", "\u0345\u0399", "\U0001d165\U0001d16d\U0001d166",
+              "a\u0f39\u0f71b", "[UNK][UNK]", "[CLS[SEP]]", "[MASK]" * 3, "x [PAD] y"]
     return cases
 
 
@@ -353,7 +383,7 @@ def golden(directory, texts, pairs, sentences):
 
 
 def main():
-    make_tables()
+    tables = make_tables()
     corpus = repo_texts()
     uncased = os.path.join(OUT, "uncased")
     cased = os.path.join(OUT, "cased")
@@ -366,7 +396,7 @@ def main():
 
     rng = random.Random(2026)
     evals = langid_eval_texts()
-    hand = hand_cases()
+    hand = hand_cases() + exception_cases(tables)
     texts = hand + rng.sample(evals, 1200)
     pair_texts = rng.sample(evals, 240) + hand[:40]
     pairs = []
@@ -374,7 +404,7 @@ def main():
         for max_length in (5, 9, 14, 512):
             pairs.append((pair_texts[i], pair_texts[i + 1], max_length))
         pairs.append((pair_texts[i], None, rng.choice((2, 3, 7, 16, 512))))
-    pairs += [("x", "", 4), ("", "", 3), ("a b c d e f", "g h i", 7), ("a b c", "d e f", 8),
+    pairs += [("x", "", 4), ("", "", 3), ("x", " ", 4), ("x", "\u200b", 4), ("", " ", 3), ("a b c d e f", "g h i", 7), ("a b c", "d e f", 8),
               ("a b c", "d e f", 9), ("a b c d", "e f", 6), ("中文字符", "日本語", 6)]
     sentences = []
     for words in rng.sample(conll_sentences("test"), 300):
