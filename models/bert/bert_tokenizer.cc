@@ -13,6 +13,10 @@
 namespace xlmr::models {
 namespace {
 
+// token_type_ids: [CLS] A [SEP] are segment 0, B [SEP] of a pair segment 1.
+constexpr int32_t kFirstSegment = 0;
+constexpr int32_t kSecondSegment = 1;
+
 absl::StatusOr<int32_t> SpecialId(const absl::flat_hash_map<std::string, int32_t>& vocab,
                                   const std::string& token, const char* role,
                                   const std::string& directory) {
@@ -154,19 +158,20 @@ BertEncoding BertTokenizer::Encode(absl::string_view text, std::optional<absl::s
   const int64_t budget = max_length - specials;
   const std::vector<int32_t> a = EncodeText(text);
   BertEncoding encoding;
-  AppendToken(cls_id_, 0, &encoding);
+  AppendToken(cls_id_, kFirstSegment, &encoding);
   if (!pair.has_value()) {
-    AppendSegment(a, std::min<int64_t>(static_cast<int64_t>(a.size()), budget), 0, &encoding);
-    AppendToken(sep_id_, 0, &encoding);
+    AppendSegment(a, std::min<int64_t>(static_cast<int64_t>(a.size()), budget), kFirstSegment,
+                  &encoding);
+    AppendToken(sep_id_, kFirstSegment, &encoding);
   } else {
     const std::vector<int32_t> b = EncodeText(*pair);
     const auto [keep_a, keep_b] = PairKeepLengths(static_cast<int64_t>(a.size()),
                                                   static_cast<int64_t>(b.size()), budget,
                                                   PairTruncation::kFastTokenizer);
-    AppendSegment(a, keep_a, 0, &encoding);
-    AppendToken(sep_id_, 0, &encoding);
-    AppendSegment(b, keep_b, 1, &encoding);
-    AppendToken(sep_id_, 1, &encoding);
+    AppendSegment(a, keep_a, kFirstSegment, &encoding);
+    AppendToken(sep_id_, kFirstSegment, &encoding);
+    AppendSegment(b, keep_b, kSecondSegment, &encoding);
+    AppendToken(sep_id_, kSecondSegment, &encoding);
   }
   encoding.attention_mask.assign(encoding.input_ids.size(), 1);
   return encoding;
