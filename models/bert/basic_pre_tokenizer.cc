@@ -2,6 +2,7 @@
 
 #include <utf8proc.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <utility>
 
@@ -55,37 +56,54 @@ SourcedText CleanAndSpaceChinese(const SourcedText& in, bool handle_chinese_char
   return out;
 }
 
+// One character of NFD's output: the first of its input character's decomposition, or one
+// that the decomposition inserted after it.
+struct DecomposedChar {
+  char32_t cp;
+  bool first_of_decomposition;
+};
+
 // NFD's canonical ordering: within each run of marks (combining class > 0), a stable sort by
-// combining class. The sources stay where they were: tokenizers gives the i-th character after
-// NFD the alignment of the i-th before the reordering (seen with U+1D165 U+1D16D U+1D166,
-// marks of class 216 226 216 that strip_accents keeps: the last one's span is U+1D166's).
-void ReorderMarks(SourcedText* text) {
+// combining class. Each mark carries its first_of_decomposition flag along.
+void ReorderMarks(std::vector<DecomposedChar>* text) {
   for (size_t i = 1; i < text->size(); ++i) {
     const int ccc = CombiningClass((*text)[i].cp);
     if (ccc == 0) continue;
     for (size_t j = i; j > 0; --j) {
       const int before = CombiningClass((*text)[j - 1].cp);
       if (before == 0 || before <= ccc) break;
-      std::swap((*text)[j - 1].cp, (*text)[j].cp);
+      std::swap((*text)[j - 1], (*text)[j]);
     }
   }
 }
 
-// Step 3: NFD, then nonspacing marks dropped.
+// Step 3: NFD, then nonspacing marks dropped. The sources follow tokenizers' alignment of a
+// transformation, which goes by position after the reordering, not by character: each
+// first_of_decomposition character, in output order, takes the span of the next input
+// character, and an inserted one the span of the input character taken last. So "e\u0301"
+// from "é" both get é's span, and the marks U+1D165 U+1D16D U+1D166 (classes 216 226 216),
+// reordered to U+1D165 U+1D166 U+1D16D, keep the spans of the first, second and third input
+// character in that order.
 SourcedText StripAccents(const SourcedText& in) {
-  SourcedText decomposed;
+  std::vector<DecomposedChar> decomposed;
   decomposed.reserve(in.size());
   std::u32string parts;
   for (const SourcedChar& c : in) {
     parts.clear();
     AppendDecomposition(c.cp, &parts);
-    for (char32_t part : parts) decomposed.push_back({part, c.source});
+    for (size_t i = 0; i < parts.size(); ++i) decomposed.push_back({parts[i], i == 0});
   }
   ReorderMarks(&decomposed);
   SourcedText out;
   out.reserve(decomposed.size());
-  for (const SourcedChar& c : decomposed) {
-    if (!IsStrippedMark(c.cp)) out.push_back(c);
+  size_t next_input = 0;
+  for (const DecomposedChar& d : decomposed) {
+    // Canonical decompositions are in canonical order, so an inserted character never moves
+    // ahead of its first one: next_input > 0 here unless the input was empty of firsts.
+    const TokenSpan source = d.first_of_decomposition || next_input == 0
+                                 ? in[std::min(next_input++, in.size() - 1)].source
+                                 : in[next_input - 1].source;
+    if (!IsStrippedMark(d.cp)) out.push_back({d.cp, source});
   }
   return out;
 }

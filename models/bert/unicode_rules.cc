@@ -109,6 +109,7 @@ void AppendDecomposition(char32_t cp, std::u32string* out) {
 }
 
 int CombiningClass(char32_t cp) {
+  if (InRanges(kStarterInTokenizers, cp)) return 0;
   return utf8proc_get_property(static_cast<utf8proc_int32_t>(cp))->combining_class;
 }
 

@@ -39,7 +39,8 @@ bool IsStrippedMark(char32_t cp);
 // Appends the canonical decomposition (NFD, without reordering) of `cp` to `out`.
 void AppendDecomposition(char32_t cp, std::u32string* out);
 
-// Canonical combining class (0 for starters), for NFD's reordering of marks.
+// Canonical combining class (0 for starters), for NFD's reordering of marks; marks newer than
+// tokenizers' tables count as starters, as there.
 int CombiningClass(char32_t cp);
 
 // Appends the lower-case form of `cp` (one or more code points: U+0130 gives "i\u0307").
