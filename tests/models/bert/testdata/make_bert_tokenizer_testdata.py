@@ -454,7 +454,9 @@ def main():
     for words in rng.sample(conll_sentences("test"), 300):
         sentences.append((words, rng.choice((4, 8, 16, 512))))
     sentences += [(["hello", "", "world"], 512), (["\u200b", "a"], 512), (["a b", "c"], 512),
-                  (["中文", "x"], 5), ([], 512), (["a" * 101, "b"], 512), (["\t"], 512)]
+                  (["中文", "x"], 5), ([], 512), (["a" * 101, "b"], 512), (["\t"], 512),
+                  (["[CLS]", "a[MASK]b", "[mask]"], 512), (["İstanbul", "Straße", "ΣΑΣ"], 6),
+                  (["中文字符", "日本語"], 4), (["café", "cafe\u0301", "\x00"], 512)]
     for directory in (uncased, cased, lower_keep):
         if directory == lower_keep:  # the cased vocabulary again: a smaller sample suffices
             golden(directory, hand + texts[len(hand):len(hand) + 300], pairs[:150], sentences[:60])
