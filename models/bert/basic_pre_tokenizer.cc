@@ -66,14 +66,15 @@ struct DecomposedChar {
 // NFD's canonical ordering: within each run of marks (combining class > 0), a stable sort by
 // combining class. Each mark carries its first_of_decomposition flag along.
 void ReorderMarks(std::vector<DecomposedChar>* text) {
-  for (size_t i = 1; i < text->size(); ++i) {
-    const int ccc = CombiningClass((*text)[i].cp);
-    if (ccc == 0) continue;
-    for (size_t j = i; j > 0; --j) {
-      const int before = CombiningClass((*text)[j - 1].cp);
-      if (before == 0 || before <= ccc) break;
-      std::swap((*text)[j - 1], (*text)[j]);
-    }
+  const auto is_mark = [](const DecomposedChar& c) { return CombiningClass(c.cp) != 0; };
+  for (auto run = text->begin(); run != text->end();) {
+    run = std::find_if(run, text->end(), is_mark);
+    const auto run_end = std::find_if_not(run, text->end(), is_mark);
+    // A stable sort, not an insertion sort: a text may hold long runs of marks.
+    std::stable_sort(run, run_end, [](const DecomposedChar& a, const DecomposedChar& b) {
+      return CombiningClass(a.cp) < CombiningClass(b.cp);
+    });
+    run = run_end;
   }
 }
 

@@ -57,7 +57,8 @@ class BertTokenizer {
   // EncodeText's ids and, per id, the bytes of `text` it stands for: HF's offset_mapping
   // (return_offsets_mapping=True), which counts characters where this counts bytes. A piece's
   // span runs from the first input character its first normalized character came from to the
-  // last one of its last character; an [UNK] spans its whole word.
+  // last one of its last character; an [UNK] spans its whole word. Requires spans != nullptr
+  // (cleared first).
   std::vector<int32_t> EncodeTextWithOffsets(absl::string_view text,
                                              std::vector<TokenSpan>* spans) const;
 

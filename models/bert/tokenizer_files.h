@@ -39,8 +39,10 @@ struct TokenizerSettings {
 // Errors name the file: unreadable, not a JSON object, or a key of the wrong type.
 absl::StatusOr<TokenizerSettings> ReadTokenizerConfig(const std::string& directory);
 
-// Reads `directory`/vocab.txt: token -> id. A token listed twice keeps its last line's id, as
-// transformers' load_vocab does. Errors name the file: missing or unreadable, or empty.
+// Reads `directory`/vocab.txt: token -> id, the id being the line number from 0, lines read as
+// transformers' load_vocab reads them (Python text mode: "\n", "\r\n" and "\r" end a line;
+// spaces belong to the token). A token listed twice keeps its last line's id, as there.
+// Errors name the file: missing or unreadable, or empty.
 absl::StatusOr<absl::flat_hash_map<std::string, int32_t>> ReadVocab(const std::string& directory);
 
 }  // namespace xlmr::models::bert

@@ -33,8 +33,8 @@ class WordPiece {
   // `vocab` maps a piece (continuations with their "##") to its id; `unk_id` is [UNK]'s.
   WordPiece(absl::flat_hash_map<std::string, int32_t> vocab, int32_t unk_id);
 
-  // Appends the pieces of `word` (UTF-8, non-empty, already normalized) to `out`: the greedy
-  // split, or one unk_id spanning the whole word (see above).
+  // Appends the pieces of `word` (UTF-8, already normalized) to `out`: the greedy split, or one
+  // unk_id spanning the whole word (see above). An empty word has no pieces.
   void Tokenize(absl::string_view word, std::vector<WordPieceToken>* out) const;
 
   // The id of `piece`, or -1 when the vocabulary lacks it.
