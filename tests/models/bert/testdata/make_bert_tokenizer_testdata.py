@@ -12,11 +12,13 @@ hash order), so the committed vocabularies are kept and only the golden data and
 rewritten, unless --retrain is given.
 
 It writes
-  tests/models/bert/testdata/{uncased,cased,lower_keep_accents}/{vocab.txt,tokenizer_config.json}
+  tests/models/bert/testdata/{uncased,cased}/{vocab.txt,tokenizer_config.json}
       WordPiece vocabularies trained here with tokenizers' BertWordPieceTokenizer on the repo's
       own text (recipes/data/langid, recipes/data/langid_ner); nothing is downloaded.
-      lower_keep_accents reuses the cased vocabulary with do_lower_case true, strip_accents false.
-  tests/models/bert/testdata/{uncased,cased,lower_keep_accents}/golden.json
+  tests/models/bert/testdata/{lower_keep_accents,strip_accents_no_chinese}/
+      the cased vocabulary again with the other settings: do_lower_case true and strip_accents
+      false; strip_accents true without do_lower_case and tokenize_chinese_chars false.
+  tests/models/bert/testdata/*/golden.json
       what transformers.BertTokenizerFast.from_pretrained(dir) returns: ids and offsets (as UTF-8
       byte offsets) of single texts, pairs with token types cut at several max_length values, and
       pre-split words with word_ids.
@@ -437,6 +439,11 @@ def main():
     os.makedirs(lower_keep, exist_ok=True)
     shutil.copy(os.path.join(cased, "vocab.txt"), os.path.join(lower_keep, "vocab.txt"))
     write_config(lower_keep, {"do_lower_case": True, "strip_accents": False})
+    strip_only = os.path.join(OUT, "strip_accents_no_chinese")
+    os.makedirs(strip_only, exist_ok=True)
+    shutil.copy(os.path.join(cased, "vocab.txt"), os.path.join(strip_only, "vocab.txt"))
+    write_config(strip_only, {"do_lower_case": False, "strip_accents": True,
+                              "tokenize_chinese_chars": False})
 
     rng = random.Random(2026)
     evals = langid_eval_texts()
@@ -462,6 +469,7 @@ def main():
             golden(directory, hand + texts[len(hand):len(hand) + 300], pairs[:150], sentences[:60])
         else:
             golden(directory, texts, pairs, sentences)
+    golden(strip_only, hand, pairs[:60], sentences[:30])
 
 
 if __name__ == "__main__":
