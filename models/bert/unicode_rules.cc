@@ -23,8 +23,9 @@ struct LowercaseException {
 
 template <size_t N>
 bool InRanges(const CodePointRange (&ranges)[N], char32_t cp) {
-  const CodePointRange* it = std::upper_bound(
-      ranges, ranges + N, cp, [](char32_t value, const CodePointRange& r) { return value < r.first; });
+  const CodePointRange* it =
+      std::upper_bound(ranges, ranges + N, cp,
+                       [](char32_t value, const CodePointRange& r) { return value < r.first; });
   return it != ranges && cp <= std::prev(it)->last;
 }
 

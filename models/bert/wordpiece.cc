@@ -41,7 +41,8 @@ void WordPiece::Tokenize(absl::string_view word, std::vector<WordPieceToken>* ou
       out->push_back({unk_id_, 0, word_bytes});
       return;
     }
-    pieces.push_back({found, static_cast<int64_t>(starts[begin]), static_cast<int64_t>(starts[end])});
+    pieces.push_back(
+        {found, static_cast<int64_t>(starts[begin]), static_cast<int64_t>(starts[end])});
     begin = end;
   }
   out->insert(out->end(), pieces.begin(), pieces.end());

@@ -57,7 +57,9 @@ std::vector<TokenSpan> SpansOf(const json& flat) {
 
 std::string Show(const std::vector<TokenSpan>& spans) {
   std::string out;
-  for (const TokenSpan& s : spans) out += "[" + std::to_string(s.begin) + "," + std::to_string(s.end) + ")";
+  for (const TokenSpan& s : spans) {
+    out += "[" + std::to_string(s.begin) + "," + std::to_string(s.end) + ")";
+  }
   return out;
 }
 
@@ -96,7 +98,8 @@ TEST_P(GoldenTest, TextIdsAndOffsetsEqualHuggingFace) {
     const std::vector<int32_t> ids = tokenizer.EncodeTextWithOffsets(text, &spans);
     bool same_spans = spans.size() == expected_spans.size();
     for (size_t i = 0; same_spans && i < spans.size(); ++i) {
-      same_spans = spans[i].begin == expected_spans[i].begin && spans[i].end == expected_spans[i].end;
+      same_spans =
+          spans[i].begin == expected_spans[i].begin && spans[i].end == expected_spans[i].end;
     }
     log.Record(ids == expected_ids && same_spans && tokenizer.EncodeText(text) == ids,
                "text " + json(text).dump() + "\n  expected ids " + row.at("ids").dump() +
