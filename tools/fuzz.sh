@@ -6,6 +6,7 @@
 # RUNS inputs per target (default 1000000); targets: safetensors record_reader
 # tagged_sentence_reader qa_example_reader config trainer_state file_manifest tokenizer
 # roberta_tokenizer
+# bert_tokenizer
 # (default: all of them;
 # sentencepiece_model is left out of the default until its known crash in Debian's
 # libsentencepiece is dealt with, see README "Fuzzing").
@@ -26,7 +27,7 @@ cd "$(dirname "$0")/.."
 runs=${1:-1000000}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(safetensors record_reader tagged_sentence_reader qa_example_reader config trainer_state file_manifest tokenizer roberta_tokenizer)
+[ ${#targets[@]} -gt 0 ] || targets=(safetensors record_reader tagged_sentence_reader qa_example_reader config trainer_state file_manifest tokenizer roberta_tokenizer bert_tokenizer)
 if ! command -v clang-14 > /dev/null; then
   echo "tools/fuzz.sh: clang-14 not found; run bash tools/fuzz_bootstrap.sh" >&2
   exit 2
