@@ -2,7 +2,8 @@
 # --task=question_answering end to end, shortened: a few steps on 14 examples in the JSON-lines
 # form of an HF dataset (two unanswerable: --version_2_with_negative) and the same data as SQuAD
 # v1.1 JSON without them; the output directory's config.json, metrics.jsonl and
-# eval_results.json under evaluate's names; bad inputs (exit 2, one line naming file and id).
+# eval_results.json under evaluate's names; bad inputs (exit 2, one line naming file and id);
+# the embedded example (recipes/data/langid_qa) run for 3 steps with no data flags.
 # Args: xlmr_finetune, the examples (tests/framework/data/testdata/qa_examples.jsonl).
 set -uo pipefail
 absolute() { echo "$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"; }
@@ -75,5 +76,17 @@ expect_usage_error "--doc_stride" --train_file="$examples" --doc_stride=64
 expect_usage_error "--label_smoothing_factor" --train_file="$examples" --label_smoothing_factor=0.1 --version_2_with_negative
 expect_usage_error "--padding_free: expected false or unset with --task=question_answering" --train_file="$examples" \
   --padding_free=true --version_2_with_negative
-expect_usage_error "--task: expected --train_file" --version_2_with_negative
+
+# The embedded example (no data flags: recipes/data/langid_qa with its training_args.json),
+# shortened to 3 steps: its presets applied, the dev split scored as eval and the test split
+# as test, both under squad_v2's names.
+"$finetune" --task=question_answering --max_steps=3 --cache_dir=cache --output_dir=out_embedded > embedded.txt 2>&1 ||
+  fail "embedded run: $(cat embedded.txt)"
+grep -q '^embedded default run: .*max_seq_length=64.*version_2_with_negative=true (from recipes/data/langid_qa/training_args.json' \
+  embedded.txt || fail "presets not applied: $(grep '^embedded' embedded.txt)"
+for expected in '"eval_total": 1403' '"eval_NoAns_total": 400' '"test_total": 1401' '"test_NoAns_total": 400'; do
+  grep -qF "$expected" out_embedded/eval_results.json ||
+    fail "embedded run: no $expected in eval_results.json: $(cat out_embedded/eval_results.json)"
+done
+grep -q '"XLMRobertaForQuestionAnswering"' out_embedded/config.json || fail "embedded run: config.json names no QA class"
 echo "PASSED"
