@@ -5,9 +5,10 @@
 # Args: the generator, langid_ner's train.conll, langid_qa's train.jsonl (their directories hold
 # the other splits).
 set -uo pipefail
-generator="$1"
-ner_dir="$(dirname "$2")"
-committed_dir="$(dirname "$3")"
+absolute_dir() { cd "$(dirname "$1")" && pwd; }
+generator="$(absolute_dir "$1")/$(basename "$1")"
+ner_dir="$(absolute_dir "$2")"
+committed_dir="$(absolute_dir "$3")"
 cd "$TEST_TMPDIR"
 fail() { echo "FAILED: $*"; exit 1; }
 for run in first second; do

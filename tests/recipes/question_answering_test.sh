@@ -82,7 +82,7 @@ expect_usage_error "--padding_free: expected false or unset with --task=question
 # as test, both under squad_v2's names.
 "$finetune" --task=question_answering --max_steps=3 --cache_dir=cache --output_dir=out_embedded > embedded.txt 2>&1 ||
   fail "embedded run: $(cat embedded.txt)"
-grep -q '^embedded default run: .*max_seq_length=64.*version_2_with_negative=true (from recipes/data/langid_qa/training_args.json' \
+grep -q '^embedded default run: .*max_seq_length=64.*version_2_with_negative=true.*(from recipes/data/langid_qa/training_args.json' \
   embedded.txt || fail "presets not applied: $(grep '^embedded' embedded.txt)"
 for expected in '"eval_total": 1403' '"eval_NoAns_total": 400' '"test_total": 1401' '"test_NoAns_total": 400'; do
   grep -qF "$expected" out_embedded/eval_results.json ||
