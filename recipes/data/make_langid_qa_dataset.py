@@ -4,10 +4,11 @@
 Extractive question answering over the code-switched sentences of the token-classification
 example (recipes/data/langid_ner/{train,dev,test}.conll: each sentence joins user-interface
 messages of two or three different languages). The context is a sentence, its words joined by
-one space; the question asks which part of it is in a given language, named by its own name
-for itself ("Which part is in Deutsch?"); the answer is that language's first contiguous span of words
-(in this data every language of a sentence is one message, so its only span), located by its
-character offset. Per sentence:
+one space; the question asks which part of it is in a given language and is just that
+language's own name for itself ("Deutsch", "français", "日本語": the words "which part is in"
+would be the same in every question); the answer is that language's first contiguous span of
+words (in this data every language of a sentence is one message, so its only span), located by
+its character offset. Per sentence:
 
   - one answerable question per language of the sentence (two or three), in sentence order;
   - one SQuAD v2-style unanswerable question (empty answers) for a language the sentence does
@@ -37,15 +38,16 @@ import os
 import sys
 
 # Sentences used per split (the first ones of each langid_ner split): training is sized so that
-# the embedded run (training_args.json) takes a few minutes on two CPU cores and the training
-# file stays small; dev and test take all 400 sentences of theirs.
+# the training file stays small (1.4 MB) while every sentence gets a question for each of its
+# languages; dev and test take all 400 sentences of theirs.
 SENTENCES = {"train": 1500, "dev": 400, "test": 400}
 
 TITLE = "langid_qa"
 
 # The languages of langid, each named in the question by its own name for itself (its
 # autonym): the name's tokens are that language's tokens, in its script, so the features a model
-# learns to tell the context's languages apart also tell which one the question names.
+# learns to tell the context's languages apart also tell which one the question names (with
+# upper-case codes, "DE", the model learnt less: recipes/data/langid_qa/README.md).
 AUTONYMS = {
     "ar": "العربية", "cs": "čeština", "da": "dansk", "de": "Deutsch", "el": "Ελληνικά",
     "es": "español", "fi": "suomi", "fr": "français", "hi": "हिन्दी", "it": "italiano",
