@@ -3,7 +3,7 @@
 
     python3 tools/hf_qa_check.py OUTPUT_DIR [--test_file FILE] [--split test|eval]
         [--predictions PREDICTIONS.json] [--max_seq_length N] [--doc_stride N]
-        [--version_2_with_negative | --noversion_2_with_negative] [--n_best_size N]
+        [--version_2_with_negative | --no-version_2_with_negative] [--n_best_size N]
         [--max_answer_length N] [--null_score_diff_threshold X] [--batch_size N]
 
 What it does, as run_qa.py would with the same settings:
