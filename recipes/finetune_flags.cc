@@ -199,10 +199,7 @@ absl::Status ReadDataFlags(const std::set<std::string>& given, FinetuneConfig& c
     XLMR_RETURN_IF_ERROR(ExpectFlag(c.task != models::XlmrTask::kRegression, "task",
                                 "--train_file with numeric labels for regression (no embedded "
                                 "regression data set)", "regression"));
-    XLMR_RETURN_IF_ERROR(ExpectFlag(!question_answering, "task",
-                                "--train_file (SQuAD .json or .jsonl) for question answering (no "
-                                "embedded question-answering data set yet)", "question_answering"));
-    const std::string extension = per_token ? ".conll" : ".tsv";
+    const std::string extension = per_token ? ".conll" : question_answering ? ".jsonl" : ".tsv";
     c.train_file = EmbeddedDataFile(c.task, "train" + extension);
     if (c.eval_file.empty()) c.eval_file = EmbeddedDataFile(c.task, "dev" + extension);
     if (c.test_file.empty()) c.test_file = EmbeddedDataFile(c.task, "test" + extension);
@@ -384,9 +381,24 @@ std::string EmbeddedDataFile(const std::string& name) {
   return ShippedFile("recipes/data/langid/" + name);
 }
 
+std::string EmbeddedExampleName(models::XlmrTask task) {
+  switch (task) {
+    case models::XlmrTask::kTokenClassification:
+      return "langid_ner";
+    case models::XlmrTask::kQuestionAnswering:
+      return "langid_qa";
+    default:
+      return "langid";
+  }
+}
+
 std::string EmbeddedDataFile(models::XlmrTask task, const std::string& name) {
-  if (task != models::XlmrTask::kTokenClassification) return EmbeddedDataFile(name);
-  return ShippedFile("recipes/data/langid_ner/" + name);
+  return ShippedFile(absl::StrCat("recipes/data/", EmbeddedExampleName(task), "/", name));
+}
+
+std::string EmbeddedModelConfigFile(models::XlmrTask task) {
+  return task == models::XlmrTask::kQuestionAnswering ? EmbeddedDataFile(task, "config.json")
+                                                      : EmbeddedDataFile("config.json");
 }
 
 absl::StatusOr<FinetuneConfig> ReadFinetuneFlags(const std::set<std::string>& given) {
@@ -399,7 +411,13 @@ absl::StatusOr<FinetuneConfig> ReadFinetuneFlags(const std::set<std::string>& gi
     XLMR_ASSIGN_OR_RETURN(config.embedded_training_args,
                           ApplyEmbeddedTrainingArgs(config.embedded_training_args_file, given));
   }
-  XLMR_RETURN_IF_ERROR(ReadDataFlags(given, config));
+  // A preset counts as set for the task defaults that apply only to flags left unset (run_qa's
+  // --max_seq_length 384): the embedded question-answering example sets its own.
+  std::set<std::string> set_flags = given;
+  for (const std::string& applied : config.embedded_training_args) {
+    set_flags.insert(applied.substr(0, applied.find('=')));
+  }
+  XLMR_RETURN_IF_ERROR(ReadDataFlags(set_flags, config));
   XLMR_RETURN_IF_ERROR(ReadOptimizerFlags(config.trainer));
   if (config.task == models::XlmrTask::kQuestionAnswering) {
     // Question answering trains on padded windows (run_qa pads each to max_seq_length, and most

@@ -61,9 +61,15 @@ absl::StatusOr<FinetuneConfig> ReadFinetuneFlags(const std::set<std::string>& gi
 
 // The embedded default's files (recipes/data/langid) inside the runfiles tree.
 std::string EmbeddedDataFile(const std::string& name);
-// The embedded example of `task`: recipes/data/langid_ner for token classification (its
-// data and training arguments; the model config and tokenizer are langid's), else langid.
+// The directory under recipes/data of `task`'s embedded example: langid_ner for token
+// classification, langid_qa for question answering, else langid.
+std::string EmbeddedExampleName(models::XlmrTask task);
+// A file of `task`'s embedded example (its data splits and training_args.json); the tokenizer
+// is langid's for all of them.
 std::string EmbeddedDataFile(models::XlmrTask task, const std::string& name);
+// The model config of `task`'s embedded example: langid_qa/config.json for question answering
+// (a model sized for that task), else langid's.
+std::string EmbeddedModelConfigFile(models::XlmrTask task);
 
 }  // namespace xlmr::recipes
 

@@ -2,6 +2,7 @@
 // classification or extractive question answering (--task; docs/CONTRACT.md).
 //
 //   bazel run //recipes:xlmr_finetune                      # the embedded default, a few minutes on CPU
+//   bazel run //recipes:xlmr_finetune -- --task=question_answering   # its embedded QA example
 //   bazel run //recipes:xlmr_finetune -- --model_dir=xlm-roberta-base --train_file=train.tsv ...
 //   mpirun -np N bazel-bin/recipes/xlmr_finetune [same flags]
 //
@@ -47,6 +48,8 @@ constexpr char kUsage[] =
     "fine-tunes XLM-RoBERTa for sequence classification, regression, token classification or question answering "
     "(--task) and saves a Hugging Face model directory (docs/CONTRACT.md).\n\n"
     "  xlmr_finetune                      the embedded default: a small model on recipes/data/langid, minutes on a CPU\n"
+    "  xlmr_finetune --task=token_classification | --task=question_answering\n"
+    "                                     the embedded examples of those tasks (recipes/data/langid_ner, langid_qa)\n"
     "  xlmr_finetune --model_dir=DIR --train_file=FILE [--eval_file=FILE] [--test_file=FILE] [flags]\n"
     "  mpirun -np N xlmr_finetune [the same flags]\n\n"
     "Exit status: 0 done; 2 a flag, file or row was invalid; 1 training failed; 143 / 130 stopped by SIGTERM / "
@@ -90,7 +93,7 @@ absl::Status BuildModel(PreparedRun& run, const std::string& weights_dir, Device
     run.model = std::move(loaded.model);
     return absl::OkStatus();
   }
-  XLMR_ASSIGN_OR_RETURN(models::XlmrConfig config, models::LoadXlmrConfig(EmbeddedDataFile("config.json")));
+  XLMR_ASSIGN_OR_RETURN(models::XlmrConfig config, models::LoadXlmrConfig(EmbeddedModelConfigFile(c.task)));
   config.id2label = labels;
   config.task = c.task;
   config.attention = c.attention;
@@ -158,7 +161,7 @@ absl::Status Prepare(const std::set<std::string>& given, PreparedRun& run) {
   }
   if (!c.model_dir.empty()) XLMR_RETURN_IF_ERROR(CheckModelDir(c.model_dir));
   const std::string config_path =
-      c.model_dir.empty() ? EmbeddedDataFile("config.json") : c.model_dir + "/config.json";
+      c.model_dir.empty() ? EmbeddedModelConfigFile(c.task) : c.model_dir + "/config.json";
   run.tokenizer_path = c.model_dir.empty() ? EmbeddedDataFile(kTokenizerFileName) : c.model_dir + "/" + kTokenizerFileName;
   XLMR_ASSIGN_OR_RETURN(const models::XlmrConfig model_config, models::LoadXlmrConfig(config_path));
   XLMR_RETURN_IF_ERROR(CheckMaxSeqLengthFits(c.max_seq_length, model_config, config_path));
@@ -186,8 +189,7 @@ absl::Status Prepare(const std::set<std::string>& given, PreparedRun& run) {
   if (run.comm->rank() == 0 && !c.embedded_training_args.empty()) {
     std::fprintf(stderr, "embedded default run: %s (from recipes/data/%s/training_args.json; "
                  "flags on the command line override them)\n",
-                 absl::StrJoin(c.embedded_training_args, " ").c_str(),
-                 c.task == models::XlmrTask::kTokenClassification ? "langid_ner" : "langid");
+                 absl::StrJoin(c.embedded_training_args, " ").c_str(), EmbeddedExampleName(c.task).c_str());
   }
   return absl::OkStatus();
 }

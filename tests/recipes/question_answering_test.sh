@@ -7,7 +7,7 @@
 # on the trained directories (the same files as the training run's final evaluation, byte for
 # byte, also after --load_best_model_at_end; predict_results.json; an input without answers);
 # bad inputs of both binaries (exit 2, one line naming the flag, or the file and id; nothing
-# written).
+# written); the embedded example (recipes/data/langid_qa) run for 3 steps with no data flags.
 # Args: xlmr_finetune, xlmr_predict, the examples (tests/framework/data/testdata/qa_examples.jsonl).
 set -uo pipefail
 absolute() { echo "$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"; }
@@ -215,4 +215,17 @@ grep -qF "got 384" stderr.txt || fail "the question-answering default of --max_s
 printf 'not a directory\n' > answers_file
 expect_predict_error "--output_dir: expected a directory (or a path where one can be made), got" --input_file="$examples" \
   --output_dir=answers_file "${predict_flags[@]}"
+
+# The embedded example (no data flags: recipes/data/langid_qa with its training_args.json),
+# shortened to 3 steps: its presets applied, the dev split scored as eval and the test split
+# as test, both under squad_v2's names.
+"$finetune" --task=question_answering --max_steps=3 --cache_dir=cache --output_dir=out_embedded > embedded.txt 2>&1 ||
+  fail "embedded run: $(cat embedded.txt)"
+grep -q '^embedded default run: .*max_seq_length=64.*version_2_with_negative=true.*(from recipes/data/langid_qa/training_args.json' \
+  embedded.txt || fail "presets not applied: $(grep '^embedded' embedded.txt)"
+for expected in '"eval_total": 1403' '"eval_NoAns_total": 400' '"test_total": 1401' '"test_NoAns_total": 400'; do
+  grep -qF "$expected" out_embedded/eval_results.json ||
+    fail "embedded run: no $expected in eval_results.json: $(cat out_embedded/eval_results.json)"
+done
+grep -q '"XLMRobertaForQuestionAnswering"' out_embedded/config.json || fail "embedded run: config.json names no QA class"
 echo "PASSED"
