@@ -26,6 +26,7 @@
 #include "framework/train/qa_prediction_files.h"
 #include "framework/train/stop_signal.h"
 #include "models/xlmr/hf_checkpoint.h"
+#include "models/model_tokenizer.h"
 #include "models/xlmr/init.h"
 #include "recipes/command_line.h"
 #include "recipes/common_flags.h"
@@ -62,7 +63,10 @@ namespace {
 struct PreparedRun {
   FinetuneConfig config;
   std::unique_ptr<distributed::Communicator> comm;
-  std::string tokenizer_path;
+  // The directory whose tokenizer files the run read (--model_dir, the checkpoint resumed or
+  // the embedded default's) and their names: every saved model directory gets copies.
+  std::string tokenizer_dir;
+  std::vector<std::string> tokenizer_files;
   std::optional<FinetuneData> data;
   std::unique_ptr<models::XlmrTaskModel> model;
   OutputDirPlan output_plan;
@@ -157,14 +161,19 @@ absl::Status Prepare(const std::set<std::string>& given, PreparedRun& run) {
     XLMR_ASSIGN_OR_RETURN(weights_dir, CheckpointToResume(run));
   }
   if (!c.model_dir.empty()) XLMR_RETURN_IF_ERROR(CheckModelDir(c.model_dir));
-  const std::string config_path =
-      c.model_dir.empty() ? EmbeddedDataFile("config.json") : c.model_dir + "/config.json";
-  run.tokenizer_path = c.model_dir.empty() ? EmbeddedDataFile(kTokenizerFileName) : c.model_dir + "/" + kTokenizerFileName;
+  // The tokenizer of the directory the weights come from: a resumed checkpoint carries copies
+  // of --model_dir's tokenizer files (verified with its manifest), the same family's.
+  run.tokenizer_dir = weights_dir.empty() ? std::filesystem::path(EmbeddedDataFile("config.json")).parent_path().string()
+                                          : weights_dir;
+  const std::string config_path = run.tokenizer_dir + "/config.json";
   XLMR_ASSIGN_OR_RETURN(const models::XlmrConfig model_config, models::LoadXlmrConfig(config_path));
   XLMR_RETURN_IF_ERROR(CheckMaxSeqLengthFits(c.max_seq_length, model_config, config_path));
-  XLMR_ASSIGN_OR_RETURN(models::XlmrTokenizer tokenizer,
-                        models::XlmrTokenizer::Load(run.tokenizer_path, model_config.vocab_size));
-  XLMR_ASSIGN_OR_RETURN(FinetuneData data, LoadFinetuneData(c, tokenizer, run.tokenizer_path));
+  XLMR_ASSIGN_OR_RETURN(const models::ModelTokenizer tokenizer,
+                        models::LoadModelTokenizer(run.tokenizer_dir, model_config));
+  run.tokenizer_files = tokenizer.files;
+  std::vector<std::string> tokenizer_paths;
+  for (const std::string& name : tokenizer.files) tokenizer_paths.push_back(run.tokenizer_dir + "/" + name);
+  XLMR_ASSIGN_OR_RETURN(FinetuneData data, LoadFinetuneData(c, *tokenizer.tokenizer, tokenizer_paths));
   run.data.emplace(std::move(data));
   XLMR_RETURN_IF_ERROR(BuildModel(run, weights_dir, device));
   // Matrix products under --fp16 / --bf16 read a half working copy of the weights (the memory
@@ -192,16 +201,20 @@ absl::Status Prepare(const std::set<std::string>& given, PreparedRun& run) {
   return absl::OkStatus();
 }
 
-// Writes the model as a Hugging Face directory, with the tokenizer beside it; returns the
-// names of the files written (they go into the directory's manifest.json).
-absl::StatusOr<std::vector<std::string>> SaveModel(const models::XlmrTaskModel& model,
-                                                   const std::string& tokenizer_path, const std::string& directory) {
+// Writes the model as a Hugging Face directory, with copies of the tokenizer files beside it;
+// returns the names of the files written (they go into the directory's manifest.json).
+absl::StatusOr<std::vector<std::string>> SaveModel(const models::XlmrTaskModel& model, const PreparedRun& run,
+                                                   const std::string& directory) {
   XLMR_RETURN_IF_ERROR(models::SavePretrained(model, directory));
-  std::error_code error;
-  std::filesystem::copy_file(tokenizer_path, directory + "/" + kTokenizerFileName,
-                             std::filesystem::copy_options::overwrite_existing, error);
-  if (error) return absl::DataLossError(absl::StrCat(directory, "/", kTokenizerFileName, ": ", error.message()));
-  return std::vector<std::string>{"config.json", "model.safetensors", kTokenizerFileName};
+  std::vector<std::string> written = {"config.json", "model.safetensors"};
+  for (const std::string& name : run.tokenizer_files) {
+    std::error_code error;
+    std::filesystem::copy_file(run.tokenizer_dir + "/" + name, directory + "/" + name,
+                               std::filesystem::copy_options::overwrite_existing, error);
+    if (error) return absl::DataLossError(absl::StrCat(directory, "/", name, ": ", error.message()));
+    written.push_back(name);
+  }
+  return written;
 }
 
 // --load_best_model_at_end: the weights of a checkpoint of this run (same config and labels)
@@ -267,10 +280,9 @@ int Main(const std::set<std::string>& given) {
   }
   if (run.config.print_memory_plan) return 0;  // Prepare printed the memory/recompute curve
   const models::XlmrTaskModel& model = *run.model;
-  const std::string tokenizer_path = run.tokenizer_path;
   train::Trainer trainer(*run.model, run.data->train, run.data->eval ? &*run.data->eval : nullptr,
                          run.data->test ? &*run.data->test : nullptr, run.config.trainer, *run.comm,
-                         [&](const std::string& dir) { return SaveModel(model, tokenizer_path, dir); },
+                         [&](const std::string& dir) { return SaveModel(model, run, dir); },
                          [&](const std::string& dir) { return LoadWeights(*run.model, run, dir); },
                          QuestionAnsweringEvaluation(run));
   const OutputDirStart start = DescribeStart(run.output_plan, run.config.trainer.output_dir, trainer.total_steps());
