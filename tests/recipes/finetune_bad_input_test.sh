@@ -89,6 +89,11 @@ expect_usage_error "--task: expected --train_file (SQuAD .json or .jsonl)" --tas
 mkdir -p qa_model
 printf '{"architectures": ["XLMRobertaForQuestionAnswering"], "model_type": "xlm-roberta"}\n' > qa_model/config.json
 expect_usage_error "--task: expected --train_file (SQuAD .json or .jsonl)" --model_dir=qa_model
+# A model family this trainer does not have (RoBERTa's own cases: roberta_test.sh).
+mkdir -p bert_model
+printf '{"architectures": ["BertForSequenceClassification"], "model_type": "bert"}\n' > bert_model/config.json
+expect_usage_error 'bert_model/config.json: model_type is "bert", expected "xlm-roberta" or "roberta"' \
+  --model_dir=bert_model --train_file=train.tsv
 expect_usage_error "train.tsv: unknown format for tagged sentences" --task=token_classification --train_file=train.tsv
 expect_usage_error "train.tsv: unknown format for tagged sentences" --task=token_classification --train_file=tagged.conll \
   --eval_file=train.tsv
