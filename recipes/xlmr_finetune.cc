@@ -10,6 +10,8 @@
 // SIGTERM / SIGINT after saving a checkpoint (the same command resumes).
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <memory>
 #include <string>
 #include <utility>
@@ -22,6 +24,7 @@
 #include "framework/core/status_macros.h"
 #include "framework/distributed/create_communicator.h"
 #include "framework/distributed/rank_agreement.h"
+#include "framework/io/durable_file.h"
 #include "framework/train/qa_evaluate.h"
 #include "framework/train/qa_prediction_files.h"
 #include "framework/train/stop_signal.h"
@@ -58,15 +61,21 @@ constexpr char kUsage[] =
 namespace xlmr::recipes {
 namespace {
 
+// A tokenizer file of the model, kept in memory: every saved directory gets a copy, also after
+// the checkpoint it was read from has been rotated away.
+struct TokenizerFile {
+  std::string name;   // e.g. "merges.txt"
+  std::string bytes;  // its content as read
+};
+
 
 // Everything built before training starts; building it is where user input is validated.
 struct PreparedRun {
   FinetuneConfig config;
   std::unique_ptr<distributed::Communicator> comm;
-  // The directory whose tokenizer files the run read (--model_dir, the checkpoint resumed or
-  // the embedded default's) and their names: every saved model directory gets copies.
-  std::string tokenizer_dir;
-  std::vector<std::string> tokenizer_files;
+  // The tokenizer files of the directory the weights come from (--model_dir, the checkpoint
+  // resumed or the embedded default's).
+  std::vector<TokenizerFile> tokenizer_files;
   std::optional<FinetuneData> data;
   std::unique_ptr<models::XlmrTaskModel> model;
   OutputDirPlan output_plan;
@@ -141,6 +150,20 @@ absl::StatusOr<std::string> CheckpointToResume(PreparedRun& run) {
   return c.resume_from_checkpoint;
 }
 
+// The bytes of `directory`/`names`; DataLoss naming a file that cannot be read.
+absl::StatusOr<std::vector<TokenizerFile>> ReadTokenizerFiles(const std::string& directory,
+                                                              const std::vector<std::string>& names) {
+  std::vector<TokenizerFile> files;
+  for (const std::string& name : names) {
+    const std::string path = directory + "/" + name;
+    std::ifstream stream(path, std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(stream)), std::istreambuf_iterator<char>());
+    if (!stream.good() && !stream.eof()) return absl::DataLossError(absl::StrCat(path, ": cannot be read"));
+    files.push_back({name, std::move(bytes)});
+  }
+  return files;
+}
+
 // Fills `run`; on error `run.comm` is set when the communicator was created by then (the
 // caller then agrees on the outcome with the other ranks).
 absl::Status Prepare(const std::set<std::string>& given, PreparedRun& run) {
@@ -163,16 +186,16 @@ absl::Status Prepare(const std::set<std::string>& given, PreparedRun& run) {
   if (!c.model_dir.empty()) XLMR_RETURN_IF_ERROR(CheckModelDir(c.model_dir));
   // The tokenizer of the directory the weights come from: a resumed checkpoint carries copies
   // of --model_dir's tokenizer files (verified with its manifest), the same family's.
-  run.tokenizer_dir = weights_dir.empty() ? std::filesystem::path(EmbeddedDataFile("config.json")).parent_path().string()
-                                          : weights_dir;
-  const std::string config_path = run.tokenizer_dir + "/config.json";
+  const std::string tokenizer_dir =
+      weights_dir.empty() ? std::filesystem::path(EmbeddedDataFile("config.json")).parent_path().string()
+                          : weights_dir;
+  const std::string config_path = tokenizer_dir + "/config.json";
   XLMR_ASSIGN_OR_RETURN(const models::XlmrConfig model_config, models::LoadXlmrConfig(config_path));
   XLMR_RETURN_IF_ERROR(CheckMaxSeqLengthFits(c.max_seq_length, model_config, config_path));
-  XLMR_ASSIGN_OR_RETURN(const models::ModelTokenizer tokenizer,
-                        models::LoadModelTokenizer(run.tokenizer_dir, model_config));
-  run.tokenizer_files = tokenizer.files;
+  XLMR_ASSIGN_OR_RETURN(const models::ModelTokenizer tokenizer, models::LoadModelTokenizer(tokenizer_dir, model_config));
+  XLMR_ASSIGN_OR_RETURN(run.tokenizer_files, ReadTokenizerFiles(tokenizer_dir, tokenizer.files));
   std::vector<std::string> tokenizer_paths;
-  for (const std::string& name : tokenizer.files) tokenizer_paths.push_back(run.tokenizer_dir + "/" + name);
+  for (const std::string& name : tokenizer.files) tokenizer_paths.push_back(tokenizer_dir + "/" + name);
   XLMR_ASSIGN_OR_RETURN(FinetuneData data, LoadFinetuneData(c, *tokenizer.tokenizer, tokenizer_paths));
   run.data.emplace(std::move(data));
   XLMR_RETURN_IF_ERROR(BuildModel(run, weights_dir, device));
@@ -207,12 +230,9 @@ absl::StatusOr<std::vector<std::string>> SaveModel(const models::XlmrTaskModel& 
                                                    const std::string& directory) {
   XLMR_RETURN_IF_ERROR(models::SavePretrained(model, directory));
   std::vector<std::string> written = {"config.json", "model.safetensors"};
-  for (const std::string& name : run.tokenizer_files) {
-    std::error_code error;
-    std::filesystem::copy_file(run.tokenizer_dir + "/" + name, directory + "/" + name,
-                               std::filesystem::copy_options::overwrite_existing, error);
-    if (error) return absl::DataLossError(absl::StrCat(directory, "/", name, ": ", error.message()));
-    written.push_back(name);
+  for (const TokenizerFile& file : run.tokenizer_files) {
+    XLMR_RETURN_IF_ERROR(io::WriteFileDurably(directory + "/" + file.name, file.bytes));
+    written.push_back(file.name);
   }
   return written;
 }
