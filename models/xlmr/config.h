@@ -9,7 +9,7 @@
 // vocab_size 30522, max_position_embeddings 512, type_vocab_size 2, layer_norm_eps 1e-12;
 // xlm-roberta-base says 250002, 514, 1, 1e-5): a config.json is always read, never assumed.
 //
-// What is saved loads back in HF Transformers as `XLMRobertaForSequenceClassification`; keys
+// What is saved loads back in HF Transformers as the family's class (ArchitectureName); keys
 // this code does not know (use_cache, output_past, dtype, ...) are carried through unchanged.
 #ifndef XLMR_MODELS_XLMR_CONFIG_H_
 #define XLMR_MODELS_XLMR_CONFIG_H_
