@@ -12,7 +12,7 @@
 // The help texts speak for both binaries (--helpfull lists these under this file).
 ABSL_FLAG(std::string, model_dir, "", "Hugging Face model directory (config.json, model.safetensors and the "
           "tokenizer: sentencepiece.bpe.model for model_type xlm-roberta, vocab.json and merges.txt for roberta). "
-          "xlmr_finetune: the model to fine-tune (default: the embedded tiny "
+          "xlmr_finetune: the model to fine-tune (without it: the embedded tiny "
           "model, randomly initialised); xlmr_predict: a fine-tuned one, e.g. xlmr_finetune's --output_dir "
           "(required)");
 ABSL_FLAG(std::string, text_column, "text", "column holding the text");
@@ -51,7 +51,9 @@ namespace {
 absl::Status VerifyAgainstManifest(const std::string& model_dir, const std::vector<std::string>& files) {
   const absl::StatusOr<io::ManifestCheck> verified =
       io::VerifyManifest(model_dir, files, io::ManifestScope::kRequiredOnly);
-  if (!verified.ok()) return absl::InvalidArgumentError(absl::StrCat("--model_dir=", model_dir, ": ", verified.status().message()));
+  if (!verified.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("--model_dir=", model_dir, ": ", verified.status().message()));
+  }
   return absl::OkStatus();
 }
 

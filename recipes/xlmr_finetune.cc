@@ -164,6 +164,27 @@ absl::StatusOr<std::vector<TokenizerFile>> ReadTokenizerFiles(const std::string&
   return files;
 }
 
+// The tokenizer of the directory the weights come from (`weights_dir`: --model_dir, or the
+// checkpoint resumed, which carries copies of --model_dir's tokenizer files verified with its
+// manifest; empty: the embedded default's), of the family its config.json names, kept in
+// `run.tokenizer_files`; then every data file tokenized with it into `run.data`.
+absl::Status LoadTokenizerAndData(PreparedRun& run, const std::string& weights_dir) {
+  const std::string tokenizer_dir =
+      weights_dir.empty() ? std::filesystem::path(EmbeddedDataFile("config.json")).parent_path().string()
+                          : weights_dir;
+  const std::string config_path = tokenizer_dir + "/config.json";
+  XLMR_ASSIGN_OR_RETURN(const models::XlmrConfig model_config, models::LoadXlmrConfig(config_path));
+  XLMR_RETURN_IF_ERROR(CheckMaxSeqLengthFits(run.config.max_seq_length, model_config, config_path));
+  XLMR_ASSIGN_OR_RETURN(const models::ModelTokenizer tokenizer,
+                        models::LoadModelTokenizer(tokenizer_dir, model_config));
+  XLMR_ASSIGN_OR_RETURN(run.tokenizer_files, ReadTokenizerFiles(tokenizer_dir, tokenizer.files));
+  std::vector<std::string> tokenizer_paths;
+  for (const std::string& name : tokenizer.files) tokenizer_paths.push_back(tokenizer_dir + "/" + name);
+  XLMR_ASSIGN_OR_RETURN(FinetuneData data, LoadFinetuneData(run.config, *tokenizer.tokenizer, tokenizer_paths));
+  run.data.emplace(std::move(data));
+  return absl::OkStatus();
+}
+
 // Fills `run`; on error `run.comm` is set when the communicator was created by then (the
 // caller then agrees on the outcome with the other ranks).
 absl::Status Prepare(const std::set<std::string>& given, PreparedRun& run) {
@@ -184,20 +205,7 @@ absl::Status Prepare(const std::set<std::string>& given, PreparedRun& run) {
     XLMR_ASSIGN_OR_RETURN(weights_dir, CheckpointToResume(run));
   }
   if (!c.model_dir.empty()) XLMR_RETURN_IF_ERROR(CheckModelDir(c.model_dir));
-  // The tokenizer of the directory the weights come from: a resumed checkpoint carries copies
-  // of --model_dir's tokenizer files (verified with its manifest), the same family's.
-  const std::string tokenizer_dir =
-      weights_dir.empty() ? std::filesystem::path(EmbeddedDataFile("config.json")).parent_path().string()
-                          : weights_dir;
-  const std::string config_path = tokenizer_dir + "/config.json";
-  XLMR_ASSIGN_OR_RETURN(const models::XlmrConfig model_config, models::LoadXlmrConfig(config_path));
-  XLMR_RETURN_IF_ERROR(CheckMaxSeqLengthFits(c.max_seq_length, model_config, config_path));
-  XLMR_ASSIGN_OR_RETURN(const models::ModelTokenizer tokenizer, models::LoadModelTokenizer(tokenizer_dir, model_config));
-  XLMR_ASSIGN_OR_RETURN(run.tokenizer_files, ReadTokenizerFiles(tokenizer_dir, tokenizer.files));
-  std::vector<std::string> tokenizer_paths;
-  for (const std::string& name : tokenizer.files) tokenizer_paths.push_back(tokenizer_dir + "/" + name);
-  XLMR_ASSIGN_OR_RETURN(FinetuneData data, LoadFinetuneData(c, *tokenizer.tokenizer, tokenizer_paths));
-  run.data.emplace(std::move(data));
+  XLMR_RETURN_IF_ERROR(LoadTokenizerAndData(run, weights_dir));
   XLMR_RETURN_IF_ERROR(BuildModel(run, weights_dir, device));
   // Matrix products under --fp16 / --bf16 read a half working copy of the weights (the memory
   // probe's pass and every training step, which keeps it current): made once, here, now that the

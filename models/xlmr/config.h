@@ -99,8 +99,10 @@ struct XlmrConfig {
   // From model_type; absent means xlm-roberta (what this trainer has always read).
   ModelFamily family = ModelFamily::kXlmRoberta;
   // From architectures[0] (the family's class names) and problem_type:
-  // "XLMRobertaForTokenClassification" is token classification; otherwise problem_type "regression", or a null problem_type with one label
-  // (HF's inference at loss time), is regression; anything else is sequence classification.
+  // "XLMRobertaForTokenClassification" (a RoBERTa: "RobertaForTokenClassification") is token
+  // classification, ...ForQuestionAnswering question answering; otherwise problem_type
+  // "regression", or a null problem_type with one label (HF's inference at loss time), is
+  // regression; anything else is sequence classification.
   XlmrTask task = XlmrTask::kSequenceClassification;
   // Not read from or written to config.json (see AttentionImplementation).
   AttentionImplementation attention = AttentionImplementation::kFused;
