@@ -6,12 +6,13 @@
 #include "absl/strings/str_cat.h"
 #include "framework/core/status_macros.h"
 #include "framework/io/file_manifest.h"
+#include "models/model_tokenizer.h"
 #include "recipes/runfiles.h"
-#include "recipes/tokenize_fn.h"
 
 // The help texts speak for both binaries (--helpfull lists these under this file).
-ABSL_FLAG(std::string, model_dir, "", "Hugging Face model directory (config.json, model.safetensors, "
-          "sentencepiece.bpe.model). xlmr_finetune: the model to fine-tune (default: the embedded tiny "
+ABSL_FLAG(std::string, model_dir, "", "Hugging Face model directory (config.json, model.safetensors and the "
+          "tokenizer: sentencepiece.bpe.model for model_type xlm-roberta, vocab.json and merges.txt for roberta). "
+          "xlmr_finetune: the model to fine-tune (without it: the embedded tiny "
           "model, randomly initialised); xlmr_predict: a fine-tuned one, e.g. xlmr_finetune's --output_dir "
           "(required)");
 ABSL_FLAG(std::string, text_column, "text", "column holding the text");
@@ -44,17 +45,35 @@ absl::Status ExpectFlag(bool ok, absl::string_view flag, absl::string_view expec
 
 std::string ModelDirFlag() { return UserPath(absl::GetFlag(FLAGS_model_dir)); }
 
+namespace {
+
+// The manifest check of CheckModelDir for `files` (kNoManifest passes: see there).
+absl::Status VerifyAgainstManifest(const std::string& model_dir, const std::vector<std::string>& files) {
+  const absl::StatusOr<io::ManifestCheck> verified =
+      io::VerifyManifest(model_dir, files, io::ManifestScope::kRequiredOnly);
+  if (!verified.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("--model_dir=", model_dir, ": ", verified.status().message()));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::Status CheckModelDir(const std::string& model_dir) {
   if (!std::filesystem::exists(model_dir + "/config.json")) {
     return absl::NotFoundError(absl::StrCat("--model_dir=", model_dir, ": expected a Hugging Face model "
-                                            "directory (config.json, model.safetensors, ", kTokenizerFileName, ")"));
+                                            "directory (config.json, model.safetensors, the tokenizer's files)"));
   }
   // A directory we wrote (a final model, a checkpoint) carries a manifest: the files a model
   // load reads must match it. Other directories (the hub's) have none and are read as they are.
-  const absl::StatusOr<io::ManifestCheck> verified = io::VerifyManifest(
-      model_dir, {"config.json", "model.safetensors", kTokenizerFileName}, io::ManifestScope::kRequiredOnly);
-  if (!verified.ok()) return absl::InvalidArgumentError(absl::StrCat("--model_dir=", model_dir, ": ", verified.status().message()));
-  return absl::OkStatus();
+  // config.json is verified before it is read for the family, whose tokenizer files come next.
+  XLMR_RETURN_IF_ERROR(VerifyAgainstManifest(model_dir, {"config.json", "model.safetensors"}));
+  XLMR_ASSIGN_OR_RETURN(const models::XlmrConfig config, models::LoadXlmrConfig(model_dir + "/config.json"));
+  std::vector<std::string> tokenizer_files = models::RequiredTokenizerFiles(config.family);
+  for (const std::string& name : models::OptionalTokenizerFiles(config.family)) {
+    if (std::filesystem::exists(model_dir + "/" + name)) tokenizer_files.push_back(name);
+  }
+  return VerifyAgainstManifest(model_dir, tokenizer_files);
 }
 
 absl::StatusOr<TextFlags> ReadTextFlags() {

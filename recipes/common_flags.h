@@ -39,9 +39,11 @@ absl::Status ExpectFlag(bool ok, absl::string_view flag, absl::string_view expec
 // --model_dir as the user means it (runfiles.h: UserPath); empty when not given.
 std::string ModelDirFlag();
 
-// NotFound naming --model_dir unless `model_dir` holds a config.json; InvalidArgument naming
-// the file and what failed when the directory has a manifest.json (one we wrote: a final model
-// or a checkpoint) and its config.json, model.safetensors or tokenizer do not match it.
+// NotFound naming --model_dir unless `model_dir` holds a config.json; config.json's errors
+// (LoadXlmrConfig); InvalidArgument naming the file and what failed when the directory has a
+// manifest.json (one we wrote: a final model or a checkpoint) and its config.json,
+// model.safetensors or the tokenizer files of its model_type (models/model_tokenizer.h) do not
+// match it.
 absl::Status CheckModelDir(const std::string& model_dir);
 
 // How text becomes model input; training and prediction must agree on all of it.

@@ -12,7 +12,7 @@ namespace xlmr::recipes {
 namespace {
 
 absl::StatusOr<data::TokenizedDataset> Tokenize(const std::string& path, const FinetuneConfig& config,
-                                                const models::XlmrTokenizer& tokenizer,
+                                                const models::TextTokenizer& tokenizer,
                                                 const std::string& fingerprint) {
   data::TokenCacheSpec spec;
   spec.data_path = path;
@@ -26,7 +26,7 @@ absl::StatusOr<data::TokenizedDataset> Tokenize(const std::string& path, const F
 // A token-classification file, tokenized in memory (word_labels.h). `sentences` receives
 // what the reader read (the training file's tags make the label map).
 absl::StatusOr<data::TokenizedDataset> TokenizeTagged(const std::string& path, const FinetuneConfig& config,
-                                                      const models::XlmrTokenizer& tokenizer,
+                                                      const models::TextTokenizer& tokenizer,
                                                       std::vector<data::TaggedSentence>* sentences) {
   XLMR_ASSIGN_OR_RETURN(*sentences, data::ReadTaggedSentences(path, config.tagged_columns, /*require_tags=*/true));
   return data::TokenizedDataset::FromColumns(
@@ -34,7 +34,7 @@ absl::StatusOr<data::TokenizedDataset> TokenizeTagged(const std::string& path, c
 }
 
 absl::StatusOr<FinetuneData> LoadTokenClassificationData(const FinetuneConfig& config,
-                                                         const models::XlmrTokenizer& tokenizer) {
+                                                         const models::TextTokenizer& tokenizer) {
   std::vector<data::TaggedSentence> sentences;
   XLMR_ASSIGN_OR_RETURN(data::TokenizedDataset train, TokenizeTagged(config.train_file, config, tokenizer, &sentences));
   XLMR_ASSIGN_OR_RETURN(data::LabelMap labels, data::TagLabelMap(sentences, config.train_file));
@@ -51,7 +51,7 @@ absl::StatusOr<FinetuneData> LoadTokenClassificationData(const FinetuneConfig& c
 
 // A training, evaluation or test file of question answering (qa_file.h): answers required.
 absl::StatusOr<QaFile> ReadQaDataFile(const std::string& path, const FinetuneConfig& config,
-                                      const models::XlmrTokenizer& tokenizer) {
+                                      const models::TextTokenizer& tokenizer) {
   QaFileOptions options;
   options.answers = data::QaAnswers::kRequired;
   options.version_2_with_negative = config.qa_postprocess.version_2_with_negative;
@@ -60,7 +60,7 @@ absl::StatusOr<QaFile> ReadQaDataFile(const std::string& path, const FinetuneCon
 }
 
 absl::StatusOr<FinetuneData> LoadQuestionAnsweringData(const FinetuneConfig& config,
-                                                       const models::XlmrTokenizer& tokenizer) {
+                                                       const models::TextTokenizer& tokenizer) {
   XLMR_ASSIGN_OR_RETURN(QaFile train, ReadQaDataFile(config.train_file, config, tokenizer));
   XLMR_ASSIGN_OR_RETURN(data::LabelMap labels, data::LabelMap::FromId2Label({"LABEL_0", "LABEL_1"}, config.train_file));
   FinetuneData result{std::move(labels), std::move(train.dataset), std::nullopt, std::nullopt, std::nullopt,
@@ -78,6 +78,21 @@ absl::StatusOr<FinetuneData> LoadQuestionAnsweringData(const FinetuneConfig& con
   return result;
 }
 
+// The token cache's key for the tokenizer: its one file's fingerprint (XLM-R's, as the caches
+// written before RoBERTa have it), or that of every file's fingerprint in order.
+absl::StatusOr<std::string> TokenizerFingerprint(const std::vector<std::string>& paths) {
+  if (paths.size() == 1) {
+    XLMR_ASSIGN_OR_RETURN(const uint64_t hash, FingerprintFile(paths[0]));
+    return FingerprintHex(hash);
+  }
+  Fingerprint combined;
+  for (const std::string& path : paths) {
+    XLMR_ASSIGN_OR_RETURN(const uint64_t hash, FingerprintFile(path));
+    combined.AddInt(static_cast<int64_t>(hash));
+  }
+  return FingerprintHex(combined.Value());
+}
+
 // Sequence-level labels of `dataset`: class ids, or numbers for regression.
 absl::Status AssignLabels(data::TokenizedDataset& dataset, const FinetuneConfig& config,
                           const data::LabelMap& labels) {
@@ -88,16 +103,15 @@ absl::Status AssignLabels(data::TokenizedDataset& dataset, const FinetuneConfig&
 }  // namespace
 
 absl::StatusOr<FinetuneData> LoadFinetuneData(const FinetuneConfig& config,
-                                              const models::XlmrTokenizer& tokenizer,
-                                              const std::string& tokenizer_path) {
+                                              const models::TextTokenizer& tokenizer,
+                                              const std::vector<std::string>& tokenizer_paths) {
   if (config.task == models::XlmrTask::kTokenClassification) {
     return LoadTokenClassificationData(config, tokenizer);
   }
   if (config.task == models::XlmrTask::kQuestionAnswering) {
     return LoadQuestionAnsweringData(config, tokenizer);
   }
-  XLMR_ASSIGN_OR_RETURN(const uint64_t tokenizer_hash, FingerprintFile(tokenizer_path));
-  const std::string fingerprint = FingerprintHex(tokenizer_hash);
+  XLMR_ASSIGN_OR_RETURN(const std::string fingerprint, TokenizerFingerprint(tokenizer_paths));
   XLMR_ASSIGN_OR_RETURN(data::TokenizedDataset train, Tokenize(config.train_file, config, tokenizer, fingerprint));
   // Regression has one output, named as Hugging Face names an unnamed one.
   XLMR_ASSIGN_OR_RETURN(data::LabelMap labels,

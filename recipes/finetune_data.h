@@ -14,13 +14,14 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "framework/data/label_map.h"
 #include "framework/data/qa_example_reader.h"
 #include "framework/data/qa_features.h"
 #include "framework/data/tokenized_dataset.h"
-#include "models/xlmr/tokenizer.h"
+#include "models/text_tokenizer.h"
 #include "recipes/finetune_flags.h"
 
 namespace xlmr::recipes {
@@ -42,8 +43,8 @@ struct FinetuneData {
 // Reads (or finds in the cache) every data file of `config`; a label in the evaluation or
 // test data that the training data lacks is an error naming the file, line and label.
 absl::StatusOr<FinetuneData> LoadFinetuneData(const FinetuneConfig& config,
-                                              const models::XlmrTokenizer& tokenizer,
-                                              const std::string& tokenizer_path);
+                                              const models::TextTokenizer& tokenizer,
+                                              const std::vector<std::string>& tokenizer_paths);
 
 }  // namespace xlmr::recipes
 

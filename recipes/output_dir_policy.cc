@@ -18,8 +18,8 @@
 #include "framework/train/tensorboard_writer.h"
 #include "framework/train/training_checkpoint.h"
 #include "nlohmann/json.hpp"
+#include "models/model_tokenizer.h"
 #include "recipes/runfiles.h"
-#include "recipes/tokenize_fn.h"
 
 namespace xlmr::recipes {
 namespace fs = std::filesystem;
@@ -154,10 +154,15 @@ OutputDirPlan PlanFromJson(const nlohmann::json& j) {
 }  // namespace
 
 bool IsRunOutput(const std::string& entry_name) {
-  for (const char* file : {"config.json", "model.safetensors", kTokenizerFileName, "metrics.jsonl",
+  for (const char* file : {"config.json", "model.safetensors", "metrics.jsonl",
                            "eval_results.json", "trainer_state.json", train::kDefaultLoggingDirName,
                            io::kManifestFileName}) {
     if (entry_name == file) return true;
+  }
+  for (models::ModelFamily family : {models::ModelFamily::kXlmRoberta, models::ModelFamily::kRoberta}) {
+    for (const auto& files : {models::RequiredTokenizerFiles(family), models::OptionalTokenizerFiles(family)}) {
+      if (std::find(files.begin(), files.end(), entry_name) != files.end()) return true;
+    }
   }
   // Question answering's prediction files (the final evaluations'), and the temporary name a
   // kill can leave while one is written (io::WriteFileDurably).

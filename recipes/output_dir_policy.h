@@ -88,7 +88,7 @@ struct OutputDirStart {
 OutputDirStart DescribeStart(const OutputDirPlan& plan, const std::string& output_dir, int64_t total_steps);
 
 // The entries a run of xlmr_finetune writes into its output directory: the final model
-// (config.json, model.safetensors, sentencepiece.bpe.model), metrics.jsonl,
+// (config.json, model.safetensors, any family's tokenizer files), metrics.jsonl,
 // eval_results.json, manifest.json, checkpoint-<step> and checkpoint-<step>.tmp-<pid>, and
 // question answering's eval_ / predict_ predictions.json, nbest_predictions.json,
 // null_odds.json (and their .tmp while written).

@@ -25,14 +25,14 @@ absl::Status ExpectEveryExampleAnswered(const std::vector<data::QaExample>& exam
 }  // namespace
 
 absl::StatusOr<QaFile> ReadQaFile(const std::string& path, const QaFileOptions& options,
-                                  const models::XlmrTokenizer& tokenizer) {
+                                  const models::TextTokenizer& tokenizer) {
   XLMR_ASSIGN_OR_RETURN(std::vector<data::QaExample> examples, data::ReadQaExamples(path, options.answers));
   if (options.answers == data::QaAnswers::kRequired && !options.version_2_with_negative) {
     XLMR_RETURN_IF_ERROR(ExpectEveryExampleAnswered(examples));
   }
   data::QaFeatureOptions features = options.features;
-  features.bos_id = models::XlmrTokenizer::kBos;
-  features.eos_id = models::XlmrTokenizer::kEos;
+  features.bos_id = tokenizer.bos_id();
+  features.eos_id = tokenizer.eos_id();
   XLMR_ASSIGN_OR_RETURN(std::vector<data::QaFeature> windows,
                         data::PrepareQaFeatures(examples, MakeTokenizeWithSpansFn(tokenizer), features));
   data::TokenizedDataset dataset = data::MakeQaDataset(path, examples, windows);

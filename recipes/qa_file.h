@@ -13,7 +13,7 @@
 #include "framework/data/qa_example_reader.h"
 #include "framework/data/qa_features.h"
 #include "framework/data/tokenized_dataset.h"
-#include "models/xlmr/tokenizer.h"
+#include "models/text_tokenizer.h"
 
 namespace xlmr::recipes {
 
@@ -38,7 +38,7 @@ struct QaFileOptions {
 // naming the file (and line) and id: the reader's errors, PrepareQaFeatures', and an example
 // without an answer under kRequired without version_2_with_negative.
 absl::StatusOr<QaFile> ReadQaFile(const std::string& path, const QaFileOptions& options,
-                                  const models::XlmrTokenizer& tokenizer);
+                                  const models::TextTokenizer& tokenizer);
 
 }  // namespace xlmr::recipes
 

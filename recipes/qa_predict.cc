@@ -47,7 +47,7 @@ absl::Status RemoveStaleFiles(const std::string& directory, const std::vector<st
 
 }  // namespace
 
-absl::StatusOr<QaFile> ReadQaInput(const QaPredictOptions& options, const models::XlmrTokenizer& tokenizer) {
+absl::StatusOr<QaFile> ReadQaInput(const QaPredictOptions& options, const models::TextTokenizer& tokenizer) {
   QaFileOptions file;
   file.answers = data::QaAnswers::kOptional;
   file.version_2_with_negative = options.qa.postprocess.version_2_with_negative;

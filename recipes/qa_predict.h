@@ -25,7 +25,7 @@
 #include "absl/status/statusor.h"
 #include "framework/train/evaluate.h"
 #include "framework/train/model_interface.h"
-#include "models/xlmr/tokenizer.h"
+#include "models/text_tokenizer.h"
 #include "recipes/common_flags.h"
 #include "recipes/qa_file.h"
 
@@ -40,7 +40,7 @@ struct QaPredictOptions {
 
 // The input's examples and windows, "answers" optional. InvalidArgument naming the file (and
 // line) and id for bad input (qa_file.h).
-absl::StatusOr<QaFile> ReadQaInput(const QaPredictOptions& options, const models::XlmrTokenizer& tokenizer);
+absl::StatusOr<QaFile> ReadQaInput(const QaPredictOptions& options, const models::TextTokenizer& tokenizer);
 
 // What AnswerQuestions wrote.
 struct QaPredictSummary {

@@ -2,7 +2,7 @@
 
 namespace xlmr::recipes {
 
-data::TokenizeFn MakeTokenizeFn(const models::XlmrTokenizer& tokenizer, int max_length) {
+data::TokenizeFn MakeTokenizeFn(const models::TextTokenizer& tokenizer, int max_length) {
   return [&tokenizer, max_length](const std::string& text, const std::optional<std::string>& pair) {
     std::optional<absl::string_view> pair_view;
     if (pair.has_value()) pair_view = *pair;
@@ -10,14 +10,14 @@ data::TokenizeFn MakeTokenizeFn(const models::XlmrTokenizer& tokenizer, int max_
   };
 }
 
-data::TokenizeWordsFn MakeTokenizeWordsFn(const models::XlmrTokenizer& tokenizer, int max_length) {
+data::TokenizeWordsFn MakeTokenizeWordsFn(const models::TextTokenizer& tokenizer, int max_length) {
   return [&tokenizer, max_length](const std::vector<std::string>& words) {
     models::WordEncoding encoding = tokenizer.EncodeWords(words, max_length);
     return data::WordTokens{std::move(encoding.input_ids), std::move(encoding.word_ids)};
   };
 }
 
-data::TokenizeWithSpansFn MakeTokenizeWithSpansFn(const models::XlmrTokenizer& tokenizer) {
+data::TokenizeWithSpansFn MakeTokenizeWithSpansFn(const models::TextTokenizer& tokenizer) {
   return [&tokenizer](const std::string& text, std::vector<data::TextSpan>* spans) {
     std::vector<models::TokenSpan> token_spans;
     std::vector<int32_t> ids = tokenizer.EncodeTextWithOffsets(text, &token_spans);

@@ -6,26 +6,23 @@
 #include "framework/data/qa_features.h"
 #include "framework/data/token_cache.h"
 #include "framework/data/word_labels.h"
-#include "models/xlmr/tokenizer.h"
+#include "models/text_tokenizer.h"
 
 namespace xlmr::recipes {
-
-// The tokenizer file inside a Hugging Face XLM-R model directory.
-inline constexpr char kTokenizerFileName[] = "sentencepiece.bpe.model";
 
 // A text (or text pair) to model ids with special tokens, cut to `max_length` ids by
 // `longest_first` with the fast tokenizer's pair rule (what AutoTokenizer gives HF users).
 // `tokenizer` is borrowed: it must outlive the returned function.
 // Requires max_length >= 3 (single texts) or 5 (pairs): the callers validate their flag.
-data::TokenizeFn MakeTokenizeFn(const models::XlmrTokenizer& tokenizer, int max_length);
+data::TokenizeFn MakeTokenizeFn(const models::TextTokenizer& tokenizer, int max_length);
 
 // A sentence's words to model ids with special tokens and each token's word (HF's
 // is_split_into_words=True with truncation to `max_length`), for tagged data (word_labels.h).
-data::TokenizeWordsFn MakeTokenizeWordsFn(const models::XlmrTokenizer& tokenizer, int max_length);
+data::TokenizeWordsFn MakeTokenizeWordsFn(const models::TextTokenizer& tokenizer, int max_length);
 
 // A text to ids without special tokens and each id's bytes of the text (HF's offset_mapping),
 // for question answering's windows (qa_features.h). `tokenizer` is borrowed, as above.
-data::TokenizeWithSpansFn MakeTokenizeWithSpansFn(const models::XlmrTokenizer& tokenizer);
+data::TokenizeWithSpansFn MakeTokenizeWithSpansFn(const models::TextTokenizer& tokenizer);
 
 }  // namespace xlmr::recipes
 

@@ -11,6 +11,8 @@
 // SIGTERM / SIGINT after saving a checkpoint (the same command resumes).
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <memory>
 #include <string>
 #include <utility>
@@ -23,10 +25,12 @@
 #include "framework/core/status_macros.h"
 #include "framework/distributed/create_communicator.h"
 #include "framework/distributed/rank_agreement.h"
+#include "framework/io/durable_file.h"
 #include "framework/train/qa_evaluate.h"
 #include "framework/train/qa_prediction_files.h"
 #include "framework/train/stop_signal.h"
 #include "models/xlmr/hf_checkpoint.h"
+#include "models/model_tokenizer.h"
 #include "models/xlmr/init.h"
 #include "recipes/command_line.h"
 #include "recipes/common_flags.h"
@@ -60,12 +64,21 @@ constexpr char kUsage[] =
 namespace xlmr::recipes {
 namespace {
 
+// A tokenizer file of the model, kept in memory: every saved directory gets a copy, also after
+// the checkpoint it was read from has been rotated away.
+struct TokenizerFile {
+  std::string name;   // e.g. "merges.txt"
+  std::string bytes;  // its content as read
+};
+
 
 // Everything built before training starts; building it is where user input is validated.
 struct PreparedRun {
   FinetuneConfig config;
   std::unique_ptr<distributed::Communicator> comm;
-  std::string tokenizer_path;
+  // The tokenizer files of the directory the weights come from (--model_dir, the checkpoint
+  // resumed or the embedded default's).
+  std::vector<TokenizerFile> tokenizer_files;
   std::optional<FinetuneData> data;
   std::unique_ptr<models::XlmrTaskModel> model;
   OutputDirPlan output_plan;
@@ -140,6 +153,43 @@ absl::StatusOr<std::string> CheckpointToResume(PreparedRun& run) {
   return c.resume_from_checkpoint;
 }
 
+// The bytes of `directory`/`names`; DataLoss naming a file that cannot be read.
+absl::StatusOr<std::vector<TokenizerFile>> ReadTokenizerFiles(const std::string& directory,
+                                                              const std::vector<std::string>& names) {
+  std::vector<TokenizerFile> files;
+  for (const std::string& name : names) {
+    const std::string path = directory + "/" + name;
+    std::ifstream stream(path, std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(stream)), std::istreambuf_iterator<char>());
+    if (!stream.good() && !stream.eof()) return absl::DataLossError(absl::StrCat(path, ": cannot be read"));
+    files.push_back({name, std::move(bytes)});
+  }
+  return files;
+}
+
+// The tokenizer of the directory the weights come from (`weights_dir`: --model_dir, or the
+// checkpoint resumed, which carries copies of --model_dir's tokenizer files verified with its
+// manifest; empty: the embedded default's), of the family its config.json names, kept in
+// `run.tokenizer_files`; then every data file tokenized with it into `run.data`.
+absl::Status LoadTokenizerAndData(PreparedRun& run, const std::string& weights_dir) {
+  const std::string tokenizer_dir =
+      weights_dir.empty() ? std::filesystem::path(EmbeddedDataFile("config.json")).parent_path().string()
+                          : weights_dir;
+  // The embedded question-answering example has its own model config beside langid's tokenizer.
+  const std::string config_path =
+      weights_dir.empty() ? EmbeddedModelConfigFile(run.config.task) : tokenizer_dir + "/config.json";
+  XLMR_ASSIGN_OR_RETURN(const models::XlmrConfig model_config, models::LoadXlmrConfig(config_path));
+  XLMR_RETURN_IF_ERROR(CheckMaxSeqLengthFits(run.config.max_seq_length, model_config, config_path));
+  XLMR_ASSIGN_OR_RETURN(const models::ModelTokenizer tokenizer,
+                        models::LoadModelTokenizer(tokenizer_dir, model_config));
+  XLMR_ASSIGN_OR_RETURN(run.tokenizer_files, ReadTokenizerFiles(tokenizer_dir, tokenizer.files));
+  std::vector<std::string> tokenizer_paths;
+  for (const std::string& name : tokenizer.files) tokenizer_paths.push_back(tokenizer_dir + "/" + name);
+  XLMR_ASSIGN_OR_RETURN(FinetuneData data, LoadFinetuneData(run.config, *tokenizer.tokenizer, tokenizer_paths));
+  run.data.emplace(std::move(data));
+  return absl::OkStatus();
+}
+
 // Fills `run`; on error `run.comm` is set when the communicator was created by then (the
 // caller then agrees on the outcome with the other ranks).
 absl::Status Prepare(const std::set<std::string>& given, PreparedRun& run) {
@@ -160,15 +210,7 @@ absl::Status Prepare(const std::set<std::string>& given, PreparedRun& run) {
     XLMR_ASSIGN_OR_RETURN(weights_dir, CheckpointToResume(run));
   }
   if (!c.model_dir.empty()) XLMR_RETURN_IF_ERROR(CheckModelDir(c.model_dir));
-  const std::string config_path =
-      c.model_dir.empty() ? EmbeddedModelConfigFile(c.task) : c.model_dir + "/config.json";
-  run.tokenizer_path = c.model_dir.empty() ? EmbeddedDataFile(kTokenizerFileName) : c.model_dir + "/" + kTokenizerFileName;
-  XLMR_ASSIGN_OR_RETURN(const models::XlmrConfig model_config, models::LoadXlmrConfig(config_path));
-  XLMR_RETURN_IF_ERROR(CheckMaxSeqLengthFits(c.max_seq_length, model_config, config_path));
-  XLMR_ASSIGN_OR_RETURN(models::XlmrTokenizer tokenizer,
-                        models::XlmrTokenizer::Load(run.tokenizer_path, model_config.vocab_size));
-  XLMR_ASSIGN_OR_RETURN(FinetuneData data, LoadFinetuneData(c, tokenizer, run.tokenizer_path));
-  run.data.emplace(std::move(data));
+  XLMR_RETURN_IF_ERROR(LoadTokenizerAndData(run, weights_dir));
   XLMR_RETURN_IF_ERROR(BuildModel(run, weights_dir, device));
   // Matrix products under --fp16 / --bf16 read a half working copy of the weights (the memory
   // probe's pass and every training step, which keeps it current): made once, here, now that the
@@ -194,16 +236,17 @@ absl::Status Prepare(const std::set<std::string>& given, PreparedRun& run) {
   return absl::OkStatus();
 }
 
-// Writes the model as a Hugging Face directory, with the tokenizer beside it; returns the
-// names of the files written (they go into the directory's manifest.json).
-absl::StatusOr<std::vector<std::string>> SaveModel(const models::XlmrTaskModel& model,
-                                                   const std::string& tokenizer_path, const std::string& directory) {
+// Writes the model as a Hugging Face directory, with copies of the tokenizer files beside it;
+// returns the names of the files written (they go into the directory's manifest.json).
+absl::StatusOr<std::vector<std::string>> SaveModel(const models::XlmrTaskModel& model, const PreparedRun& run,
+                                                   const std::string& directory) {
   XLMR_RETURN_IF_ERROR(models::SavePretrained(model, directory));
-  std::error_code error;
-  std::filesystem::copy_file(tokenizer_path, directory + "/" + kTokenizerFileName,
-                             std::filesystem::copy_options::overwrite_existing, error);
-  if (error) return absl::DataLossError(absl::StrCat(directory, "/", kTokenizerFileName, ": ", error.message()));
-  return std::vector<std::string>{"config.json", "model.safetensors", kTokenizerFileName};
+  std::vector<std::string> written = {"config.json", "model.safetensors"};
+  for (const TokenizerFile& file : run.tokenizer_files) {
+    XLMR_RETURN_IF_ERROR(io::WriteFileDurably(directory + "/" + file.name, file.bytes));
+    written.push_back(file.name);
+  }
+  return written;
 }
 
 // --load_best_model_at_end: the weights of a checkpoint of this run (same config and labels)
@@ -269,10 +312,9 @@ int Main(const std::set<std::string>& given) {
   }
   if (run.config.print_memory_plan) return 0;  // Prepare printed the memory/recompute curve
   const models::XlmrTaskModel& model = *run.model;
-  const std::string tokenizer_path = run.tokenizer_path;
   train::Trainer trainer(*run.model, run.data->train, run.data->eval ? &*run.data->eval : nullptr,
                          run.data->test ? &*run.data->test : nullptr, run.config.trainer, *run.comm,
-                         [&](const std::string& dir) { return SaveModel(model, tokenizer_path, dir); },
+                         [&](const std::string& dir) { return SaveModel(model, run, dir); },
                          [&](const std::string& dir) { return LoadWeights(*run.model, run, dir); },
                          QuestionAnsweringEvaluation(run));
   const OutputDirStart start = DescribeStart(run.output_plan, run.config.trainer.output_dir, trainer.total_steps());

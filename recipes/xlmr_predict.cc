@@ -37,6 +37,7 @@
 #include "framework/data/tagged_sentence_reader.h"
 #include "framework/data/word_labels.h"
 #include "framework/train/evaluate.h"
+#include "models/model_tokenizer.h"
 #include "models/xlmr/hf_checkpoint.h"
 #include "recipes/command_line.h"
 #include "recipes/common_flags.h"
@@ -148,8 +149,9 @@ absl::StatusOr<std::unique_ptr<models::XlmrTaskModel>> LoadTrainedModel(const Pr
   return std::move(loaded.model);
 }
 
-absl::StatusOr<models::XlmrTokenizer> LoadTokenizer(const PredictConfig& c, const models::XlmrConfig& model_config) {
-  return models::XlmrTokenizer::Load(c.model_dir + "/" + kTokenizerFileName, model_config.vocab_size);
+// --model_dir's tokenizer, of the family its config.json's model_type names.
+absl::StatusOr<models::ModelTokenizer> LoadTokenizer(const PredictConfig& c, const models::XlmrConfig& model_config) {
+  return models::LoadModelTokenizer(c.model_dir, model_config);
 }
 
 // Reads and tokenizes --input_file with the model directory's tokenizer; token classification
@@ -157,7 +159,8 @@ absl::StatusOr<models::XlmrTokenizer> LoadTokenizer(const PredictConfig& c, cons
 absl::StatusOr<data::TokenizedDataset> ReadInputs(const PredictConfig& c, const models::XlmrConfig& model_config,
                                                   std::vector<data::TaggedSentence>* sentences) {
   XLMR_RETURN_IF_ERROR(CheckMaxSeqLengthFits(c.max_seq_length, model_config, c.model_dir + "/config.json"));
-  XLMR_ASSIGN_OR_RETURN(const models::XlmrTokenizer tokenizer, LoadTokenizer(c, model_config));
+  XLMR_ASSIGN_OR_RETURN(const models::ModelTokenizer loaded, LoadTokenizer(c, model_config));
+  const models::TextTokenizer& tokenizer = *loaded.tokenizer;
   if (model_config.task == models::XlmrTask::kTokenClassification) {
     XLMR_ASSIGN_OR_RETURN(*sentences, data::ReadTaggedSentences(c.input_file, c.tagged_columns, /*require_tags=*/false));
     return data::TokenizedDataset::FromColumns(
@@ -243,9 +246,9 @@ int AnswerQuestionsInFile(const PredictConfig& c, const models::XlmrConfig& mode
   if (!fits.ok()) return Fail(2, fits);
   absl::StatusOr<std::unique_ptr<models::XlmrTaskModel>> model = LoadTrainedModel(c);
   if (!model.ok()) return Fail(2, model.status());
-  absl::StatusOr<models::XlmrTokenizer> tokenizer = LoadTokenizer(c, model_config);
+  absl::StatusOr<models::ModelTokenizer> tokenizer = LoadTokenizer(c, model_config);
   if (!tokenizer.ok()) return Fail(2, tokenizer.status());
-  absl::StatusOr<QaFile> input = ReadQaInput(options, *tokenizer);
+  absl::StatusOr<QaFile> input = ReadQaInput(options, *tokenizer->tokenizer);
   if (!input.ok()) return Fail(2, input.status());
 
   const auto start = std::chrono::steady_clock::now();

@@ -30,6 +30,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "models/roberta/bpe.h"
+#include "models/text_tokenizer.h"
 #include "models/xlmr/tokenizer.h"
 
 namespace xlmr::models::roberta {
@@ -43,7 +44,7 @@ struct RobertaTokenizerOptions {
   bool trim_offsets = true;
 };
 
-class RobertaTokenizer {
+class RobertaTokenizer final : public TextTokenizer {
  public:
   static constexpr int kSpecialTokensSingle = 2;
   static constexpr int kSpecialTokensPair = 4;
@@ -68,7 +69,7 @@ class RobertaTokenizer {
   // leading spaces ("Ġ") are cut from the start (not the one prefix space of the first
   // token, or of a token starting at 0), trailing ones from the end, counted in characters.
   std::vector<int32_t> EncodeTextWithOffsets(absl::string_view text,
-                                             std::vector<TokenSpan>* spans) const;
+                                             std::vector<TokenSpan>* spans) const override;
 
   // Ids with special tokens for a text or a text pair, cut to at most `max_length` ids as HF's
   // fast tokenizer does with truncation=True (longest_first): single, the right end of A; pair,
@@ -76,7 +77,7 @@ class RobertaTokenizer {
   // with no tokens, as in HF's batch call tok([a], [b]) (the single call tok(a, "") drops an
   // empty pair). Requires max_length >= 2 (single) or 4 (pair).
   Encoding Encode(absl::string_view text, std::optional<absl::string_view> pair,
-                  int max_length) const;
+                  int max_length) const override;
 
   // Ids and word ids of a sentence given as words, as HF gives them for
   // tokenizer(words, is_split_into_words=True, truncation=True, max_length=max_length):
@@ -86,16 +87,18 @@ class RobertaTokenizer {
   // use: HF's RobertaTokenizerFast in transformers 4 refuses split words without
   // add_prefix_space; transformers 5 accepts them and spells each word without a space, and so
   // does this). A word with no token (empty) appears in no word_ids. Requires max_length >= 2.
-  WordEncoding EncodeWords(const std::vector<std::string>& words, int max_length) const;
+  WordEncoding EncodeWords(const std::vector<std::string>& words, int max_length) const override;
 
-  int32_t bos_id() const { return bos_id_; }    // <s>, the classification token
-  int32_t pad_id() const { return pad_id_; }    // <pad>
-  int32_t eos_id() const { return eos_id_; }    // </s>, the separator
+  int32_t bos_id() const override { return bos_id_; }  // <s>, the classification token
+  int32_t pad_id() const override { return pad_id_; }  // <pad>
+  int32_t eos_id() const override { return eos_id_; }  // </s>, the separator
   int32_t unk_id() const { return unk_id_; }    // <unk>
   int32_t mask_id() const { return mask_id_; }  // <mask>
   // One more than the largest id of vocab.json: the embedding rows the ids need.
   int64_t id_limit() const { return id_limit_; }
   const RobertaTokenizerOptions& options() const { return options_; }
+  int special_tokens_single() const override { return kSpecialTokensSingle; }
+  int special_tokens_pair() const override { return kSpecialTokensPair; }
 
  private:
   // A token of one pre-tokenized text: id, untrimmed byte span, spaces at its two ends.

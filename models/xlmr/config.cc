@@ -118,12 +118,21 @@ absl::Status CheckArchitectureKeys(const ConfigReader& reader, const XlmrConfig&
     return reader.Error("position_embedding_type",
                         "is \"" + *text + "\", but only \"absolute\" is implemented");
   }
-  text.reset();
-  XLMR_RETURN_IF_ERROR(reader.ReadOptionalString("model_type", &text));
-  if (text.has_value() && *text != "xlm-roberta" && *text != "roberta") {
-    return reader.Error("model_type", "is \"" + *text + "\", expected \"xlm-roberta\" or \"roberta\"");
-  }
   return absl::OkStatus();
+}
+
+// model_type: the family (XlmrConfig::family), one of the supported ones.
+absl::Status ReadFamily(const ConfigReader& reader, XlmrConfig* config) {
+  std::optional<std::string> text;
+  XLMR_RETURN_IF_ERROR(reader.ReadOptionalString("model_type", &text));
+  if (!text.has_value()) return absl::OkStatus();
+  for (ModelFamily family : {ModelFamily::kXlmRoberta, ModelFamily::kRoberta}) {
+    if (*text == ModelTypeName(family)) {
+      config->family = family;
+      return absl::OkStatus();
+    }
+  }
+  return reader.Error("model_type", "is \"" + *text + "\", expected \"xlm-roberta\" or \"roberta\"");
 }
 
 absl::Status CheckSizes(const ConfigReader& reader, const XlmrConfig& config) {
@@ -338,16 +347,16 @@ absl::Status ReadTask(const ConfigReader& reader, XlmrConfig* config) {
       return reader.Error("architectures", "must be a list of class names, got " + list.dump());
     }
     if (list.is_array() && !list.empty() &&
-        list[0].get<std::string>() == XlmrArchitectureName(XlmrTask::kTokenClassification)) {
+        list[0].get<std::string>() == ArchitectureName(config->family, XlmrTask::kTokenClassification)) {
       config->task = XlmrTask::kTokenClassification;
       return absl::OkStatus();
     }
     if (list.is_array() && !list.empty() &&
-        list[0].get<std::string>() == XlmrArchitectureName(XlmrTask::kQuestionAnswering)) {
+        list[0].get<std::string>() == ArchitectureName(config->family, XlmrTask::kQuestionAnswering)) {
       // HF splits the head's output into start and end logits: it must have two.
       if (config->num_labels() != 2) {
-        return reader.Error("id2label", absl::StrCat("XLMRobertaForQuestionAnswering needs 2 "
-                                                     "labels (start, end), got ",
+        return reader.Error("id2label", absl::StrCat(ArchitectureName(config->family, XlmrTask::kQuestionAnswering),
+                                                     " needs 2 labels (start, end), got ",
                                                      config->num_labels()));
       }
       config->task = XlmrTask::kQuestionAnswering;
@@ -371,6 +380,7 @@ absl::StatusOr<XlmrConfig> XlmrConfigFromJson(const json& object, const std::str
   config.raw = object;
   XLMR_RETURN_IF_ERROR(ReadFields(reader, &config));
   XLMR_RETURN_IF_ERROR(CheckArchitectureKeys(reader, config));
+  XLMR_RETURN_IF_ERROR(ReadFamily(reader, &config));
   XLMR_RETURN_IF_ERROR(CheckSizes(reader, config));
   XLMR_RETURN_IF_ERROR(CheckDropouts(reader, config));
   XLMR_RETURN_IF_ERROR(CheckTokenIds(reader, config));
@@ -393,8 +403,8 @@ absl::StatusOr<XlmrConfig> LoadXlmrConfig(const std::string& path) {
 json XlmrConfigToJson(const XlmrConfig& config) {
   json out = config.raw.is_object() ? config.raw : json::object();
   out.erase("num_labels");
-  out["architectures"] = json::array({XlmrArchitectureName(config.task)});
-  out["model_type"] = "xlm-roberta";
+  out["architectures"] = json::array({ArchitectureName(config.family, config.task)});
+  out["model_type"] = ModelTypeName(config.family);
   out["position_embedding_type"] = "absolute";
   out["vocab_size"] = config.vocab_size;
   out["hidden_size"] = config.hidden_size;
@@ -483,14 +493,23 @@ const char* XlmrTaskName(XlmrTask task) {
   return "?";
 }
 
-const char* XlmrArchitectureName(XlmrTask task) {
+const char* ModelTypeName(ModelFamily family) {
+  return family == ModelFamily::kRoberta ? "roberta" : "xlm-roberta";
+}
+
+const char* ArchitectureName(ModelFamily family, XlmrTask task) {
+  const bool roberta = family == ModelFamily::kRoberta;
   switch (task) {
-    case XlmrTask::kTokenClassification: return "XLMRobertaForTokenClassification";
-    case XlmrTask::kQuestionAnswering: return "XLMRobertaForQuestionAnswering";
+    case XlmrTask::kTokenClassification:
+      return roberta ? "RobertaForTokenClassification" : "XLMRobertaForTokenClassification";
+    case XlmrTask::kQuestionAnswering:
+      return roberta ? "RobertaForQuestionAnswering" : "XLMRobertaForQuestionAnswering";
     case XlmrTask::kSequenceClassification:
     case XlmrTask::kRegression: break;
   }
-  return "XLMRobertaForSequenceClassification";
+  return roberta ? "RobertaForSequenceClassification" : "XLMRobertaForSequenceClassification";
 }
+
+const char* XlmrArchitectureName(XlmrTask task) { return ArchitectureName(ModelFamily::kXlmRoberta, task); }
 
 }  // namespace xlmr::models

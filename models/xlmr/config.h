@@ -9,7 +9,7 @@
 // vocab_size 30522, max_position_embeddings 512, type_vocab_size 2, layer_norm_eps 1e-12;
 // xlm-roberta-base says 250002, 514, 1, 1e-5): a config.json is always read, never assumed.
 //
-// What is saved loads back in HF Transformers as `XLMRobertaForSequenceClassification`; keys
+// What is saved loads back in HF Transformers as the family's class (ArchitectureName); keys
 // this code does not know (use_cache, output_past, dtype, ...) are carried through unchanged.
 #ifndef XLMR_MODELS_XLMR_CONFIG_H_
 #define XLMR_MODELS_XLMR_CONFIG_H_
@@ -52,7 +52,21 @@ enum class XlmrTask {
 // nullopt otherwise.
 std::optional<XlmrTask> ParseXlmrTask(const std::string& text);
 const char* XlmrTaskName(XlmrTask task);
-// The `architectures` entry Hugging Face writes for the task's model class.
+
+// The model family config.json's `model_type` names. The families share the encoder and the
+// heads (HF's XLMRobertaModel subclasses RobertaModel: same weights, same names); they differ in
+// the tokenizer files (models/model_tokenizer.h) and in the class names HF writes.
+enum class ModelFamily {
+  kXlmRoberta,  // "xlm-roberta": sentencepiece.bpe.model
+  kRoberta,     // "roberta": vocab.json, merges.txt (+ tokenizer_config.json)
+};
+
+// "xlm-roberta" | "roberta".
+const char* ModelTypeName(ModelFamily family);
+// The `architectures` entry Hugging Face writes for the task's model class in the family, e.g.
+// RobertaForTokenClassification.
+const char* ArchitectureName(ModelFamily family, XlmrTask task);
+// ArchitectureName(ModelFamily::kXlmRoberta, task), e.g. XLMRobertaForSequenceClassification.
 const char* XlmrArchitectureName(XlmrTask task);
 
 // Every field the model, the classification head and the trainer read. Defaults are HF's
@@ -82,9 +96,13 @@ struct XlmrConfig {
   // null (absent), "regression", "single_label_classification" or
   // "multi_label_classification"; HF infers it from the labels' dtype when null.
   std::optional<std::string> problem_type;
-  // From architectures[0] and problem_type: "XLMRobertaForTokenClassification" is token
-  // classification; otherwise problem_type "regression", or a null problem_type with one label
-  // (HF's inference at loss time), is regression; anything else is sequence classification.
+  // From model_type; absent means xlm-roberta (what this trainer has always read).
+  ModelFamily family = ModelFamily::kXlmRoberta;
+  // From architectures[0] (the family's class names) and problem_type:
+  // "XLMRobertaForTokenClassification" (a RoBERTa: "RobertaForTokenClassification") is token
+  // classification, ...ForQuestionAnswering question answering; otherwise problem_type
+  // "regression", or a null problem_type with one label (HF's inference at loss time), is
+  // regression; anything else is sequence classification.
   XlmrTask task = XlmrTask::kSequenceClassification;
   // Not read from or written to config.json (see AttentionImplementation).
   AttentionImplementation attention = AttentionImplementation::kFused;
@@ -120,7 +138,7 @@ absl::StatusOr<XlmrConfig> XlmrConfigFromJson(const nlohmann::json& json,
                                               const std::string& source);
 
 // What HF writes for the task's class: `config.raw` with every known field overwritten,
-// architectures [XlmrArchitectureName(task)], model_type "xlm-roberta",
+// architectures [ArchitectureName(family, task)], model_type ModelTypeName(family),
 // position_embedding_type "absolute", id2label with string keys "0".."n-1", label2id,
 // problem_type ("regression" for kRegression, null for kTokenClassification, else as read)
 // and classifier_dropout (null when unset). num_labels is removed: HF derives it

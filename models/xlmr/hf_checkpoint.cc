@@ -35,7 +35,7 @@ absl::Status LoadTensors(const io::SafetensorsFile& file, bool load_head,
     if (index < 0) {
       return absl::InvalidArgumentError(absl::StrCat(
           file.path(), ": tensor '", name, "' is not a parameter of ",
-          XlmrArchitectureName(model.config().task)));
+          ArchitectureName(model.config().family, model.config().task)));
     }
     const Shape& expected = store.spec(index).shape;
     if (file.Find(name)->shape != expected) {

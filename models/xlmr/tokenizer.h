@@ -28,30 +28,13 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "models/text_tokenizer.h"
 
 namespace xlmr::models {
 
 namespace internal {
 class SentencePieceModel;
 }  // namespace internal
-
-// One tokenized example, before padding.
-struct Encoding {
-  std::vector<int32_t> input_ids;       // [seq_len], model ids, specials included
-  std::vector<int32_t> attention_mask;  // [seq_len], all 1 (padding adds the zeros)
-};
-
-// The bytes [begin, end) of the encoded text that one token stands for.
-struct TokenSpan {
-  int64_t begin = 0;
-  int64_t end = 0;
-};
-
-// One pre-split sentence (a list of words), tokenized word by word.
-struct WordEncoding {
-  std::vector<int32_t> input_ids;  // [seq_len], model ids, specials included
-  std::vector<int32_t> word_ids;   // [seq_len], index of the token's word; -1 for <s> and </s>
-};
 
 // How `longest_first` shares `budget` = max_length - 4 tokens between the two texts of a pair.
 // Both HF implementations keep a text whole when it has at most half the budget and give the
@@ -73,7 +56,7 @@ enum class PairTruncation {
 std::pair<int64_t, int64_t> PairKeepLengths(int64_t len_a, int64_t len_b, int64_t budget,
                                             PairTruncation rule);
 
-class XlmrTokenizer {
+class XlmrTokenizer final : public TextTokenizer {
  public:
   static constexpr int32_t kBos = 0;  // <s>, also the classification token
   static constexpr int32_t kPad = 1;  // <pad> = config pad_token_id
@@ -92,7 +75,7 @@ class XlmrTokenizer {
 
   XlmrTokenizer(XlmrTokenizer&&) noexcept;
   XlmrTokenizer& operator=(XlmrTokenizer&&) noexcept;
-  ~XlmrTokenizer();
+  ~XlmrTokenizer() override;
 
   // Model ids of `text` without special tokens (HF `tokenizer(text, add_special_tokens=False)`).
   // Any UTF-8 text is accepted; characters the model cannot spell become kUnk.
@@ -105,15 +88,19 @@ class XlmrTokenizer {
   // lone "▁" token the first character of its word (models/xlmr/piece_offsets.h has the rules
   // and the one kind of text where they fall back to SentencePiece's own spans).
   std::vector<int32_t> EncodeTextWithOffsets(absl::string_view text,
-                                             std::vector<TokenSpan>* spans) const;
+                                             std::vector<TokenSpan>* spans) const override;
 
   // Model ids with special tokens for a text or a text pair, cut to at most `max_length` ids
   // with `longest_first` (single: cut the right end of A; pair: `rule`). A present but empty
   // `pair` is a pair with no tokens ([0] + A + [2, 2, 2]), as in HF's slow tokenizer.
   // Requires max_length >= 2 (single) or 4 (pair): the caller validates its flag.
-  // The default rule is the fast tokenizer's: what AutoTokenizer gives HF Trainer users.
   Encoding Encode(absl::string_view text, std::optional<absl::string_view> pair, int max_length,
-                  PairTruncation rule = PairTruncation::kFastTokenizer) const;
+                  PairTruncation rule) const;
+  // The fast tokenizer's rule: what AutoTokenizer gives HF Trainer users (TextTokenizer's).
+  Encoding Encode(absl::string_view text, std::optional<absl::string_view> pair,
+                  int max_length) const override {
+    return Encode(text, pair, max_length, PairTruncation::kFastTokenizer);
+  }
 
   // Model ids of a sentence given as words, as Hugging Face's fast tokenizer gives them for
   // tokenizer(words, is_split_into_words=True, truncation=True, max_length=max_length):
@@ -125,12 +112,18 @@ class XlmrTokenizer {
   // no piece (whitespace, or characters its normalizer removes such as U+200B in some models)
   // gets no token and appears in no word_ids, as in HF. Words cut off by truncation appear in
   // no word_ids either. Requires max_length >= 2.
-  WordEncoding EncodeWords(const std::vector<std::string>& words, int max_length) const;
+  WordEncoding EncodeWords(const std::vector<std::string>& words, int max_length) const override;
 
   // Number of SentencePiece pieces (250000 for xlm-roberta).
   int64_t spm_size() const;
   // Id of <mask> (spm_size() + 1).
   int32_t mask_id() const { return static_cast<int32_t>(spm_size() + 1); }
+
+  int32_t bos_id() const override { return kBos; }
+  int32_t eos_id() const override { return kEos; }
+  int32_t pad_id() const override { return kPad; }
+  int special_tokens_single() const override { return kSpecialTokensSingle; }
+  int special_tokens_pair() const override { return kSpecialTokensPair; }
 
  private:
   explicit XlmrTokenizer(std::unique_ptr<internal::SentencePieceModel> model);

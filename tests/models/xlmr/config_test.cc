@@ -211,6 +211,30 @@ TEST(XlmrConfigTest, SavedConfigIsWhatHuggingFaceWritesForClassification) {
   EXPECT_FALSE(std::ifstream(path + ".tmp").good()) << "temporary file left behind";
 }
 
+// model_type "roberta" is the RoBERTa family: read, kept, and HF's Roberta* class per task
+// (architectures[0] of that family names the task, as for XLM-R).
+TEST(XlmrConfigTest, RobertaModelTypeKeepsItsFamilyAndClassNames) {
+  json object = ReadJson(kHubBaseConfig);
+  object["model_type"] = "roberta";
+  object["architectures"] = json::array({"RobertaForTokenClassification"});
+  absl::StatusOr<XlmrConfig> config = XlmrConfigFromJson(object, "roberta/config.json");
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->family, ModelFamily::kRoberta);
+  EXPECT_EQ(config->task, XlmrTask::kTokenClassification);
+  const std::pair<XlmrTask, const char*> classes[] = {
+      {XlmrTask::kSequenceClassification, "RobertaForSequenceClassification"},
+      {XlmrTask::kRegression, "RobertaForSequenceClassification"},
+      {XlmrTask::kTokenClassification, "RobertaForTokenClassification"},
+      {XlmrTask::kQuestionAnswering, "RobertaForQuestionAnswering"}};
+  for (const auto& [task, name] : classes) {
+    config->task = task;
+    const json saved = XlmrConfigToJson(*config);
+    EXPECT_EQ(saved.at("model_type"), "roberta");
+    EXPECT_EQ(saved.at("architectures"), json::array({name})) << XlmrTaskName(task);
+  }
+  EXPECT_EQ(LoadXlmrConfig(kHubBaseConfig)->family, ModelFamily::kXlmRoberta);
+}
+
 TEST(XlmrConfigTest, SaveThenLoadGivesTheSameConfig) {
   XlmrConfig original = ThreeLabelClassifier();
   original.classifier_dropout = 0.25;
