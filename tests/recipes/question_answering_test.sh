@@ -178,7 +178,6 @@ expect_usage_error "--doc_stride" --train_file="$examples" --doc_stride=64
 expect_usage_error "--label_smoothing_factor" --train_file="$examples" --label_smoothing_factor=0.1 --version_2_with_negative
 expect_usage_error "--padding_free: expected false or unset with --task=question_answering" --train_file="$examples" \
   --padding_free=true --version_2_with_negative
-expect_usage_error "--task: expected --train_file" --version_2_with_negative
 
 # xlmr_predict's bad inputs with the question-answering model: one line, exit status 2, no
 # output directory.
