@@ -67,12 +67,7 @@ MemoryPlanRequest MemoryPlanRequestFrom(const FinetuneConfig& config, int world_
   MemoryPlanRequest request;
   request.world_size = world_size;
   request.packed = packed;
-  switch (models::ObjectiveOf(config.task)) {
-    case train::Objective::kPerToken: request.labels = LabelsShape::kPerToken; break;
-    case train::Objective::kSpanStartEnd: request.labels = LabelsShape::kStartAndEnd; break;
-    case train::Objective::kSingleLabel:
-    case train::Objective::kRegression: request.labels = LabelsShape::kPerExample; break;
-  }
+  request.objective = models::ObjectiveOf(config.task);
   request.gradient_checkpointing = config.gradient_checkpointing;
   request.activation_memory_budget = config.activation_memory_budget;
   request.print_memory_plan = config.print_memory_plan;
@@ -103,8 +98,8 @@ int64_t HostBatchBytes(const MemoryPlanRequest& request) {
   const recompute::BatchShape shape = ShapeOf(request);
   const int64_t inputs = shape.packed() ? shape.tokens() + shape.batch_size + 1 : 2 * shape.tokens();
   int64_t labels = shape.batch_size;
-  if (request.labels == LabelsShape::kPerToken) labels = shape.tokens();
-  if (request.labels == LabelsShape::kStartAndEnd) labels = 2 * shape.batch_size;
+  if (request.objective == train::Objective::kPerToken) labels = shape.tokens();
+  if (request.objective == train::Objective::kSpanStartEnd) labels = 2 * shape.batch_size;
   return (inputs + labels) * static_cast<int64_t>(sizeof(int32_t)) * request.gradient_accumulation_steps;
 }
 

@@ -48,6 +48,7 @@
 #include "framework/recompute/memory_budget.h"
 #include "framework/recompute/planner.h"
 #include "framework/train/model_interface.h"
+#include "framework/train/objective.h"
 #include "recipes/finetune_flags.h"
 
 namespace xlmr::recipes {
@@ -58,9 +59,6 @@ struct PackedMicroBatch {
   int64_t tokens = 0;
 };
 
-// What a micro-batch's labels hold per example (data::Batch's labels).
-enum class LabelsShape { kPerExample, kPerToken, kStartAndEnd };
-
 struct MemoryPlanRequest {
   bool gradient_checkpointing = false;
   std::optional<recompute::MemoryBudget> activation_memory_budget;  // unset: no budget
@@ -70,7 +68,7 @@ struct MemoryPlanRequest {
   // tokens > 0: the trainer packs micro-batches (--padding_free where the model takes packed
   // inputs) and none holds more than this; tokens 0: padded micro-batches.
   PackedMicroBatch packed;
-  LabelsShape labels = LabelsShape::kPerExample;  // the task's labels (the host batches' size)
+  train::Objective objective = train::Objective::kSingleLabel;  // the task's (its labels' shape)
   int64_t gradient_accumulation_steps = 1;  // host batches held during a step on CPU
   DType autocast = DType::kF32;  // --fp16 / --bf16 (TrainerOptions::autocast)
   uint64_t seed = 42;

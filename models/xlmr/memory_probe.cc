@@ -71,27 +71,25 @@ Tensor FilledI32(std::vector<int64_t> shape, int32_t value) {
   return tensor;
 }
 
-// The host cu_seqlens [B + 1] i32 of a packed shape's ProbeSequenceLengths; undefined for a
-// padded one. It is the host batch's (external bytes, not the probe's inputs).
-Tensor ProbeCuSeqlens(const recompute::BatchShape& shape) {
+// The host cu_seqlens [B + 1] i32 of a packed shape's `lengths` (ProbeSequenceLengths);
+// undefined for a padded one. It is the host batch's (external bytes, not the probe's inputs).
+Tensor ProbeCuSeqlens(const recompute::BatchShape& shape, const std::vector<int64_t>& lengths) {
   if (!shape.packed()) return Tensor();
   Tensor cu_seqlens = Tensor::Zeros({shape.batch_size + 1}, DType::kI32);
-  const std::vector<int64_t> lengths = ProbeSequenceLengths(shape);
   for (size_t b = 0; b < lengths.size(); ++b) {
     cu_seqlens.data<int32_t>()[b + 1] = cu_seqlens.data<int32_t>()[b] + static_cast<int32_t>(lengths[b]);
   }
   return cu_seqlens;
 }
 
-ProbeBatch MakeProbeBatch(const XlmrConfig& config, const recompute::BatchShape& shape, const Tensor& cu_seqlens,
-                          Device device) {
+ProbeBatch MakeProbeBatch(const XlmrConfig& config, const recompute::BatchShape& shape,
+                          const std::vector<int64_t>& lengths, const Tensor& cu_seqlens, Device device) {
   const int64_t batch = shape.batch_size, seq = shape.sequence_length, tokens = shape.tokens();
   const int32_t token = static_cast<int32_t>(config.pad_token_id + 1);
   ModelInputs inputs;
   if (shape.packed()) {
     inputs.input_ids = FilledI32({tokens}, token).ToDevice(device);
     inputs.cu_seqlens = cu_seqlens;
-    const std::vector<int64_t> lengths = ProbeSequenceLengths(shape);
     inputs.max_seqlen = *std::max_element(lengths.begin(), lengths.end());
   } else {
     inputs.input_ids = FilledI32({batch, seq}, token).ToDevice(device);
@@ -128,9 +126,10 @@ recompute::PassMemory XlmrTaskModel::MeasurePassMemory(const recompute::BatchSha
   recompute::PassMemory pass;
   recompute::BlockMemory block;
 
-  const Tensor cu_seqlens = ProbeCuSeqlens(shape);  // before the count: the host batch's
+  const std::vector<int64_t> lengths = ProbeSequenceLengths(shape);
+  const Tensor cu_seqlens = ProbeCuSeqlens(shape, lengths);  // before the count: the host batch's
   const int64_t before_inputs = meter.Held();
-  ProbeBatch batch = MakeProbeBatch(config_, shape, cu_seqlens, store_.master().device());
+  ProbeBatch batch = MakeProbeBatch(config_, shape, lengths, cu_seqlens, store_.master().device());
   pass.inputs_bytes = meter.Held() - before_inputs;
 
   // Embeddings forward; its output is the block's input.
@@ -183,7 +182,6 @@ recompute::PassMemory XlmrTaskModel::MeasurePassMemory(const recompute::BatchSha
 
   ReleaseActivations();
   store_.ZeroGrads();
-  const std::vector<int64_t> lengths = ProbeSequenceLengths(shape);
   block.full_recompute_flops = BlockForwardFlops(config_, lengths);
   block.selective_recompute_flops = AttentionCoreFlops(config_, lengths);
   pass.blocks.assign(static_cast<size_t>(num_blocks()), block);
