@@ -11,8 +11,6 @@
 // SIGTERM / SIGINT after saving a checkpoint (the same command resumes).
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <memory>
 #include <string>
 #include <utility>
@@ -26,6 +24,7 @@
 #include "framework/distributed/create_communicator.h"
 #include "framework/distributed/rank_agreement.h"
 #include "framework/io/durable_file.h"
+#include "framework/io/whole_file.h"
 #include "framework/train/qa_evaluate.h"
 #include "framework/train/qa_prediction_files.h"
 #include "framework/train/stop_signal.h"
@@ -153,15 +152,12 @@ absl::StatusOr<std::string> CheckpointToResume(PreparedRun& run) {
   return c.resume_from_checkpoint;
 }
 
-// The bytes of `directory`/`names`; DataLoss naming a file that cannot be read.
+// The bytes of `directory`/`names`; errors name a file that cannot be read (io::ReadWholeFile).
 absl::StatusOr<std::vector<TokenizerFile>> ReadTokenizerFiles(const std::string& directory,
                                                               const std::vector<std::string>& names) {
   std::vector<TokenizerFile> files;
   for (const std::string& name : names) {
-    const std::string path = directory + "/" + name;
-    std::ifstream stream(path, std::ios::binary);
-    std::string bytes((std::istreambuf_iterator<char>(stream)), std::istreambuf_iterator<char>());
-    if (!stream.good() && !stream.eof()) return absl::DataLossError(absl::StrCat(path, ": cannot be read"));
+    XLMR_ASSIGN_OR_RETURN(std::string bytes, io::ReadWholeFile(directory + "/" + name));
     files.push_back({name, std::move(bytes)});
   }
   return files;

@@ -12,22 +12,6 @@
 
 namespace xlmr::data::internal {
 
-absl::StatusOr<std::string> ReadWholeFile(const std::string& path) {
-  std::unique_ptr<FILE, int (*)(FILE*)> file(std::fopen(path.c_str(), "rb"), &std::fclose);
-  if (file == nullptr) {
-    return absl::NotFoundError(
-        absl::StrCat(path, ": cannot open file (", std::strerror(errno), ")"));
-  }
-  std::string content;
-  char chunk[1 << 16];
-  size_t got;
-  while ((got = std::fread(chunk, 1, sizeof(chunk), file.get())) > 0) content.append(chunk, got);
-  if (std::ferror(file.get())) {
-    return absl::DataLossError(absl::StrCat(path, ": read error (", std::strerror(errno), ")"));
-  }
-  return content;
-}
-
 absl::string_view SkipByteOrderMark(absl::string_view content) {
   absl::ConsumePrefix(&content, "\xEF\xBB\xBF");
   return content;

@@ -1,7 +1,7 @@
 // Internal to //framework/data's readers (record_reader, tagged_sentence_reader): what every
-// reader of a user's data file does the same way. Reading the bytes, skipping a UTF-8 byte
-// order mark, the one-line "file:line: what" error, the extension that picks the format and
-// nlohmann-json's parse message without its preamble.
+// reader of a user's data file does the same way once io::ReadWholeFile has its bytes:
+// skipping a UTF-8 byte order mark, the one-line "file:line: what" error, the extension that
+// picks the format and nlohmann-json's parse message without its preamble.
 #ifndef XLMR_FRAMEWORK_DATA_DATA_FILE_H_
 #define XLMR_FRAMEWORK_DATA_DATA_FILE_H_
 
@@ -13,10 +13,6 @@
 #include "absl/strings/string_view.h"
 
 namespace xlmr::data::internal {
-
-// The whole file. Errors: NotFound when it cannot be opened, DataLoss on a read error; both
-// name the file and the system's reason.
-absl::StatusOr<std::string> ReadWholeFile(const std::string& path);
 
 // `content` without a leading UTF-8 byte order mark (EF BB BF), if it has one.
 absl::string_view SkipByteOrderMark(absl::string_view content);

@@ -9,6 +9,7 @@
 #include "framework/core/status_macros.h"
 #include "framework/core/utf8.h"
 #include "framework/data/data_file.h"
+#include "framework/io/whole_file.h"
 #include "nlohmann/json.hpp"
 
 namespace xlmr::data {
@@ -186,7 +187,7 @@ absl::StatusOr<std::vector<QaExample>> ReadSquad(const std::string& path,
 }  // namespace
 
 absl::StatusOr<std::vector<QaExample>> ReadQaExamples(const std::string& path, QaAnswers answers) {
-  XLMR_ASSIGN_OR_RETURN(std::string bytes, internal::ReadWholeFile(path));
+  XLMR_ASSIGN_OR_RETURN(std::string bytes, io::ReadWholeFile(path));
   const absl::string_view content = internal::SkipByteOrderMark(bytes);
   const std::string extension = internal::LowerExtension(path);
   absl::StatusOr<std::vector<QaExample>> examples;

@@ -10,6 +10,7 @@
 #include "absl/strings/str_split.h"
 #include "framework/core/status_macros.h"
 #include "framework/data/data_file.h"
+#include "framework/io/whole_file.h"
 #include "framework/data/delimited_text.h"
 #include "nlohmann/json.hpp"
 
@@ -213,7 +214,7 @@ absl::StatusOr<std::string> DataFormatOf(const std::string& path) {
 absl::StatusOr<std::vector<Record>> ReadRecords(const std::string& path, const ColumnSpec& columns,
                                                 bool require_label) {
   XLMR_ASSIGN_OR_RETURN(const std::string format, DataFormatOf(path));
-  XLMR_ASSIGN_OR_RETURN(const std::string content, internal::ReadWholeFile(path));
+  XLMR_ASSIGN_OR_RETURN(const std::string content, io::ReadWholeFile(path));
   const absl::string_view text = internal::SkipByteOrderMark(content);
   if (absl::StripAsciiWhitespace(text).empty()) {
     return absl::InvalidArgumentError(absl::StrCat(path, ": file is empty"));

@@ -10,6 +10,7 @@
 #include "absl/strings/str_split.h"
 #include "framework/core/status_macros.h"
 #include "framework/data/data_file.h"
+#include "framework/io/whole_file.h"
 #include "nlohmann/json.hpp"
 
 namespace xlmr::data {
@@ -274,7 +275,7 @@ absl::StatusOr<std::vector<TaggedSentence>> ReadTaggedSentences(const std::strin
                                                                 const WordTagColumns& columns,
                                                                 bool require_tags) {
   XLMR_ASSIGN_OR_RETURN(const std::string format, TaggedDataFormatOf(path));
-  XLMR_ASSIGN_OR_RETURN(const std::string content, internal::ReadWholeFile(path));
+  XLMR_ASSIGN_OR_RETURN(const std::string content, io::ReadWholeFile(path));
   const absl::string_view text = internal::SkipByteOrderMark(content);
   if (absl::StripAsciiWhitespace(text).empty()) {
     return absl::InvalidArgumentError(absl::StrCat(path, ": file is empty"));
