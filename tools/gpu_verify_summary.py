@@ -6,17 +6,25 @@ usage: gpu_verify_summary.py E2E_DIR    (exit 1 when a comparison is outside its
 E2E_DIR holds one output directory per run (cpu, cuda_fp32, cuda_fp16, cuda_fp16_ckpt), each
 with metrics.jsonl and eval_results.json, and predict_{cpu,cuda}.jsonl from the same model.
 
-Bounds, and why:
+Bounds, cut to what the first GPU run measured (H200, cuBLASLt 13.1, commit c1f86d2; the
+figures in bench/results/gpu_first_contact.md), and why:
 - cuda_fp32 vs cpu, steps 1-10: both runs see the same batches and dropout masks, so the
-  losses differ only by summation order (~1e-6 relative per step), growing slowly as training
-  amplifies it: 1e-4 relative over the first ten steps.
-- cuda_fp16_ckpt vs cuda_fp16, steps 1-10: recompute regenerates the same masks and runs the
-  same kernels; only atomic-add order (if any) separates them: 1e-3 relative.
-- cuda_fp16 vs cuda_fp32, all steps: fp16 rounding changes the trajectory; the CPU's fp16 tests
-  measured a mean |loss difference| of 0.0034 over 200 steps: mean <= 0.05.
-- final test accuracy of every GPU run within 0.02 of the CPU run (the default run reaches
-  about 0.91 on 3000 test rows, so 0.02 is 60 rows).
-- predictions from the same model: >= 99% of labels agree, logits within 1e-3 of the largest.
+  losses differ only by summation order. Measured 2.5e-8 relative; bound 1e-6 (another GPU's
+  cuBLASLt may pick kernels with other summation orders).
+- cuda_fp16_ckpt vs cuda_fp16, every step: recompute regenerates the same masks and runs the
+  same kernels, and no kernel adds atomically, so the runs are the same bits. Measured 0 over
+  all 1500 steps; bound: equal.
+- cuda_fp16 vs cuda_fp32, steps 1-100: before the trajectories part. Measured mean |loss
+  difference| 0.0045; bound 0.01.
+- cuda_fp16 vs cuda_fp32, all steps, against the same-precision gap cuda_fp32 vs cpu: over 1500
+  steps any two runs whose sums differ in order part ways (cpu vs cuda_fp32, both fp32: mean
+  |difference| 0.082), so a fixed bound on the whole run measures chaos, not fp16 (the argued
+  bound of 0.05 failed at 0.093 on the first run, with every accuracy within 0.005). Measured
+  ratio 1.13; bound 2.
+- final test accuracy of every GPU run within 0.01 of the CPU run (measured 0.0047 on 3000
+  test rows; 0.01 is 30 rows).
+- predictions from the same model: every label agrees (measured 505 of 505), logits within
+  1e-5 of the largest (measured 5.2e-7).
 """
 import json
 import os
@@ -42,8 +50,8 @@ def relative_gap(a, b, steps):
     return max(abs(a[s] - b[s]) / max(abs(b[s]), 1e-12) for s in common)
 
 
-def mean_gap(a, b):
-    common = sorted(set(a) & set(b))
+def mean_gap(a, b, steps=None):
+    common = sorted(set(a) & set(b) & (set(steps) if steps is not None else set(a)))
     return sum(abs(a[s] - b[s]) for s in common) / len(common) if common else float("inf")
 
 
@@ -76,26 +84,32 @@ def main():
     print("| comparison | measured | bound | result |")
     print("|---|---:|---|---|")
     gap = relative_gap(losses["cuda_fp32"], losses["cpu"], first_ten)
-    check("loss, cuda_fp32 vs cpu, steps 1-10, max relative", gap, "<= 1e-4", gap <= 1e-4)
-    gap = relative_gap(losses["cuda_fp16_ckpt"], losses["cuda_fp16"], first_ten)
-    check("loss, fp16 checkpointing vs not, steps 1-10, max relative", gap, "<= 1e-3", gap <= 1e-3)
-    gap = mean_gap(losses["cuda_fp16"], losses["cuda_fp32"])
-    check("loss, cuda_fp16 vs cuda_fp32, all steps, mean absolute", gap, "<= 0.05", gap <= 0.05)
+    check("loss, cuda_fp32 vs cpu, steps 1-10, max relative", gap, "<= 1e-6", gap <= 1e-6)
+    every_step = sorted(losses["cuda_fp16"])
+    gap = relative_gap(losses["cuda_fp16_ckpt"], losses["cuda_fp16"], every_step)
+    check("loss, fp16 checkpointing vs not, every step, max relative", gap, "== 0", gap == 0)
+    early = [s for s in every_step if s <= 100]
+    gap = mean_gap(losses["cuda_fp16"], losses["cuda_fp32"], early)
+    check("loss, cuda_fp16 vs cuda_fp32, steps 1-100, mean absolute", gap, "<= 0.01", gap <= 0.01)
+    ratio = mean_gap(losses["cuda_fp16"], losses["cuda_fp32"]) / max(
+        mean_gap(losses["cuda_fp32"], losses["cpu"]), 1e-12)
+    check("loss, cuda_fp16 vs cuda_fp32 over cuda_fp32 vs cpu, all steps, ratio of mean absolute gaps",
+          ratio, "<= 2", ratio <= 2)
     reference = accuracy(os.path.join(root, "cpu"))
     for run in RUNS[1:]:
         value = accuracy(os.path.join(root, run))
-        check(f"test accuracy {run} - cpu ({reference:.4f})", value - reference, "within 0.02",
-              abs(value - reference) <= 0.02)
+        check(f"test accuracy {run} - cpu ({reference:.4f})", value - reference, "within 0.01",
+              abs(value - reference) <= 0.01)
     cpu_rows = predictions(os.path.join(root, "predict_cpu.jsonl"))
     gpu_rows = predictions(os.path.join(root, "predict_cuda.jsonl"))
     if len(cpu_rows) != len(gpu_rows) or not cpu_rows:
         print(f"predictions: {len(cpu_rows)} rows on the CPU, {len(gpu_rows)} on the GPU")
         return 1
     agree = sum(c["label"] == g["label"] for c, g in zip(cpu_rows, gpu_rows)) / len(cpu_rows)
-    check(f"predicted labels agreeing ({len(cpu_rows)} rows)", agree, ">= 0.99", agree >= 0.99)
+    check(f"predicted labels agreeing ({len(cpu_rows)} rows)", agree, "== 1", agree == 1)
     largest = max(abs(x) for c in cpu_rows for x in c["logits"])
     worst = max(abs(x - y) for c, g in zip(cpu_rows, gpu_rows) for x, y in zip(c["logits"], g["logits"]))
-    check("logits, cuda vs cpu, largest difference / largest logit", worst / largest, "<= 1e-3", worst / largest <= 1e-3)
+    check("logits, cuda vs cpu, largest difference / largest logit", worst / largest, "<= 1e-5", worst / largest <= 1e-5)
     print()
     print("failed: " + ", ".join(failures) if failures else "all comparisons within their bounds")
     return 1 if failures else 0

@@ -71,7 +71,7 @@ void ExpectClose(const std::string& what, const Tensor& gpu, const Tensor& cpu, 
                  double scale_floor = 0.0) {
   const testing::FusedAttentionTolerances t = testing::GpuFusedAttentionTolerances(dtype);
   ExpectCloseToLargest(what, gpu, cpu, t.max, scale_floor);
-  if (t.mean > 0) ExpectMeanCloseToLargest(what, gpu, cpu, t.mean);
+  if (t.mean > 0) ExpectMeanCloseToLargest(what, gpu, cpu, t.mean, scale_floor);
 }
 
 // dq and dk against max(their largest, dv's largest); dv against its own (the header's note).

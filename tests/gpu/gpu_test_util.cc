@@ -111,9 +111,10 @@ void ExpectBitEqual(const std::string& what, const Tensor& gpu, const Tensor& cp
   ASSERT_EQ(gpu.shape(), cpu.shape()) << what << ": shape";
   ASSERT_EQ(gpu.dtype(), cpu.dtype()) << what << ": dtype";
   const Tensor got = gpu.ToDevice(Device::kCpu);
+  const Tensor want = cpu.ToDevice(Device::kCpu);  // a GPU tensor in run-to-run checks
   const size_t element_bytes = SizeOf(cpu.dtype());
   const char* got_bytes = static_cast<const char*>(got.raw_data());
-  const char* want_bytes = static_cast<const char*>(cpu.raw_data());
+  const char* want_bytes = static_cast<const char*>(want.raw_data());
   int64_t first = -1, mismatches = 0;
   for (int64_t i = 0; i < cpu.numel(); ++i) {
     if (std::memcmp(got_bytes + i * element_bytes, want_bytes + i * element_bytes,
@@ -127,7 +128,7 @@ void ExpectBitEqual(const std::string& what, const Tensor& gpu, const Tensor& cp
   std::ostringstream first_values;
   if (IsFloating(cpu.dtype())) {
     first_values << ": gpu " << got.ToFloatVector()[first] << ", cpu "
-                 << cpu.ToFloatVector()[first];
+                 << want.ToFloatVector()[first];
   }
   ADD_FAILURE() << what << " " << DTypeName(cpu.dtype()) << " " << ShapeString(cpu.shape())
                 << ": " << mismatches << " of " << cpu.numel()
@@ -182,7 +183,7 @@ void ExpectCloseToLargest(const std::string& what, const Tensor& gpu, const Tens
 }
 
 void ExpectMeanCloseToLargest(const std::string& what, const Tensor& gpu, const Tensor& cpu,
-                              double tolerance) {
+                              double tolerance, double scale_floor) {
   ASSERT_EQ(gpu.shape(), cpu.shape()) << what;
   ASSERT_EQ(gpu.dtype(), cpu.dtype()) << what;
   const std::vector<float> g = gpu.ToFloatVector(), c = cpu.ToFloatVector();
@@ -192,7 +193,7 @@ void ExpectMeanCloseToLargest(const std::string& what, const Tensor& gpu, const 
     largest = std::max(largest, std::fabs(static_cast<double>(c[i])));
     sum += std::fabs(static_cast<double>(g[i]) - c[i]);
   }
-  const double mean = sum / static_cast<double>(c.size()) / std::max(largest, 1e-30);
+  const double mean = sum / static_cast<double>(c.size()) / std::max({largest, scale_floor, 1e-30});
   std::printf("measured %s (mean): %.3g (bound %.3g)\n", what.c_str(), mean, tolerance);
   EXPECT_LE(mean, tolerance) << what << ": mean error " << mean << " of the largest |cpu| "
                              << largest;

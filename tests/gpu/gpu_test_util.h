@@ -59,8 +59,9 @@ Tensor RandomIds(const Shape& shape, int32_t vocab_size, uint32_t seed);
 // The same values on the GPU.
 Tensor OnGpu(const Tensor& cpu);
 
-// Every element of `gpu` (a CUDA or CPU tensor) has exactly the bits of `cpu`'s; same shape and
-// dtype. `what` names the output in the failure message.
+// Every element of `gpu` has exactly the bits of `cpu`'s; same shape and dtype. Either may live
+// on either device (a run-to-run check compares two GPU tensors). `what` names the output in
+// the failure message.
 void ExpectBitEqual(const std::string& what, const Tensor& gpu, const Tensor& cpu);
 
 // Every element of `gpu` is within the tolerance of `cpu`'s; same shape and dtype:
@@ -82,11 +83,13 @@ void ExpectClose(const std::string& what, const Tensor& gpu, const Tensor& cpu,
 void ExpectCloseToLargest(const std::string& what, const Tensor& gpu, const Tensor& cpu,
                           double tolerance, double scale_floor = 0.0);
 
-// mean |gpu - cpu| <= tolerance * max |cpu| over the whole tensor (same shape and dtype): for
-// errors spread over most elements (a missing rounding) rather than large in a few. Prints
-// "measured <what> (mean): ..." like ExpectCloseToLargest.
+// mean |gpu - cpu| <= tolerance * max(max |cpu|, scale_floor) over the whole tensor (same shape
+// and dtype): for errors spread over most elements (a missing rounding) rather than large in a
+// few. scale_floor as in ExpectCloseToLargest: a tensor that is zero in exact arithmetic (dq and
+// dk of one-token sequences) holds rounding noise, measured against the scale it is noise of.
+// Prints "measured <what> (mean): ..." like ExpectCloseToLargest.
 void ExpectMeanCloseToLargest(const std::string& what, const Tensor& gpu, const Tensor& cpu,
-                              double tolerance);
+                              double tolerance, double scale_floor = 0.0);
 
 // The spacing of `dtype` values just above |value| rounded to `dtype` (f16: 2^-24 among the
 // subnormals, inf beyond the range; bf16: 8 significant bits in float's range); 0 for f32.

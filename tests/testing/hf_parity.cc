@@ -104,6 +104,7 @@ constexpr ParityTolerances kFusedBf16Tolerances = {1.6e-2, 1.6e-2, 5e-3};
 constexpr ParityTolerances kHead64Fp16Tolerances = {2e-3, 2e-2, 5e-4};
 constexpr ParityTolerances kHead64Bf16Tolerances = {1.6e-2, 8e-2, 5e-3};
 
+// `head64`: the head-64 set's bounds, for sums in other orders than HF's (see above).
 ParityTolerances TolerancesFor(DType autocast, bool fused, bool head64) {
   switch (autocast) {
     case DType::kF16:
@@ -307,8 +308,15 @@ void ExpectHuggingFaceParity(Device device, Precision precision, models::Attenti
   absl::StatusOr<io::SafetensorsFile>& golden = half ? half_file : inputs_file;
   ASSERT_TRUE(golden.ok()) << golden.status();
   const bool head64 = dir == kHead64GoldenDir;
+  // On a GPU the tiny set's bf16 sums run in other orders than HF's CPU ones, so a few bf16
+  // roundings move and propagate, as the head-64 set's do on the CPU: it takes that set's
+  // bounds. Measured on the first H200 run: logits 1.0e-2, worst gradient 3.6e-2 (a query/key
+  // weight, dS's noise again), key bias 1.2e-3, against the tiny bounds' 1.6e-2 / 1.6e-2 / 2e-3.
+  // fp16 keeps the tiny bounds there: logits bit-equal to HF's, worst gradient 4.1e-4.
+  const bool other_summation_order = head64 || (device != Device::kCpu && autocast == DType::kBF16);
   CompareWithGolden({&model, &*inputs_file, &*golden, /*labels_from_inputs=*/true,
-                     train::Objective::kSingleLabel, TolerancesFor(autocast, fused, head64), device,
+                     train::Objective::kSingleLabel,
+                     TolerancesFor(autocast, fused, other_summation_order), device,
                      autocast, /*bit_equal_on_cpu=*/!head64,
                      absl::StrCat(dir, ", ", DeviceName(device), ", ", half ? short_name + " autocast" : "fp32",
                                   ", ", fused ? "fused" : "eager", " attention", packed ? ", packed" : ""),
