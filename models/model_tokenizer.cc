@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "framework/core/status_macros.h"
+#include "models/bert/bert_tokenizer.h"
 #include "models/roberta/roberta_tokenizer.h"
 #include "models/xlmr/tokenizer.h"
 
@@ -15,6 +16,7 @@ constexpr char kSentencePieceFile[] = "sentencepiece.bpe.model";
 constexpr char kVocabFile[] = "vocab.json";
 constexpr char kMergesFile[] = "merges.txt";
 constexpr char kTokenizerConfigFile[] = "tokenizer_config.json";
+constexpr char kWordPieceVocabFile[] = "vocab.txt";
 
 // NotFound naming the first required file `directory` lacks.
 absl::Status ExpectRequiredFiles(const std::string& directory, ModelFamily family) {
@@ -38,6 +40,16 @@ absl::StatusOr<std::unique_ptr<TextTokenizer>> LoadRoberta(const std::string& di
   return std::unique_ptr<TextTokenizer>(std::make_unique<roberta::RobertaTokenizer>(std::move(tokenizer)));
 }
 
+absl::StatusOr<std::unique_ptr<TextTokenizer>> LoadBert(const std::string& directory, const XlmrConfig& config) {
+  XLMR_ASSIGN_OR_RETURN(BertTokenizer tokenizer, BertTokenizer::Load(directory));
+  if (tokenizer.vocab_size() > config.vocab_size) {
+    return absl::InvalidArgumentError(absl::StrCat(directory, "/", kWordPieceVocabFile, ": has ",
+                                                   tokenizer.vocab_size(), " entries, config.json's vocab_size is ",
+                                                   config.vocab_size));
+  }
+  return std::unique_ptr<TextTokenizer>(std::make_unique<BertTokenizer>(std::move(tokenizer)));
+}
+
 absl::StatusOr<std::unique_ptr<TextTokenizer>> LoadXlmr(const std::string& directory, const XlmrConfig& config) {
   XLMR_ASSIGN_OR_RETURN(XlmrTokenizer tokenizer,
                         XlmrTokenizer::Load(directory + "/" + kSentencePieceFile, config.vocab_size));
@@ -48,11 +60,12 @@ absl::StatusOr<std::unique_ptr<TextTokenizer>> LoadXlmr(const std::string& direc
 
 std::vector<std::string> RequiredTokenizerFiles(ModelFamily family) {
   if (family == ModelFamily::kRoberta) return {kVocabFile, kMergesFile};
+  if (family == ModelFamily::kBert) return {kWordPieceVocabFile};
   return {kSentencePieceFile};
 }
 
 std::vector<std::string> OptionalTokenizerFiles(ModelFamily family) {
-  if (family == ModelFamily::kRoberta) return {kTokenizerConfigFile};
+  if (family == ModelFamily::kRoberta || family == ModelFamily::kBert) return {kTokenizerConfigFile};
   return {};
 }
 
@@ -61,6 +74,8 @@ absl::StatusOr<ModelTokenizer> LoadModelTokenizer(const std::string& directory, 
   ModelTokenizer loaded;
   if (config.family == ModelFamily::kRoberta) {
     XLMR_ASSIGN_OR_RETURN(loaded.tokenizer, LoadRoberta(directory, config));
+  } else if (config.family == ModelFamily::kBert) {
+    XLMR_ASSIGN_OR_RETURN(loaded.tokenizer, LoadBert(directory, config));
   } else {
     XLMR_ASSIGN_OR_RETURN(loaded.tokenizer, LoadXlmr(directory, config));
   }

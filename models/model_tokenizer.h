@@ -7,6 +7,7 @@
 //
 //   xlm-roberta  sentencepiece.bpe.model                        XlmrTokenizer
 //   roberta      vocab.json, merges.txt (+ tokenizer_config.json) roberta::RobertaTokenizer
+//   bert         vocab.txt (+ tokenizer_config.json)              BertTokenizer
 #ifndef XLMR_MODELS_MODEL_TOKENIZER_H_
 #define XLMR_MODELS_MODEL_TOKENIZER_H_
 

@@ -10,8 +10,10 @@
 // special_tokens_single() ids on special tokens, a pair special_tokens_pair(); ids are below the
 // config's vocab_size (the loader checks); no padding here (the batcher pads on the right with
 // the config's pad_token_id, which the loader checks equals pad_id()).
-// A family whose model reads token_type_ids (BERT) would add them to Encoding; RoBERTa's and
-// XLM-R's are all zero (type_vocab_size 1), so none are carried.
+// Token types (BERT's token_type_ids) are not carried per encoding: a family whose model reads
+// them names its separator (segment_separator_id), and the batcher gives every token after an
+// example's first separator type 1 (data::Collate), which is what the tokenizer's own
+// token_type_ids say for every text and pair it encodes (tested per tokenizer).
 #ifndef XLMR_MODELS_TEXT_TOKENIZER_H_
 #define XLMR_MODELS_TEXT_TOKENIZER_H_
 
@@ -67,6 +69,9 @@ class TextTokenizer {
   virtual int32_t pad_id() const = 0;  // <pad>
   virtual int special_tokens_single() const = 0;  // special ids around a single text
   virtual int special_tokens_pair() const = 0;    // special ids around a text pair
+  // The id ending a pair's first text when the model reads token types (BERT's [SEP]); -1 for
+  // families whose token types are all 0 (XLM-R, RoBERTa: type_vocab_size 1).
+  virtual int32_t segment_separator_id() const { return -1; }
 };
 
 }  // namespace xlmr::models

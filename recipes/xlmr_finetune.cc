@@ -179,6 +179,7 @@ absl::Status LoadTokenizerAndData(PreparedRun& run, const std::string& weights_d
   XLMR_ASSIGN_OR_RETURN(const models::ModelTokenizer tokenizer,
                         models::LoadModelTokenizer(tokenizer_dir, model_config));
   XLMR_ASSIGN_OR_RETURN(run.tokenizer_files, ReadTokenizerFiles(tokenizer_dir, tokenizer.files));
+  run.config.trainer.segment_separator_id = tokenizer.tokenizer->segment_separator_id();
   std::vector<std::string> tokenizer_paths;
   for (const std::string& name : tokenizer.files) tokenizer_paths.push_back(tokenizer_dir + "/" + name);
   XLMR_ASSIGN_OR_RETURN(FinetuneData data, LoadFinetuneData(run.config, *tokenizer.tokenizer, tokenizer_paths));
@@ -280,8 +281,9 @@ train::EvaluateFn QuestionAnsweringEvaluation(PreparedRun& run) {
   return [&run](const data::TokenizedDataset& windows, const std::string& split) {
     const QaSplit& qa = split == "test" ? *run.data->qa_test : *run.data->qa_eval;
     const train::TrainerOptions& t = run.config.trainer;
-    const train::EvalSettings settings{t.per_device_eval_batch_size, t.autocast, t.pad_id, t.device,
-                                       train::Objective::kSpanStartEnd, 0.0};
+    train::EvalSettings settings{t.per_device_eval_batch_size, t.autocast, t.pad_id, t.device,
+                                 train::Objective::kSpanStartEnd, 0.0};
+    settings.segment_separator_id = t.segment_separator_id;
     train::QaEvalResult evaluated = train::EvaluateQa(*run.model, {&qa.examples, &qa.windows, &windows}, *run.comm,
                                                       settings, run.config.qa_postprocess);
     auto predictions = std::make_shared<const std::vector<train::QaPrediction>>(std::move(evaluated.predictions));

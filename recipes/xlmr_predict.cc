@@ -155,12 +155,15 @@ absl::StatusOr<models::ModelTokenizer> LoadTokenizer(const PredictConfig& c, con
 }
 
 // Reads and tokenizes --input_file with the model directory's tokenizer; token classification
-// keeps the sentences read in `sentences` (the output names their words).
+// keeps the sentences read in `sentences` (the output names their words). Sets
+// *segment_separator_id to the tokenizer's (TextTokenizer::segment_separator_id).
 absl::StatusOr<data::TokenizedDataset> ReadInputs(const PredictConfig& c, const models::XlmrConfig& model_config,
-                                                  std::vector<data::TaggedSentence>* sentences) {
+                                                  std::vector<data::TaggedSentence>* sentences,
+                                                  int32_t* segment_separator_id) {
   XLMR_RETURN_IF_ERROR(CheckMaxSeqLengthFits(c.max_seq_length, model_config, c.model_dir + "/config.json"));
   XLMR_ASSIGN_OR_RETURN(const models::ModelTokenizer loaded, LoadTokenizer(c, model_config));
   const models::TextTokenizer& tokenizer = *loaded.tokenizer;
+  *segment_separator_id = tokenizer.segment_separator_id();
   if (model_config.task == models::XlmrTask::kTokenClassification) {
     XLMR_ASSIGN_OR_RETURN(*sentences, data::ReadTaggedSentences(c.input_file, c.tagged_columns, /*require_tags=*/false));
     return data::TokenizedDataset::FromColumns(
@@ -189,7 +192,8 @@ absl::StatusOr<PreparedPrediction> PrepareRows(PredictConfig config) {
   const models::XlmrConfig& model_config = run.model->config();
   run.config.eval.pad_id = static_cast<int32_t>(model_config.pad_token_id);
   run.config.eval.objective = models::ObjectiveOf(model_config.task);
-  XLMR_ASSIGN_OR_RETURN(data::TokenizedDataset inputs, ReadInputs(run.config, model_config, &run.sentences));
+  XLMR_ASSIGN_OR_RETURN(data::TokenizedDataset inputs, ReadInputs(run.config, model_config, &run.sentences,
+                                                                   &run.config.eval.segment_separator_id));
   run.inputs.emplace(std::move(inputs));
   XLMR_ASSIGN_OR_RETURN(PredictionWriter writer, PredictionWriter::Open(run.config.output_file, model_config.id2label,
                                                                         run.config.eval.objective));
@@ -248,6 +252,7 @@ int AnswerQuestionsInFile(const PredictConfig& c, const models::XlmrConfig& mode
   if (!model.ok()) return Fail(2, model.status());
   absl::StatusOr<models::ModelTokenizer> tokenizer = LoadTokenizer(c, model_config);
   if (!tokenizer.ok()) return Fail(2, tokenizer.status());
+  options.eval.segment_separator_id = (*tokenizer->tokenizer).segment_separator_id();
   absl::StatusOr<QaFile> input = ReadQaInput(options, *tokenizer->tokenizer);
   if (!input.ok()) return Fail(2, input.status());
 

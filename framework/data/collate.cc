@@ -43,10 +43,19 @@ void CollateExampleLabels(const TokenizedDataset& dataset, const std::vector<int
   }
 }
 
+// Writes example's segment ids at `out`: 0 up to and including the first separator, 1 after.
+void WriteSegmentIds(absl::Span<const int32_t> example, int32_t separator_id, int32_t* out) {
+  int32_t segment = 0;
+  for (size_t t = 0; t < example.size(); ++t) {
+    out[t] = segment;
+    if (example[t] == separator_id) segment = 1;
+  }
+}
+
 }  // namespace
 
 Batch Collate(const TokenizedDataset& dataset, const std::vector<int64_t>& indices,
-              int32_t pad_id) {
+              int32_t pad_id, int32_t segment_separator_id) {
   const auto batch_size = static_cast<int64_t>(indices.size());
   int64_t longest = 0;
   for (int64_t index : indices) {
@@ -60,10 +69,15 @@ Batch Collate(const TokenizedDataset& dataset, const std::vector<int64_t>& indic
   int32_t* ids = batch.input_ids.data<int32_t>();
   int32_t* mask = batch.attention_mask.data<int32_t>();
   std::fill(ids, ids + batch_size * longest, pad_id);  // the mask is already all 0
+  const bool segments = segment_separator_id >= 0;
+  if (segments) batch.token_type_ids = Tensor::Zeros({batch_size, longest}, DType::kI32);
   for (int64_t b = 0; b < batch_size; ++b) {
     const absl::Span<const int32_t> example = dataset.example(indices[b]);
     std::copy(example.begin(), example.end(), ids + b * longest);
     std::fill(mask + b * longest, mask + b * longest + example.size(), 1);
+    if (segments) {
+      WriteSegmentIds(example, segment_separator_id, batch.token_type_ids.data<int32_t>() + b * longest);
+    }
     batch.tokens += static_cast<int64_t>(example.size());
   }
   batch.loss_terms = batch_size;
@@ -85,7 +99,8 @@ Batch Collate(const TokenizedDataset& dataset, const std::vector<int64_t>& indic
   return batch;
 }
 
-Batch CollatePacked(const TokenizedDataset& dataset, const std::vector<int64_t>& indices) {
+Batch CollatePacked(const TokenizedDataset& dataset, const std::vector<int64_t>& indices,
+                    int32_t segment_separator_id) {
   const auto batch_size = static_cast<int64_t>(indices.size());
   Batch batch;
   batch.cu_seqlens = Tensor::Zeros({batch_size + 1}, DType::kI32);
@@ -100,9 +115,12 @@ Batch CollatePacked(const TokenizedDataset& dataset, const std::vector<int64_t>&
   batch.tokens = cu[batch_size];
   batch.input_ids = Tensor::Zeros({batch.tokens}, DType::kI32);
   int32_t* ids = batch.input_ids.data<int32_t>();
+  const bool segments = segment_separator_id >= 0;
+  if (segments) batch.token_type_ids = Tensor::Zeros({batch.tokens}, DType::kI32);
   for (int64_t b = 0; b < batch_size; ++b) {
     const absl::Span<const int32_t> example = dataset.example(indices[b]);
     std::copy(example.begin(), example.end(), ids + cu[b]);
+    if (segments) WriteSegmentIds(example, segment_separator_id, batch.token_type_ids.data<int32_t>() + cu[b]);
   }
   batch.loss_terms = batch_size;
   if (dataset.has_token_label_ids()) {

@@ -16,6 +16,10 @@ namespace xlmr::data {
 struct Batch {
   Tensor input_ids;       // [B, S] i32; example b's ids, then pad_id (right padding)
   Tensor attention_mask;  // [B, S] i32; 1 over the example's ids, 0 over padding
+  // Shaped as input_ids, or undefined when the collate was given no segment separator: each
+  // token's segment (BERT's token_type_ids), 0 up to and including the example's first
+  // separator, 1 after it; 0 over padding (HF's pad_token_type_id).
+  Tensor token_type_ids;
   // What the dataset assigned (undefined when nothing was):
   //   label ids (AssignLabelIds)              [B] i32;
   //   regression targets (AssignRegressionTargets)  [B] f32;
@@ -44,11 +48,17 @@ struct Batch {
 // [in] indices: examples of `dataset`, in batch order (repeats allowed); may be empty, which
 //      gives B = 0, S = 0 (shapes [0, 0] and [0]) and tokens = 0.
 // [in] pad_id: the tokenizer's padding id (1 for XLM-R).
-Batch Collate(const TokenizedDataset& dataset, const std::vector<int64_t>& indices, int32_t pad_id);
+// [in] segment_separator_id: the id that ends an example's first text ([SEP] for BERT), which
+//      makes the batch carry token_type_ids; -1 (families whose token types are all 0): none.
+//      Exact for what the tokenizers encode: their texts never spell a special id.
+Batch Collate(const TokenizedDataset& dataset, const std::vector<int64_t>& indices, int32_t pad_id,
+              int32_t segment_separator_id = -1);
 
-// The packed form of Collate(dataset, indices, pad_id): same examples, order, labels, tokens
-// and loss_terms; no padding. Empty `indices` gives T = 0 and cu_seqlens = {0}.
-Batch CollatePacked(const TokenizedDataset& dataset, const std::vector<int64_t>& indices);
+// The packed form of Collate(dataset, indices, pad_id, segment_separator_id): same examples,
+// order, labels, tokens, token types and loss_terms; no padding. Empty `indices` gives T = 0
+// and cu_seqlens = {0}.
+Batch CollatePacked(const TokenizedDataset& dataset, const std::vector<int64_t>& indices,
+                    int32_t segment_separator_id = -1);
 
 }  // namespace xlmr::data
 

@@ -35,4 +35,16 @@ Tensor RobertaPackedPositionIds(const Tensor& cu_seqlens, int32_t pad_id, Device
   return device == Device::kCpu ? positions : positions.ToDevice(device);
 }
 
+Tensor AbsolutePositionIds(const Tensor& input_ids) {
+  XLMR_CHECK(input_ids.defined() && input_ids.rank() == 2)
+      << "ops::AbsolutePositionIds: input_ids must be [B,S]";
+  const int64_t rows = input_ids.dim(0), length = input_ids.dim(1);
+  Tensor positions = Tensor::Zeros({rows, length}, DType::kI32);
+  int32_t* out = positions.data<int32_t>();
+  for (int64_t b = 0; b < rows; ++b) {
+    for (int64_t s = 0; s < length; ++s) out[b * length + s] = static_cast<int32_t>(s);
+  }
+  return input_ids.device() == Device::kCpu ? positions : positions.ToDevice(input_ids.device());
+}
+
 }  // namespace xlmr::ops

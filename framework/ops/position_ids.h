@@ -21,6 +21,12 @@ Tensor RobertaPositionIds(const Tensor& input_ids, int32_t pad_id);
 // cu_seqlens[B]; built on the host, where cu_seqlens is, and copied once.
 Tensor RobertaPackedPositionIds(const Tensor& cu_seqlens, int32_t pad_id, Device device);
 
+// BERT's absolute positions (HF BertEmbeddings' position_ids buffer): 0, 1, ..., S - 1 along
+// every row, padding included. [in] input_ids [B,S] i32 (only its shape and device are read).
+// Returns [B,S] i32 on input_ids' device (kActivations); built on the host and copied once.
+// For a packed batch the same numbering is RobertaPackedPositionIds with pad_id -1.
+Tensor AbsolutePositionIds(const Tensor& input_ids);
+
 }  // namespace xlmr::ops
 
 #endif  // XLMR_FRAMEWORK_OPS_POSITION_IDS_H_

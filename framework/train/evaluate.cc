@@ -224,8 +224,9 @@ std::vector<Prediction> Predict(TrainableModel& model, const data::TokenizedData
   for (int64_t first = begin; first < end; first += settings.batch_size) {
     std::vector<int64_t> indices(std::min(settings.batch_size, end - first));
     std::iota(indices.begin(), indices.end(), first);
-    const data::Batch batch = packed ? data::CollatePacked(dataset, indices)
-                                     : data::Collate(dataset, indices, settings.pad_id);
+    const data::Batch batch =
+        packed ? data::CollatePacked(dataset, indices, settings.segment_separator_id)
+               : data::Collate(dataset, indices, settings.pad_id, settings.segment_separator_id);
     ModelInputs inputs;
     inputs.input_ids = batch.input_ids.ToDevice(settings.device);
     if (packed) {
@@ -234,6 +235,7 @@ std::vector<Prediction> Predict(TrainableModel& model, const data::TokenizedData
     } else {
       inputs.attention_mask = batch.attention_mask.ToDevice(settings.device);
     }
+    if (batch.token_type_ids.defined()) inputs.token_type_ids = batch.token_type_ids.ToDevice(settings.device);
     const Tensor logits = model.Forward(inputs, context, /*keep_activations=*/false);
     const std::vector<float> values = logits.ToFloatVector();
     const int num_labels = static_cast<int>(logits.dim(-1));

@@ -41,6 +41,8 @@ struct EvalSettings {
   // inputs (TrainableModel::TakesPackedInputs), else padded; the predictions are the same up to
   // rounding.
   bool padding_free = true;
+  // The tokenizer's segment separator when the model reads token types (data::Collate), else -1.
+  int32_t segment_separator_id = -1;
 };
 
 // Writes an evaluation's files into `directory` (which exists) and returns their names there;

@@ -41,6 +41,9 @@ struct PassContext {
 struct ModelInputs {
   Tensor input_ids;       // padded: [B,S] i32, padded with the model's pad id; packed: [T] i32
   Tensor attention_mask;  // padded: [B,S] i32, 1 real token, 0 padding; packed: undefined
+  // Shaped as input_ids, on its device: the segment of each token (0 the first text, 1 the
+  // second; BERT's token_type_ids), or undefined: all 0.
+  Tensor token_type_ids;
   // Packed only: [B + 1] i32 on the HOST (sequence b is tokens [cu_seqlens[b],
   // cu_seqlens[b + 1])) and the longest sequence; undefined / 0 for a padded batch.
   Tensor cu_seqlens;

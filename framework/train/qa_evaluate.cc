@@ -19,9 +19,10 @@ std::vector<double> ForwardSlice(TrainableModel& model, const data::TokenizedDat
   for (int64_t first = begin; first < end; first += settings.batch_size) {
     std::vector<int64_t> indices(std::min(settings.batch_size, end - first));
     std::iota(indices.begin(), indices.end(), first);
-    const data::Batch batch = data::Collate(windows, indices, settings.pad_id);
-    const ModelInputs inputs{batch.input_ids.ToDevice(settings.device),
-                             batch.attention_mask.ToDevice(settings.device)};
+    const data::Batch batch = data::Collate(windows, indices, settings.pad_id, settings.segment_separator_id);
+    ModelInputs inputs{batch.input_ids.ToDevice(settings.device),
+                       batch.attention_mask.ToDevice(settings.device)};
+    if (batch.token_type_ids.defined()) inputs.token_type_ids = batch.token_type_ids.ToDevice(settings.device);
     const Tensor logits = model.Forward(inputs, context, /*keep_activations=*/false);
     XLMR_CHECK(logits.rank() == 3 && logits.dim(0) == 2) << "question answering logits [2,B,S]";
     const std::vector<float> values = logits.ToFloatVector();

@@ -26,6 +26,7 @@ double TrainStep::RunMicroStep(const data::Batch& batch, const PassContext& cont
   } else {
     inputs.attention_mask = batch.attention_mask.ToDevice(settings_.device);
   }
+  if (batch.token_type_ids.defined()) inputs.token_type_ids = batch.token_type_ids.ToDevice(settings_.device);
   const Tensor labels = batch.labels.ToDevice(settings_.device);
   const Tensor logits = model_.Forward(inputs, context, /*keep_activations=*/true);
   const ops::LossSum loss = ObjectiveLoss(settings_.objective, logits, labels, settings_.label_smoothing);

@@ -221,8 +221,9 @@ absl::Status Trainer::Run::TrainOneStep() {
   std::vector<data::Batch> micro_batches;
   double local_tokens = 0;
   for (const std::vector<int64_t>& indices : assignment.micro_batches) {
-    micro_batches.push_back(packed_ ? data::CollatePacked(t_.train_data_, indices)
-                                    : data::Collate(t_.train_data_, indices, options_.pad_id));
+    micro_batches.push_back(
+        packed_ ? data::CollatePacked(t_.train_data_, indices, options_.segment_separator_id)
+                : data::Collate(t_.train_data_, indices, options_.pad_id, options_.segment_separator_id));
     local_tokens += static_cast<double>(micro_batches.back().tokens);
   }
   const int64_t loss_terms =
@@ -546,7 +547,8 @@ Trainer::Trainer(TrainableModel& model, const data::TokenizedDataset& train_data
   }
   eval_settings_ = EvalSettings{options_.per_device_eval_batch_size, options_.autocast,
                                 options_.pad_id, options_.device, options_.objective,
-                                options_.label_smoothing_factor, options_.padding_free};
+                                options_.label_smoothing_factor, options_.padding_free,
+                                options_.segment_separator_id};
   if (evaluate_ == nullptr) {
     evaluate_ = [this](const data::TokenizedDataset& data, const std::string&) {
       return Evaluate(model_, data, options_.label_names, comm_, eval_settings_);

@@ -83,6 +83,8 @@ struct TrainerOptions {
   double early_stopping_threshold = 0.0;
   std::string resume_from_checkpoint;  // a checkpoint directory (already resolved) or empty
   int32_t pad_id = 1;
+  // The tokenizer's segment separator when the model reads token types (data::Collate), else -1.
+  int32_t segment_separator_id = -1;
   Objective objective = Objective::kSingleLabel;  // the task's loss and metrics
   double label_smoothing_factor = 0.0;  // in [0, 1]; 0 with kRegression (framework/train/objective.h)
   std::vector<std::string> label_names = {"LABEL_0", "LABEL_1"};  // in id order

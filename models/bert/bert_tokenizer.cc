@@ -148,7 +148,7 @@ std::vector<int32_t> BertTokenizer::EncodeTextWithOffsets(absl::string_view text
   return ids;
 }
 
-BertEncoding BertTokenizer::Encode(absl::string_view text, std::optional<absl::string_view> pair,
+BertEncoding BertTokenizer::EncodeWithTokenTypes(absl::string_view text, std::optional<absl::string_view> pair,
                                    int max_length) const {
   // transformers passes text_pair on only when it is truthy: "" encodes as no pair at all.
   if (pair.has_value() && pair->empty()) pair.reset();
@@ -194,6 +194,12 @@ WordEncoding BertTokenizer::EncodeWords(const std::vector<std::string>& words,
   encoding.input_ids.push_back(sep_id_);
   encoding.word_ids.push_back(-1);
   return encoding;
+}
+
+Encoding BertTokenizer::Encode(absl::string_view text, std::optional<absl::string_view> pair,
+                               int max_length) const {
+  BertEncoding encoding = EncodeWithTokenTypes(text, pair, max_length);
+  return Encoding{std::move(encoding.input_ids), std::move(encoding.attention_mask)};
 }
 
 }  // namespace xlmr::models

@@ -3,7 +3,7 @@
 // vocab.txt and tokenizer_config.json (models/bert/tokenizer_files.h has what is read).
 //
 //   XLMR_ASSIGN_OR_RETURN(BertTokenizer tokenizer, BertTokenizer::Load(model_dir));
-//   BertEncoding e = tokenizer.Encode("premise", std::string("hypothesis"), /*max_length=*/128);
+//   BertEncoding e = tokenizer.EncodeWithTokenTypes("premise", std::string("hypothesis"), 128);
 //
 // A text goes through four stages:
 //   1. the literal strings of the five special tokens ("[CLS]", ...) are cut out of the raw text
@@ -28,6 +28,7 @@
 #include "absl/strings/string_view.h"
 #include "models/bert/basic_pre_tokenizer.h"
 #include "models/bert/wordpiece.h"
+#include "models/text_tokenizer.h"
 #include "models/xlmr/tokenizer.h"
 
 namespace xlmr::models {
@@ -39,7 +40,9 @@ struct BertEncoding {
   std::vector<int32_t> token_type_ids;  // [seq_len], 0 for [CLS] A [SEP], 1 for B [SEP]
 };
 
-class BertTokenizer {
+// Behind TextTokenizer (models/text_tokenizer.h) for the recipes: Encode drops the token types,
+// which the batcher recomputes from segment_separator_id() ([SEP]).
+class BertTokenizer final : public TextTokenizer {
  public:
   static constexpr int kSpecialTokensSingle = 2;  // [CLS] A [SEP]
   static constexpr int kSpecialTokensPair = 3;    // [CLS] A [SEP] B [SEP]
@@ -60,15 +63,18 @@ class BertTokenizer {
   // last one of its last character; an [UNK] spans its whole word. Requires spans != nullptr
   // (cleared first).
   std::vector<int32_t> EncodeTextWithOffsets(absl::string_view text,
-                                             std::vector<TokenSpan>* spans) const;
+                                             std::vector<TokenSpan>* spans) const override;
 
   // Ids with special tokens for a text or a text pair, cut to at most `max_length` ids with
   // `longest_first` as the fast tokenizer does (single: the right end of A; pair: PairKeepLengths
   // with budget max_length - 3 and PairTruncation::kFastTokenizer). An empty `pair` ("") is no
   // pair, as in transformers (it tests `if text_pair`); a pair that has bytes but no tokens
   // (" ") is a pair: [CLS] A [SEP] [SEP]. Requires max_length >= 2 (single) or 3 (pair).
-  BertEncoding Encode(absl::string_view text, std::optional<absl::string_view> pair,
-                      int max_length) const;
+  BertEncoding EncodeWithTokenTypes(absl::string_view text, std::optional<absl::string_view> pair,
+                                    int max_length) const;
+  // EncodeWithTokenTypes without the token types (TextTokenizer's).
+  Encoding Encode(absl::string_view text, std::optional<absl::string_view> pair,
+                  int max_length) const override;
 
   // Ids of a sentence given as words, as HF's fast tokenizer gives them for
   // tokenizer(words, is_split_into_words=True, truncation=True, max_length=max_length):
@@ -76,13 +82,19 @@ class BertTokenizer {
   // EncodeText(word) does, cut on the right to max_length ids ([SEP] kept). word_ids is -1 for
   // [CLS] and [SEP]; a word with no pieces (empty, whitespace, removed characters) and words cut
   // off appear in no word_ids. Token types are all 0. Requires max_length >= 2.
-  WordEncoding EncodeWords(const std::vector<std::string>& words, int max_length) const;
+  WordEncoding EncodeWords(const std::vector<std::string>& words, int max_length) const override;
 
   int32_t unk_id() const { return unk_id_; }
   int32_t cls_id() const { return cls_id_; }
   int32_t sep_id() const { return sep_id_; }
-  int32_t pad_id() const { return pad_id_; }
+  int32_t pad_id() const override { return pad_id_; }
   int32_t mask_id() const { return mask_id_; }
+  // TextTokenizer's: [CLS] first, [SEP] last and between a pair's texts.
+  int32_t bos_id() const override { return cls_id_; }
+  int32_t eos_id() const override { return sep_id_; }
+  int special_tokens_single() const override { return kSpecialTokensSingle; }
+  int special_tokens_pair() const override { return kSpecialTokensPair; }
+  int32_t segment_separator_id() const override { return sep_id_; }
   // Lines of vocab.txt: every id is below it.
   int64_t vocab_size() const { return vocab_size_; }
 

@@ -5,12 +5,23 @@
 #include "framework/ops/linear.h"
 #include "framework/ops/select_token.h"
 #include "models/xlmr/autocast.h"
+#include "models/xlmr/family_architecture.h"
 
 namespace xlmr::models {
 
 // The pooled [B,H] dropouts index (example, feature): no padded length in them, so they are
 // plain ops::Dropout; `tokens` says where each sequence's first token is (token 0 of each
 // padded row, or row cu_seqlens[b] of a packed batch).
+
+namespace {
+
+// BERT's pooler reads the first token as it is; RoBERTa's head drops it out first.
+float InputDropoutProbability(const XlmrConfig& config, const PassContext& context) {
+  return ArchitectureOf(config.family).pooler ? 0.0f : HeadDropoutProbability(config, context);
+}
+
+}  // namespace
+
 Tensor ClassificationHead::Forward(const Tensor& sequence, const TokenLayout& tokens,
                                    const ParameterStore& store, const PassContext& context) {
   const DType mm = context.matmul_dtype();
@@ -21,7 +32,7 @@ Tensor ClassificationHead::Forward(const Tensor& sequence, const TokenLayout& to
   s.sequence_shape = sequence.shape();
   const Tensor first = tokens.packed() ? ops::SelectRows(sequence, tokens.first_rows)
                                        : ops::SelectFirstToken(sequence);
-  const Tensor pooled = ops::Dropout(first, p,
+  const Tensor pooled = ops::Dropout(first, InputDropoutProbability(config_, context),
                                      context.KeyFor(layer_, kHeadInputDropout));
   s.pooled_mm = InDType(pooled, mm);
   const Tensor dense = ops::Linear(s.pooled_mm, weight(params_.dense_weight),
@@ -50,7 +61,8 @@ Tensor ClassificationHead::Backward(const Tensor& d_logits, const TokenLayout& t
   const Tensor d_dense = ops::TanhBackward(d_hidden, s.hidden);
   const Tensor d_pooled_mm =
       linear_backward(d_dense, s.pooled_mm, params_.dense_weight, params_.dense_bias);
-  const Tensor d_pooled = ops::DropoutBackward(InDType(d_pooled_mm, DType::kF32), p,
+  const Tensor d_pooled = ops::DropoutBackward(InDType(d_pooled_mm, DType::kF32),
+                                               InputDropoutProbability(config_, context),
                                                context.KeyFor(layer_, kHeadInputDropout));
   if (tokens.packed()) return ops::SelectRowsBackward(d_pooled, tokens.first_rows, s.sequence_shape[0]);
   return ops::SelectFirstTokenBackward(d_pooled, s.sequence_shape);

@@ -1,6 +1,9 @@
 // HF XLMRobertaClassificationHead on the first token (<s>), the head of
 // XLMRobertaForSequenceClassification (classification and regression):
 //   dropout -> dense (H->H) -> tanh -> dropout -> out_proj (H->num_labels).
+// BERT's (BertPooler, then BertForSequenceClassification's dropout and classifier) is the same
+// with no first dropout: dense is bert.pooler.dense, out_proj is `classifier`
+// (FamilyArchitecture::pooler, ParameterLayout).
 // Dropout probability: classifier_dropout when set, else hidden_dropout_prob.
 #ifndef XLMR_MODELS_XLMR_CLASSIFICATION_HEAD_H_
 #define XLMR_MODELS_XLMR_CLASSIFICATION_HEAD_H_

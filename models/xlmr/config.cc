@@ -126,13 +126,14 @@ absl::Status ReadFamily(const ConfigReader& reader, XlmrConfig* config) {
   std::optional<std::string> text;
   XLMR_RETURN_IF_ERROR(reader.ReadOptionalString("model_type", &text));
   if (!text.has_value()) return absl::OkStatus();
-  for (ModelFamily family : {ModelFamily::kXlmRoberta, ModelFamily::kRoberta}) {
+  for (ModelFamily family : kModelFamilies) {
     if (*text == ModelTypeName(family)) {
       config->family = family;
       return absl::OkStatus();
     }
   }
-  return reader.Error("model_type", "is \"" + *text + "\", expected \"xlm-roberta\" or \"roberta\"");
+  return reader.Error("model_type",
+                      "is \"" + *text + "\", expected \"xlm-roberta\", \"roberta\" or \"bert\"");
 }
 
 absl::Status CheckSizes(const ConfigReader& reader, const XlmrConfig& config) {
@@ -494,20 +495,47 @@ const char* XlmrTaskName(XlmrTask task) {
 }
 
 const char* ModelTypeName(ModelFamily family) {
-  return family == ModelFamily::kRoberta ? "roberta" : "xlm-roberta";
+  switch (family) {
+    case ModelFamily::kRoberta: return "roberta";
+    case ModelFamily::kBert: return "bert";
+    case ModelFamily::kXlmRoberta: break;
+  }
+  return "xlm-roberta";
 }
 
+namespace {
+
+// HF's class names of one family, by head.
+struct FamilyClassNames {
+  const char* sequence_classification;
+  const char* token_classification;
+  const char* question_answering;
+};
+
+FamilyClassNames ClassNamesOf(ModelFamily family) {
+  switch (family) {
+    case ModelFamily::kRoberta:
+      return {"RobertaForSequenceClassification", "RobertaForTokenClassification",
+              "RobertaForQuestionAnswering"};
+    case ModelFamily::kBert:
+      return {"BertForSequenceClassification", "BertForTokenClassification", "BertForQuestionAnswering"};
+    case ModelFamily::kXlmRoberta: break;
+  }
+  return {"XLMRobertaForSequenceClassification", "XLMRobertaForTokenClassification",
+          "XLMRobertaForQuestionAnswering"};
+}
+
+}  // namespace
+
 const char* ArchitectureName(ModelFamily family, XlmrTask task) {
-  const bool roberta = family == ModelFamily::kRoberta;
+  const FamilyClassNames names = ClassNamesOf(family);
   switch (task) {
-    case XlmrTask::kTokenClassification:
-      return roberta ? "RobertaForTokenClassification" : "XLMRobertaForTokenClassification";
-    case XlmrTask::kQuestionAnswering:
-      return roberta ? "RobertaForQuestionAnswering" : "XLMRobertaForQuestionAnswering";
+    case XlmrTask::kTokenClassification: return names.token_classification;
+    case XlmrTask::kQuestionAnswering: return names.question_answering;
     case XlmrTask::kSequenceClassification:
     case XlmrTask::kRegression: break;
   }
-  return roberta ? "RobertaForSequenceClassification" : "XLMRobertaForSequenceClassification";
+  return names.sequence_classification;
 }
 
 const char* XlmrArchitectureName(XlmrTask task) { return ArchitectureName(ModelFamily::kXlmRoberta, task); }

@@ -53,15 +53,21 @@ enum class XlmrTask {
 std::optional<XlmrTask> ParseXlmrTask(const std::string& text);
 const char* XlmrTaskName(XlmrTask task);
 
-// The model family config.json's `model_type` names. The families share the encoder and the
-// heads (HF's XLMRobertaModel subclasses RobertaModel: same weights, same names); they differ in
-// the tokenizer files (models/model_tokenizer.h) and in the class names HF writes.
+// The model family config.json's `model_type` names. The families share the encoder block; they
+// differ in the tokenizer files (models/model_tokenizer.h), the class names HF writes and, for
+// BERT, in the embeddings and the sequence head (models/xlmr/family_architecture.h). HF's
+// XLMRobertaModel subclasses RobertaModel: same weights, same names.
 enum class ModelFamily {
   kXlmRoberta,  // "xlm-roberta": sentencepiece.bpe.model
   kRoberta,     // "roberta": vocab.json, merges.txt (+ tokenizer_config.json)
+  kBert,        // "bert": vocab.txt (+ tokenizer_config.json)
 };
 
-// "xlm-roberta" | "roberta".
+// Every family, in the order messages list them.
+inline constexpr ModelFamily kModelFamilies[] = {ModelFamily::kXlmRoberta, ModelFamily::kRoberta,
+                                                 ModelFamily::kBert};
+
+// "xlm-roberta" | "roberta" | "bert".
 const char* ModelTypeName(ModelFamily family);
 // The `architectures` entry Hugging Face writes for the task's model class in the family, e.g.
 // RobertaForTokenClassification.
@@ -113,10 +119,13 @@ struct XlmrConfig {
   int64_t num_labels() const { return static_cast<int64_t>(id2label.size()); }
   int64_t head_dim() const { return hidden_size / num_attention_heads; }
   // The longest sequence the model takes: RoBERTa's positions start after the pad id, so
-  // max_position_embeddings - pad_token_id - 1 (512 for XLM-R). The fixed stride of every
-  // dropout mask index (models/xlmr/token_layout.h; docs/DECISIONS.md, "Dropout masks do not
-  // depend on padding").
-  int64_t max_sequence_length() const { return max_position_embeddings - pad_token_id - 1; }
+  // max_position_embeddings - pad_token_id - 1 (512 for XLM-R); BERT's start at 0, so
+  // max_position_embeddings. The fixed stride of every dropout mask index
+  // (models/xlmr/token_layout.h; docs/DECISIONS.md, "Dropout masks do not depend on padding").
+  int64_t max_sequence_length() const {
+    return family == ModelFamily::kBert ? max_position_embeddings
+                                        : max_position_embeddings - pad_token_id - 1;
+  }
   // The inverse of id2label (names are unique, checked at load).
   std::vector<std::pair<std::string, int64_t>> label2id() const;
 };
@@ -126,7 +135,7 @@ struct XlmrConfig {
 //   "model/config.json: hidden_size (768) must be divisible by num_attention_heads (5)".
 // Checks: integer/number/string types; sizes and layer_norm_eps positive; dropouts in [0, 1);
 // initializer_range >= 0; hidden_act == "gelu"; position_embedding_type == "absolute" and
-// model_type in {"xlm-roberta", "roberta"} when present; pad/bos/eos ids inside the vocabulary;
+// model_type in {"xlm-roberta", "roberta", "bert"} when present; pad/bos/eos ids inside the vocabulary;
 // max_position_embeddings > pad_token_id + 1 (RoBERTa positions start after the pad id);
 // id2label keys exactly the integers 0..n-1 with unique names; label2id (when present) the
 // inverse of id2label, or the only label map when id2label is absent; num_labels (when present)

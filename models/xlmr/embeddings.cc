@@ -5,20 +5,30 @@
 #include "framework/ops/embedding.h"
 #include "framework/ops/layer_norm.h"
 #include "framework/ops/position_ids.h"
+#include "models/xlmr/family_architecture.h"
 
 namespace xlmr::models {
 
-Tensor Embeddings::Forward(const Tensor& input_ids, const TokenLayout& tokens,
-                           const ParameterStore& store, const PassContext& context,
-                           EmbeddingsSaved* saved) const {
+Tensor Embeddings::PositionIds(const Tensor& input_ids, const TokenLayout& tokens) const {
+  const bool from_zero = ArchitectureOf(config_.family).positions_from_zero;
+  // RobertaPackedPositionIds numbers from pad_id + 1: -1 gives BERT's 0, 1, ...
+  const auto first_minus_one = static_cast<int32_t>(from_zero ? -1 : config_.pad_token_id);
+  // Packed: no padding to count past, the numbering restarts with every sequence.
+  if (tokens.packed()) {
+    return ops::RobertaPackedPositionIds(tokens.cu_seqlens, first_minus_one, input_ids.device());
+  }
+  return from_zero ? ops::AbsolutePositionIds(input_ids)
+                   : ops::RobertaPositionIds(input_ids, static_cast<int32_t>(config_.pad_token_id));
+}
+
+Tensor Embeddings::Forward(const Tensor& input_ids, const Tensor& token_type_ids,
+                           const TokenLayout& tokens, const ParameterStore& store,
+                           const PassContext& context, EmbeddingsSaved* saved) const {
   EmbeddingsSaved& s = *saved;
   s.input_ids = input_ids;
-  const auto pad_id = static_cast<int32_t>(config_.pad_token_id);
-  // Packed: no padding to count past, the numbering restarts with every sequence.
-  s.position_ids = tokens.packed()
-                       ? ops::RobertaPackedPositionIds(tokens.cu_seqlens, pad_id, input_ids.device())
-                       : ops::RobertaPositionIds(input_ids, pad_id);
-  s.type_ids = Tensor::Zeros(input_ids.shape(), DType::kI32, input_ids.device());
+  s.position_ids = PositionIds(input_ids, tokens);
+  s.type_ids = token_type_ids.defined() ? token_type_ids
+                                        : Tensor::Zeros(input_ids.shape(), DType::kI32, input_ids.device());
   const Tensor word = ops::Embedding(store.param(params_.word), input_ids, DType::kF32);
   const Tensor type = ops::Embedding(store.param(params_.token_type), s.type_ids, DType::kF32);
   const Tensor position = ops::Embedding(store.param(params_.position), s.position_ids, DType::kF32);
@@ -47,7 +57,10 @@ void Embeddings::Backward(const Tensor& d_output, const EmbeddingsSaved& s,
   Tensor d_position = store.grad(params_.position);
   Tensor d_type = store.grad(params_.token_type);
   ops::EmbeddingBackward(d_sum, s.input_ids, config_.pad_token_id, &d_word);
-  ops::EmbeddingBackward(d_sum, s.position_ids, config_.pad_token_id, &d_position);
+  // BERT's position table has no padding row: every position learns.
+  const int64_t position_padding =
+      ArchitectureOf(config_.family).positions_from_zero ? -1 : config_.pad_token_id;
+  ops::EmbeddingBackward(d_sum, s.position_ids, position_padding, &d_position);
   ops::EmbeddingBackward(d_sum, s.type_ids, /*padding_idx=*/-1, &d_type);
 }
 

@@ -8,6 +8,7 @@
 #include "absl/strings/str_replace.h"
 #include "framework/core/status_macros.h"
 #include "framework/io/safetensors.h"
+#include "models/xlmr/family_architecture.h"
 #include "models/xlmr/init.h"
 
 namespace xlmr::models {
@@ -23,15 +24,22 @@ void CopyIntoParameter(const Tensor& source, ParameterStore& store, int index) {
   CopyBytes(target.raw_data(), target.device(), source.raw_data(), source.device(), source.bytes());
 }
 
-// Fills the model's parameters from `file`; head tensors only when `load_head`.
+bool IsPoolerTensor(const std::string& canonical) { return absl::StrContains(canonical, ".pooler."); }
+
+// Fills the model's parameters from `file`; head tensors only when `load_head`. BERT's pooler
+// is optional both ways, as in HF: a checkpoint's pooler is ignored by a model without one
+// (token classification, question answering), and a model's pooler missing from the checkpoint
+// is left for InitializePooler (*pooler_loaded false).
 absl::Status LoadTensors(const io::SafetensorsFile& file, bool load_head,
-                         XlmrTaskModel& model) {
+                         XlmrTaskModel& model, bool* pooler_loaded) {
   ParameterStore& store = model.parameters();
+  const ModelFamily family = model.config().family;
   std::set<int> loaded;
   for (const std::string& name : file.names()) {
-    const std::string canonical = CanonicalTensorName(name);
+    const std::string canonical = CanonicalTensorName(name, family);
     if (canonical.empty() || (IsHeadTensor(canonical) && !load_head)) continue;
     const int index = store.Find(canonical);
+    if (index < 0 && IsPoolerTensor(canonical)) continue;
     if (index < 0) {
       return absl::InvalidArgumentError(absl::StrCat(
           file.path(), ": tensor '", name, "' is not a parameter of ",
@@ -47,8 +55,12 @@ absl::Status LoadTensors(const io::SafetensorsFile& file, bool load_head,
     CopyIntoParameter(value, store, index);
     loaded.insert(index);
   }
+  const std::vector<int>& pooler = model.layout().pooler_parameters;
+  *pooler_loaded = !pooler.empty();
+  for (int i : pooler) *pooler_loaded = *pooler_loaded && loaded.count(i) > 0;
   for (int i = 0; i < store.size(); ++i) {
     if (loaded.count(i) || (IsHeadTensor(store.spec(i).name) && !load_head)) continue;
+    if (IsPoolerTensor(store.spec(i).name) && !*pooler_loaded) continue;
     return absl::InvalidArgumentError(
         absl::StrCat(file.path(), ": missing tensor '", store.spec(i).name, "'"));
   }
@@ -59,7 +71,7 @@ absl::Status LoadTensors(const io::SafetensorsFile& file, bool load_head,
 bool HasHead(const io::SafetensorsFile& file, const XlmrTaskModel& model) {
   std::set<std::string> in_file;
   for (const std::string& name : file.names()) {
-    const std::string canonical = CanonicalTensorName(name);
+    const std::string canonical = CanonicalTensorName(name, model.config().family);
     if (IsHeadTensor(canonical)) in_file.insert(canonical);
   }
   std::set<std::string> wanted;
@@ -80,14 +92,19 @@ void ApplyTask(XlmrConfig& config, XlmrTask task) {
 
 }  // namespace
 
-std::string CanonicalTensorName(const std::string& name) {
-  if (absl::StartsWith(name, "lm_head.") || absl::StrContains(name, "pooler.") ||
+std::string CanonicalTensorName(const std::string& name, ModelFamily family) {
+  const FamilyArchitecture& architecture = ArchitectureOf(family);
+  // lm_head (RoBERTa's masked-LM head), cls (BERT's pre-training heads), the position_ids
+  // buffer, and a pooler where the family's head has none (RoBERTa checkpoints carry one).
+  if (absl::StartsWith(name, "lm_head.") || absl::StartsWith(name, "cls.") ||
+      (absl::StrContains(name, "pooler.") && !architecture.pooler) ||
       absl::EndsWith(name, "position_ids")) {
     return "";
   }
   std::string canonical = name;
-  if (absl::StartsWith(canonical, "embeddings.") || absl::StartsWith(canonical, "encoder.")) {
-    canonical = "roberta." + canonical;
+  if (absl::StartsWith(canonical, "embeddings.") || absl::StartsWith(canonical, "encoder.") ||
+      absl::StartsWith(canonical, "pooler.")) {
+    canonical = absl::StrCat(architecture.backbone_prefix, ".", canonical);
   }
   if (absl::StrContains(canonical, "LayerNorm.")) {
     canonical = absl::StrReplaceAll(canonical, {{"LayerNorm.gamma", "LayerNorm.weight"},
@@ -116,8 +133,10 @@ absl::StatusOr<LoadedModel> LoadPretrained(const std::string& model_dir, const L
   LoadedModel loaded;
   loaded.model = std::make_unique<XlmrTaskModel>(std::move(config), options.device);
   loaded.fresh_head = !(task_matches && labels_match && HasHead(file, *loaded.model));
-  XLMR_RETURN_IF_ERROR(LoadTensors(file, !loaded.fresh_head, *loaded.model));
+  bool pooler_loaded = false;
+  XLMR_RETURN_IF_ERROR(LoadTensors(file, !loaded.fresh_head, *loaded.model, &pooler_loaded));
   if (loaded.fresh_head) InitializeHead(*loaded.model, options.seed);
+  if (!pooler_loaded) InitializePooler(*loaded.model, options.seed);
   return loaded;
 }
 

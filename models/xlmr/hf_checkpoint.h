@@ -2,8 +2,9 @@
 //
 // In: a directory with config.json and model.safetensors, as `save_pretrained` writes it or as
 // the hub ships XLM-R (XLMRobertaForMaskedLM). Tensor names are accepted with or without the
-// `roberta.` prefix and with the pre-2019 LayerNorm names (gamma/beta); lm_head.*, pooler.*
-// and *.position_ids are ignored (the classifier uses neither). F32, F16 and BF16 tensors are
+// family's prefix (`roberta.`, `bert.`) and with the pre-2019 LayerNorm names (gamma/beta);
+// lm_head.*, cls.* and *.position_ids are ignored, and pooler.* except by BERT's sequence head,
+// which loads it when present and initialises it otherwise (HF's behaviour). F32, F16 and BF16 tensors are
 // widened to the fp32 masters. A backbone tensor that is missing or has the wrong shape is an
 // error naming the file, the tensor and the shapes.
 //
@@ -54,9 +55,10 @@ struct LoadedModel {
 
 absl::StatusOr<LoadedModel> LoadPretrained(const std::string& model_dir, const LoadOptions& options);
 
-// Maps a checkpoint tensor name to ours (the canonical HF name with the `roberta.` prefix);
-// returns "" for tensors we ignore (lm_head, pooler, position_ids).
-std::string CanonicalTensorName(const std::string& name);
+// Maps a checkpoint tensor name to ours (the canonical HF name with the family's backbone
+// prefix, `roberta.` or `bert.`: FamilyArchitecture); returns "" for tensors we ignore
+// (lm_head, cls, position_ids, and the pooler of a family whose head does not use it).
+std::string CanonicalTensorName(const std::string& name, ModelFamily family = ModelFamily::kXlmRoberta);
 
 // Writes config.json and model.safetensors into `output_dir` (created if needed).
 absl::Status SavePretrained(const XlmrTaskModel& model, const std::string& output_dir);

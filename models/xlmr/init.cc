@@ -4,6 +4,7 @@
 
 #include "absl/strings/match.h"
 #include "framework/random/philox.h"
+#include "models/xlmr/family_architecture.h"
 
 namespace xlmr::models {
 namespace {
@@ -41,8 +42,11 @@ void InitializeParameter(XlmrTaskModel& model, int index, uint64_t seed) {
   } else if (!is_bias) {
     FillNormal(values, host.numel(), model.config().initializer_range, seed,
                static_cast<uint32_t>(index));
+    // nn.Embedding(padding_idx=pad): the word table, and RoBERTa's position table (BERT's
+    // positions start at 0 and have no padding row).
+    const bool position_padding = !ArchitectureOf(model.config().family).positions_from_zero;
     const bool has_padding_row = absl::StrContains(spec.name, "word_embeddings") ||
-                                 absl::StrContains(spec.name, "position_embeddings");
+                                 (position_padding && absl::StrContains(spec.name, "position_embeddings"));
     const int64_t pad = model.config().pad_token_id;
     if (has_padding_row && pad >= 0 && pad < spec.shape[0]) {
       for (int64_t j = 0; j < spec.shape[1]; ++j) values[pad * spec.shape[1] + j] = 0.0f;
@@ -60,6 +64,10 @@ void InitializeAllWeights(XlmrTaskModel& model, uint64_t seed) {
 
 void InitializeHead(XlmrTaskModel& model, uint64_t seed) {
   for (int i : model.layout().head_parameters) InitializeParameter(model, i, seed);
+}
+
+void InitializePooler(XlmrTaskModel& model, uint64_t seed) {
+  for (int i : model.layout().pooler_parameters) InitializeParameter(model, i, seed);
 }
 
 }  // namespace xlmr::models

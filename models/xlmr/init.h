@@ -20,6 +20,11 @@ void InitializeAllWeights(XlmrTaskModel& model, uint64_t seed);
 // Initialises the classification head only (a fresh head on a pretrained backbone).
 void InitializeHead(XlmrTaskModel& model, uint64_t seed);
 
+// Initialises BERT's pooler (ParameterLayout::pooler_parameters): a checkpoint without one, e.g.
+// a saved BertForTokenClassification, loaded for sequence classification (HF initialises it the
+// same way and says it is newly initialised). Nothing for other families.
+void InitializePooler(XlmrTaskModel& model, uint64_t seed);
+
 }  // namespace xlmr::models
 
 #endif  // XLMR_MODELS_XLMR_INIT_H_

@@ -76,7 +76,8 @@ Tensor XlmrTaskModel::ForwardEmbeddings(const ModelInputs& inputs,
                 ? PackedTokenLayout(inputs.cu_seqlens, inputs.max_seqlen, inputs.input_ids.numel(),
                                     stride, inputs.input_ids.device())
                 : PaddedTokenLayout(inputs.attention_mask, stride);
-  return embeddings_.Forward(inputs.input_ids, tokens_, store_, context, &embeddings_saved_);
+  return embeddings_.Forward(inputs.input_ids, inputs.token_type_ids, tokens_, store_, context,
+                             &embeddings_saved_);
 }
 
 Tensor XlmrTaskModel::ForwardBlock(int i, const Tensor& hidden,

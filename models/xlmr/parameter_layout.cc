@@ -1,6 +1,9 @@
 #include "models/xlmr/parameter_layout.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
+#include "models/xlmr/family_architecture.h"
 
 namespace xlmr::models {
 namespace {
@@ -41,6 +44,8 @@ int EmbeddingBucket(const XlmrConfig& config) { return 1 + config.num_hidden_lay
 ParameterLayout MakeParameterLayout(const XlmrConfig& config) {
   ParameterLayout layout;
   LayoutBuilder add(&layout.specs);
+  const FamilyArchitecture& architecture = ArchitectureOf(config.family);
+  const std::string prefix = architecture.backbone_prefix;
   const int64_t h = config.hidden_size;
   const int64_t num_labels = static_cast<int64_t>(config.id2label.size());
 
@@ -50,17 +55,26 @@ ParameterLayout MakeParameterLayout(const XlmrConfig& config) {
   } else if (config.task == XlmrTask::kQuestionAnswering) {
     std::tie(layout.qa_outputs.weight, layout.qa_outputs.bias) =
         add.AddLinear("qa_outputs", num_labels, h, HeadBucket());
+  } else if (architecture.pooler) {
+    std::tie(layout.head.out_proj_weight, layout.head.out_proj_bias) =
+        add.AddLinear("classifier", num_labels, h, HeadBucket());
+    std::tie(layout.head.dense_weight, layout.head.dense_bias) =
+        add.AddLinear(prefix + ".pooler.dense", h, h, HeadBucket());
+    layout.pooler_parameters = {layout.head.dense_weight, layout.head.dense_bias};
   } else {
     std::tie(layout.head.dense_weight, layout.head.dense_bias) =
         add.AddLinear("classifier.dense", h, h, HeadBucket());
     std::tie(layout.head.out_proj_weight, layout.head.out_proj_bias) =
         add.AddLinear("classifier.out_proj", num_labels, h, HeadBucket());
   }
-  for (int i = 0; i < static_cast<int>(layout.specs.size()); ++i) layout.head_parameters.push_back(i);
+  const std::vector<int>& pooler = layout.pooler_parameters;
+  for (int i = 0; i < static_cast<int>(layout.specs.size()); ++i) {
+    if (std::find(pooler.begin(), pooler.end(), i) == pooler.end()) layout.head_parameters.push_back(i);
+  }
 
   layout.blocks.resize(config.num_hidden_layers);
   for (int layer = config.num_hidden_layers - 1; layer >= 0; --layer) {
-    const std::string p = absl::StrCat("roberta.encoder.layer.", layer);
+    const std::string p = absl::StrCat(prefix, ".encoder.layer.", layer);
     const int bucket = BlockBucket(config, layer);
     EncoderBlockParams& b = layout.blocks[layer];
     std::tie(b.query_weight, b.query_bias) = add.AddLinear(p + ".attention.self.query", h, h, bucket);
@@ -81,12 +95,12 @@ ParameterLayout MakeParameterLayout(const XlmrConfig& config) {
   const int bucket = EmbeddingBucket(config);
   EmbeddingParams& e = layout.embeddings;
   // Embedding tables are decayed like weights (HF Trainer decays every non-bias, non-LayerNorm).
-  e.word = add.Add("roberta.embeddings.word_embeddings.weight", {config.vocab_size, h}, true, bucket);
-  e.position = add.Add("roberta.embeddings.position_embeddings.weight",
+  e.word = add.Add(prefix + ".embeddings.word_embeddings.weight", {config.vocab_size, h}, true, bucket);
+  e.position = add.Add(prefix + ".embeddings.position_embeddings.weight",
                        {config.max_position_embeddings, h}, true, bucket);
-  e.token_type = add.Add("roberta.embeddings.token_type_embeddings.weight",
+  e.token_type = add.Add(prefix + ".embeddings.token_type_embeddings.weight",
                          {config.type_vocab_size, h}, true, bucket);
-  std::tie(e.norm_weight, e.norm_bias) = add.AddNorm("roberta.embeddings.LayerNorm", h, bucket);
+  std::tie(e.norm_weight, e.norm_bias) = add.AddNorm(prefix + ".embeddings.LayerNorm", h, bucket);
   return layout;
 }
 

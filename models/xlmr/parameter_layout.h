@@ -27,8 +27,9 @@ struct EmbeddingParams {
   int word, position, token_type, norm_weight, norm_bias;
 };
 
-// XLMRobertaClassificationHead (sequence classification and regression): classifier.dense,
-// classifier.out_proj.
+// The sequence head (classification and regression): XLMRobertaClassificationHead's
+// classifier.dense and classifier.out_proj, or BERT's pooler (bert.pooler.dense, a backbone
+// tensor: FamilyArchitecture::pooler) and its Linear `classifier`.
 struct HeadParams {
   int dense_weight = -1, dense_bias = -1, out_proj_weight = -1, out_proj_bias = -1;
 };
@@ -45,7 +46,10 @@ struct ParameterLayout {
   HeadParams head;              // set for sequence classification and regression
   TokenHeadParams token_head;   // set for token classification
   TokenHeadParams qa_outputs;   // set for question answering: Linear `qa_outputs` (H -> 2)
-  std::vector<int> head_parameters;  // every parameter of the task's head (bucket HeadBucket())
+  // Every parameter of the task's head, what a fresh head initialises (bucket HeadBucket()).
+  // BERT's pooler is in the head's bucket but not here: it comes with the backbone.
+  std::vector<int> head_parameters;
+  std::vector<int> pooler_parameters;  // BERT's sequence head: bert.pooler.dense; else empty
 };
 
 ParameterLayout MakeParameterLayout(const XlmrConfig& config);

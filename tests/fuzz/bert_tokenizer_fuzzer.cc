@@ -109,7 +109,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (is_pair) pair = bytes.substr(split);
   if ((data[0] & 4) != 0) CheckWords(bytes, max_length, tokenizer);
 
-  const BertEncoding e = tokenizer.Encode(text, pair, max_length);
+  const BertEncoding e = tokenizer.EncodeWithTokenTypes(text, pair, max_length);
   const std::vector<int32_t>& ids = e.input_ids;
   Require(static_cast<int>(ids.size()) <= max_length, "more ids than max_length");
   Require(e.attention_mask == std::vector<int32_t>(ids.size(), 1), "attention_mask not all ones");

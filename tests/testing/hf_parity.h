@@ -17,6 +17,8 @@
 #ifndef XLMR_TESTS_TESTING_HF_PARITY_H_
 #define XLMR_TESTS_TESTING_HF_PARITY_H_
 
+#include <string>
+
 #include "framework/core/device.h"
 #include "models/xlmr/config.h"
 
@@ -67,6 +69,19 @@ void ExpectHuggingFaceParity(Device device, Precision precision = Precision::kFp
 // tolerances above apply, logits bit-equal on the CPU).
 enum class HeadParityMode { kFp32, kFp32Packed, kFp16Autocast };
 void ExpectHeadParity(Device device, models::XlmrTask task, HeadParityMode mode = HeadParityMode::kFp32);
+
+// Another family's golden set: `head_dir` (relative to the runfiles root) holds a model saved by
+// transformers for one task head (e.g. tests/golden/tiny_bert/token_classification, made by
+// make_tiny_bert.py) and its results, inputs included (input_ids, attention_mask,
+// token_type_ids, labels): golden_fp32.safetensors (eager attention), golden_fp16.safetensors
+// (autocast float16, eager) and golden_fp16_sdpa.safetensors (autocast float16, sdpa: the
+// reference of our fused attention). The same comparison and XLM-R's tolerances: fp32 and fp16
+// eager the tiny set's, fp16 fused the head-64 set's (hf_parity.cc says why). The golden
+// token_type_ids must equal what the batcher derives from the ids (data::Collate's segment rule
+// with the tokenizer's separator, when the family has one), and are what the model reads.
+// `packed` runs the batch packed (fused attention; not for question answering).
+void ExpectFamilyParity(Device device, const std::string& head_dir, Precision precision,
+                        models::AttentionImplementation attention, bool packed = false);
 
 }  // namespace xlmr::testing
 

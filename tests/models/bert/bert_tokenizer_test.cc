@@ -117,7 +117,7 @@ TEST_P(GoldenTest, PairsWithTokenTypesAndTruncationEqualHuggingFace) {
     const std::string a = row.at("a").get<std::string>();
     std::optional<std::string> b;
     if (row.contains("b")) b = row.at("b").get<std::string>();
-    const BertEncoding e = tokenizer.Encode(
+    const BertEncoding e = tokenizer.EncodeWithTokenTypes(
         a, b.has_value() ? std::optional<absl::string_view>(*b) : std::nullopt,
         row.at("max_length").get<int>());
     const std::vector<int32_t> ones(e.input_ids.size(), 1);
@@ -159,7 +159,7 @@ TEST(BertTokenizerTest, StripAccentsFollowsLowerCaseWhenUnset) {
 
 TEST(BertTokenizerTest, PairTokenTypesAndSpecialIds) {
   const BertTokenizer tokenizer = LoadTokenizer(std::string(kTestdata) + "/uncased");
-  const BertEncoding e = tokenizer.Encode("a", std::string("b"), 512);
+  const BertEncoding e = tokenizer.EncodeWithTokenTypes("a", std::string("b"), 512);
   ASSERT_EQ(e.input_ids.size(), 5u);
   EXPECT_EQ(e.input_ids[0], tokenizer.cls_id());
   EXPECT_EQ(e.input_ids[2], tokenizer.sep_id());
