@@ -30,15 +30,9 @@ absl::StatusOr<QaFile> ReadQaFile(const std::string& path, const QaFileOptions& 
   if (options.answers == data::QaAnswers::kRequired && !options.version_2_with_negative) {
     XLMR_RETURN_IF_ERROR(ExpectEveryExampleAnswered(examples));
   }
-  // The windows are laid out as RoBERTa's pairs, <s> q </s></s> c </s>; BERT's [CLS] q [SEP] c
-  // [SEP] has one separator fewer and is not built yet.
-  if (tokenizer.special_tokens_pair() != 4) {
-    return absl::InvalidArgumentError(
-        "--task=question_answering: not supported yet for a model whose pairs take " +
-        std::to_string(tokenizer.special_tokens_pair()) + " special tokens (bert); xlm-roberta and roberta are");
-  }
   data::QaFeatureOptions features = options.features;
   features.bos_id = tokenizer.bos_id();
+  features.pair_separators = tokenizer.special_tokens_pair() - 2;
   features.eos_id = tokenizer.eos_id();
   XLMR_ASSIGN_OR_RETURN(std::vector<data::QaFeature> windows,
                         data::PrepareQaFeatures(examples, MakeTokenizeWithSpansFn(tokenizer), features));

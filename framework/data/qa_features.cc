@@ -9,9 +9,6 @@
 namespace xlmr::data {
 namespace {
 
-// <s> question </s></s> context </s>
-constexpr int kSpecialTokens = 4;
-
 // The question without its leading whitespace, as Python's str.lstrip() on ASCII whitespace.
 std::string StripLeadingWhitespace(const std::string& question) {
   const size_t first = question.find_first_not_of(" \t\n\r\f\v");
@@ -53,7 +50,8 @@ absl::StatusOr<std::vector<QaFeature>> PrepareQaFeatures(const std::vector<QaExa
     if (context.empty()) {
       return absl::InvalidArgumentError(absl::StrCat(named, ": the context has no tokens"));
     }
-    const int64_t room = options.max_seq_length - kSpecialTokens -
+    // <s> question </s></s> context </s> (RoBERTa), [CLS] question [SEP] context [SEP] (BERT).
+    const int64_t room = options.max_seq_length - 2 - options.pair_separators -
                          static_cast<int64_t>(question.size());
     const int64_t total = static_cast<int64_t>(context.size());
     if (total > room && room <= options.doc_stride) {
@@ -72,7 +70,7 @@ absl::StatusOr<std::vector<QaFeature>> PrepareQaFeatures(const std::vector<QaExa
       feature.example_index = static_cast<int64_t>(e);
       feature.input_ids.push_back(options.bos_id);
       feature.input_ids.insert(feature.input_ids.end(), question.begin(), question.end());
-      feature.input_ids.insert(feature.input_ids.end(), {options.eos_id, options.eos_id});
+      feature.input_ids.insert(feature.input_ids.end(), options.pair_separators, options.eos_id);
       const auto first = static_cast<int32_t>(feature.input_ids.size());
       feature.input_ids.insert(feature.input_ids.end(), context.begin() + begin,
                                context.begin() + end);

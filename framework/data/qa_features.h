@@ -44,9 +44,13 @@ using TokenizeWithSpansFn =
 struct QaFeatureOptions {
   int max_seq_length = 384;  // run_qa's default for this task
   int doc_stride = 128;
-  // Model ids of the special tokens (XlmrTokenizer::kBos, kEos).
+  // Model ids of the special tokens (XlmrTokenizer::kBos, kEos; BERT's [CLS], [SEP]).
   int32_t bos_id = 0;
   int32_t eos_id = 2;
+  // eos ids between the question and the context: RoBERTa's pairs have two
+  // (<s> q </s></s> c </s>), BERT's one ([CLS] q [SEP] c [SEP]). TextTokenizer's
+  // special_tokens_pair() - 2.
+  int pair_separators = 2;
 };
 
 struct QaFeature {
@@ -61,8 +65,8 @@ struct QaFeature {
 
 // Every window of every example, examples in order and each example's windows left to right.
 // Errors (InvalidArgument, one line naming the example's file, line and id): a context with no
-// tokens, a question so long that the room left for the context (max_seq_length - 4 - its
-// tokens) is not more than doc_stride when the context must be cut (tokenizers refuses it).
+// tokens, a question so long that the room left for the context (max_seq_length - 2 - pair_separators
+// - its tokens) is not more than doc_stride when the context must be cut (tokenizers refuses it).
 // Requires doc_stride >= 0 and max_seq_length > 4 (the flag checks say so first).
 absl::StatusOr<std::vector<QaFeature>> PrepareQaFeatures(const std::vector<QaExample>& examples,
                                                          const TokenizeWithSpansFn& tokenize,

@@ -10,6 +10,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "framework/core/status_macros.h"
 
 namespace xlmr::models {
@@ -132,8 +133,10 @@ absl::Status ReadFamily(const ConfigReader& reader, XlmrConfig* config) {
       return absl::OkStatus();
     }
   }
+  std::vector<std::string> supported;
+  for (ModelFamily family : kModelFamilies) supported.push_back(absl::StrCat("\"", ModelTypeName(family), "\""));
   return reader.Error("model_type",
-                      "is \"" + *text + "\", expected \"xlm-roberta\", \"roberta\" or \"bert\"");
+                      absl::StrCat("is \"", *text, "\", expected one of ", absl::StrJoin(supported, ", ")));
 }
 
 absl::Status CheckSizes(const ConfigReader& reader, const XlmrConfig& config) {

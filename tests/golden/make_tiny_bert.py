@@ -21,6 +21,9 @@ under tests/golden/tiny_bert/<head>/ beside vocab.txt and tokenizer_config.json:
                            (labels on each word's first piece, -100 elsewhere, as run_ner)
   question_answering       BertForQuestionAnswering, question/context pairs, start and end
 
+and beside them input.tsv (the pairs and their labels) and golden_logits.tsv (the sequence
+classifier's fp32 logits on them), what tests/recipes/bert_test.sh compares xlmr_predict with.
+
 Each head's non-trivial pooler/classifier biases are perturbed so that a wrong name or transpose
 shows. Per head, three result files hold the inputs as BertTokenizerFast.from_pretrained(<head>/)
 encodes them (input_ids, attention_mask, token_type_ids: padded on the right), the labels, and
@@ -128,6 +131,23 @@ def run_and_save(model, head, inputs, labels):
         print(head, name, "loss", out.loss.item())
 
 
+def write_recipe_golden(classifier, pair_inputs, label_names):
+    """input.tsv (text, text_pair, label) and golden_logits.tsv (fp32, eager): what
+    tests/recipes/bert_test.sh compares xlmr_predict with."""
+    with open(os.path.join(OUT, "input.tsv"), "w", encoding="utf-8") as f:
+        f.write("text\ttext_pair\tlabel\n")
+        for (a, b), label in zip(PAIRS, label_names):
+            f.write(f"{a}\t{b}\t{label}\n")
+    model = BertForSequenceClassification.from_pretrained(os.path.join(OUT, "sequence_classification"),
+                                                          attn_implementation="eager")
+    model.eval()
+    with torch.no_grad():
+        logits = model(**pair_inputs).logits
+    with open(os.path.join(OUT, "golden_logits.tsv"), "w") as f:
+        for row in logits.tolist():
+            f.write("\t".join(f"{v:.9g}" for v in row) + "\n")
+
+
 def answer_positions(encoding, contexts, answers):
     starts, ends = [], []
     for b, (context, answer) in enumerate(zip(contexts, answers)):
@@ -165,7 +185,9 @@ def main():
     classifier = with_backbone(BertForSequenceClassification(make_config(
         id2label=labels, label2id={v: k for k, v in labels.items()},
         problem_type="single_label_classification")))
-    run_and_save(classifier, "sequence_classification", dict(pair_inputs), torch.tensor([2, 0, 1, 2]))
+    pair_labels = torch.tensor([2, 0, 1, 2])
+    run_and_save(classifier, "sequence_classification", dict(pair_inputs), pair_labels)
+    write_recipe_golden(classifier, pair_inputs, [labels[int(i)] for i in pair_labels])
 
     regressor = with_backbone(BertForSequenceClassification(make_config(num_labels=1, problem_type="regression")))
     run_and_save(regressor, "regression", dict(pair_inputs), torch.tensor([0.5, -1.25, 2.0, 0.0]))

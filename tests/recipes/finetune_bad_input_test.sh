@@ -89,10 +89,10 @@ expect_usage_error "--task: expected sequence_classification, regression, token_
 expect_usage_error "train.jsonl:4: id 'train-0-fi': no answer; unanswerable questions need --version_2_with_negative" \
   --task=question_answering --noversion_2_with_negative
 # A model family this trainer does not have (RoBERTa's own cases: roberta_test.sh).
-mkdir -p bert_model
-printf '{"architectures": ["BertForSequenceClassification"], "model_type": "bert"}\n' > bert_model/config.json
-expect_usage_error 'bert_model/config.json: model_type is "bert", expected "xlm-roberta" or "roberta"' \
-  --model_dir=bert_model --train_file=train.tsv
+mkdir -p electra_model
+printf '{"architectures": ["ElectraForSequenceClassification"], "model_type": "electra"}\n' > electra_model/config.json
+expect_usage_error 'electra_model/config.json: model_type is "electra", expected one of "xlm-roberta", "roberta", "bert"' \
+  --model_dir=electra_model --train_file=train.tsv
 expect_usage_error "train.tsv: unknown format for tagged sentences" --task=token_classification --train_file=train.tsv
 expect_usage_error "train.tsv: unknown format for tagged sentences" --task=token_classification --train_file=tagged.conll \
   --eval_file=train.tsv
