@@ -38,9 +38,14 @@ absl::StatusOr<std::unique_ptr<TextTokenizer>> LoadRoberta(const std::string& di
   return std::unique_ptr<TextTokenizer>(std::make_unique<roberta::RobertaTokenizer>(std::move(tokenizer)));
 }
 
-absl::StatusOr<std::unique_ptr<TextTokenizer>> LoadXlmr(const std::string& directory, const XlmrConfig& config) {
+// XLM-R and CamemBERT: the same SentencePiece file, each with its family's id mapping.
+absl::StatusOr<std::unique_ptr<TextTokenizer>> LoadSentencePiece(const std::string& directory,
+                                                                 const XlmrConfig& config) {
+  const SentencePieceIdMapping& mapping = config.family == ModelFamily::kCamembert
+                                              ? SentencePieceIdMapping::Camembert()
+                                              : SentencePieceIdMapping::XlmRoberta();
   XLMR_ASSIGN_OR_RETURN(XlmrTokenizer tokenizer,
-                        XlmrTokenizer::Load(directory + "/" + kSentencePieceFile, config.vocab_size));
+                        XlmrTokenizer::Load(directory + "/" + kSentencePieceFile, config.vocab_size, mapping));
   return std::unique_ptr<TextTokenizer>(std::make_unique<XlmrTokenizer>(std::move(tokenizer)));
 }
 
@@ -62,7 +67,7 @@ absl::StatusOr<ModelTokenizer> LoadModelTokenizer(const std::string& directory, 
   if (config.family == ModelFamily::kRoberta) {
     XLMR_ASSIGN_OR_RETURN(loaded.tokenizer, LoadRoberta(directory, config));
   } else {
-    XLMR_ASSIGN_OR_RETURN(loaded.tokenizer, LoadXlmr(directory, config));
+    XLMR_ASSIGN_OR_RETURN(loaded.tokenizer, LoadSentencePiece(directory, config));
   }
   if (loaded.tokenizer->pad_id() != config.pad_token_id) {
     return absl::InvalidArgumentError(absl::StrCat(

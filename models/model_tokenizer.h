@@ -5,8 +5,10 @@
 //   XLMR_ASSIGN_OR_RETURN(ModelTokenizer t, LoadModelTokenizer(dir, config));
 //   Encoding e = t.tokenizer->Encode("a text", std::nullopt, 128);
 //
-//   xlm-roberta  sentencepiece.bpe.model                        XlmrTokenizer
+//   xlm-roberta  sentencepiece.bpe.model                        XlmrTokenizer, XLM-R's ids
 //   roberta      vocab.json, merges.txt (+ tokenizer_config.json) roberta::RobertaTokenizer
+//   camembert    sentencepiece.bpe.model                        XlmrTokenizer, CamemBERT's ids
+//                (SentencePieceIdMapping in models/xlmr/tokenizer.h)
 #ifndef XLMR_MODELS_MODEL_TOKENIZER_H_
 #define XLMR_MODELS_MODEL_TOKENIZER_H_
 

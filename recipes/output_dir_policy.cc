@@ -159,7 +159,7 @@ bool IsRunOutput(const std::string& entry_name) {
                            io::kManifestFileName}) {
     if (entry_name == file) return true;
   }
-  for (models::ModelFamily family : {models::ModelFamily::kXlmRoberta, models::ModelFamily::kRoberta}) {
+  for (models::ModelFamily family : models::kAllModelFamilies) {
     for (const auto& files : {models::RequiredTokenizerFiles(family), models::OptionalTokenizerFiles(family)}) {
       if (std::find(files.begin(), files.end(), entry_name) != files.end()) return true;
     }

@@ -44,7 +44,7 @@ using TokenizeWithSpansFn =
 struct QaFeatureOptions {
   int max_seq_length = 384;  // run_qa's default for this task
   int doc_stride = 128;
-  // Model ids of the special tokens (XlmrTokenizer::kBos, kEos).
+  // Model ids of the special tokens (the tokenizer's bos_id(), eos_id()).
   int32_t bos_id = 0;
   int32_t eos_id = 2;
 };

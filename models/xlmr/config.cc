@@ -126,13 +126,17 @@ absl::Status ReadFamily(const ConfigReader& reader, XlmrConfig* config) {
   std::optional<std::string> text;
   XLMR_RETURN_IF_ERROR(reader.ReadOptionalString("model_type", &text));
   if (!text.has_value()) return absl::OkStatus();
-  for (ModelFamily family : {ModelFamily::kXlmRoberta, ModelFamily::kRoberta}) {
+  std::string expected;
+  for (ModelFamily family : kAllModelFamilies) {
     if (*text == ModelTypeName(family)) {
       config->family = family;
       return absl::OkStatus();
     }
+    const bool last = family == std::end(kAllModelFamilies)[-1];
+    absl::StrAppend(&expected, expected.empty() ? "" : (last ? " or " : ", "), "\"",
+                    ModelTypeName(family), "\"");
   }
-  return reader.Error("model_type", "is \"" + *text + "\", expected \"xlm-roberta\" or \"roberta\"");
+  return reader.Error("model_type", "is \"" + *text + "\", expected " + expected);
 }
 
 absl::Status CheckSizes(const ConfigReader& reader, const XlmrConfig& config) {
@@ -494,20 +498,33 @@ const char* XlmrTaskName(XlmrTask task) {
 }
 
 const char* ModelTypeName(ModelFamily family) {
-  return family == ModelFamily::kRoberta ? "roberta" : "xlm-roberta";
+  switch (family) {
+    case ModelFamily::kXlmRoberta: return "xlm-roberta";
+    case ModelFamily::kRoberta: return "roberta";
+    case ModelFamily::kCamembert: return "camembert";
+  }
+  return "?";
 }
 
 const char* ArchitectureName(ModelFamily family, XlmrTask task) {
-  const bool roberta = family == ModelFamily::kRoberta;
+  // Indexed by ModelFamily (its declaration order), then: sequence classification (also
+  // regression), token classification, question answering.
+  static constexpr const char* kNames[][3] = {
+      {"XLMRobertaForSequenceClassification", "XLMRobertaForTokenClassification",
+       "XLMRobertaForQuestionAnswering"},
+      {"RobertaForSequenceClassification", "RobertaForTokenClassification",
+       "RobertaForQuestionAnswering"},
+      {"CamembertForSequenceClassification", "CamembertForTokenClassification",
+       "CamembertForQuestionAnswering"},
+  };
+  const auto& names = kNames[static_cast<int>(family)];
   switch (task) {
-    case XlmrTask::kTokenClassification:
-      return roberta ? "RobertaForTokenClassification" : "XLMRobertaForTokenClassification";
-    case XlmrTask::kQuestionAnswering:
-      return roberta ? "RobertaForQuestionAnswering" : "XLMRobertaForQuestionAnswering";
+    case XlmrTask::kTokenClassification: return names[1];
+    case XlmrTask::kQuestionAnswering: return names[2];
     case XlmrTask::kSequenceClassification:
     case XlmrTask::kRegression: break;
   }
-  return roberta ? "RobertaForSequenceClassification" : "XLMRobertaForSequenceClassification";
+  return names[0];
 }
 
 const char* XlmrArchitectureName(XlmrTask task) { return ArchitectureName(ModelFamily::kXlmRoberta, task); }

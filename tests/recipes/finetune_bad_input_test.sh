@@ -91,7 +91,7 @@ expect_usage_error "train.jsonl:4: id 'train-0-fi': no answer; unanswerable ques
 # A model family this trainer does not have (RoBERTa's own cases: roberta_test.sh).
 mkdir -p bert_model
 printf '{"architectures": ["BertForSequenceClassification"], "model_type": "bert"}\n' > bert_model/config.json
-expect_usage_error 'bert_model/config.json: model_type is "bert", expected "xlm-roberta" or "roberta"' \
+expect_usage_error 'bert_model/config.json: model_type is "bert", expected "xlm-roberta", "roberta" or "camembert"' \
   --model_dir=bert_model --train_file=train.tsv
 expect_usage_error "train.tsv: unknown format for tagged sentences" --task=token_classification --train_file=train.tsv
 expect_usage_error "train.tsv: unknown format for tagged sentences" --task=token_classification --train_file=tagged.conll \

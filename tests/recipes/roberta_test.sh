@@ -93,12 +93,12 @@ expect_error() {  # expected-substring, command...
     cat stderr.txt; fail "$*: status $status, expected 2 and one line with: $expected"
   fi
 }
-for type in bert camembert; do
+for type in bert deberta-v2; do
   rm -rf "$type" && cp -r tiny "$type"
   sed -i "s/\"model_type\": \"roberta\"/\"model_type\": \"$type\"/" "$type/config.json"
-  expect_error "model_type is \"$type\", expected \"xlm-roberta\" or \"roberta\"" \
+  expect_error "model_type is \"$type\", expected \"xlm-roberta\", \"roberta\" or \"camembert\"" \
     "$finetune" --model_dir="$type" --train_file=train.tsv --output_dir=bad_out --cache_dir=cache
-  expect_error "model_type is \"$type\", expected \"xlm-roberta\" or \"roberta\"" \
+  expect_error "model_type is \"$type\", expected \"xlm-roberta\", \"roberta\" or \"camembert\"" \
     "$predict" --model_dir="$type" --input_file=train.tsv --output_file=bad_pred.jsonl
 done
 for file in merges.txt vocab.json; do

@@ -235,6 +235,46 @@ TEST(XlmrConfigTest, RobertaModelTypeKeepsItsFamilyAndClassNames) {
   EXPECT_EQ(LoadXlmrConfig(kHubBaseConfig)->family, ModelFamily::kXlmRoberta);
 }
 
+// model_type "camembert" is the CamemBERT family: read, kept, and HF's Camembert* class per
+// task, which also names the task when read back.
+TEST(XlmrConfigTest, CamembertModelTypeKeepsItsFamilyAndClassNames) {
+  json object = ReadJson(kHubBaseConfig);
+  object["model_type"] = "camembert";
+  object["architectures"] = json::array({"CamembertForQuestionAnswering"});
+  object.erase("id2label");
+  object.erase("label2id");
+  absl::StatusOr<XlmrConfig> config = XlmrConfigFromJson(object, "camembert/config.json");
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->family, ModelFamily::kCamembert);
+  EXPECT_EQ(config->task, XlmrTask::kQuestionAnswering);
+  const std::pair<XlmrTask, const char*> classes[] = {
+      {XlmrTask::kSequenceClassification, "CamembertForSequenceClassification"},
+      {XlmrTask::kRegression, "CamembertForSequenceClassification"},
+      {XlmrTask::kTokenClassification, "CamembertForTokenClassification"},
+      {XlmrTask::kQuestionAnswering, "CamembertForQuestionAnswering"}};
+  for (const auto& [task, name] : classes) {
+    config->task = task;
+    const json saved = XlmrConfigToJson(*config);
+    EXPECT_EQ(saved.at("model_type"), "camembert");
+    EXPECT_EQ(saved.at("architectures"), json::array({name})) << XlmrTaskName(task);
+    absl::StatusOr<XlmrConfig> reread = XlmrConfigFromJson(saved, "saved/config.json");
+    ASSERT_TRUE(reread.ok()) << reread.status();
+    EXPECT_EQ(reread->family, ModelFamily::kCamembert);
+    // Regression is read back from problem_type, the class being sequence classification's.
+    EXPECT_EQ(reread->task, task) << XlmrTaskName(task);
+  }
+}
+
+// The error lists every family config.json may name.
+TEST(XlmrConfigTest, UnknownModelTypeListsTheFamilies) {
+  json object = ReadJson(kHubBaseConfig);
+  object["model_type"] = "bert";
+  const absl::Status status = XlmrConfigFromJson(object, "bert/config.json").status();
+  EXPECT_EQ(std::string(status.message()),
+            "bert/config.json: model_type is \"bert\", expected \"xlm-roberta\", \"roberta\" or "
+            "\"camembert\"");
+}
+
 TEST(XlmrConfigTest, SaveThenLoadGivesTheSameConfig) {
   XlmrConfig original = ThreeLabelClassifier();
   original.classifier_dropout = 0.25;
