@@ -75,6 +75,7 @@ absl::StatusOr<ModelTokenizer> LoadModelTokenizer(const std::string& directory, 
         loaded.tokenizer->pad_id()));
   }
   loaded.files = RequiredTokenizerFiles(config.family);
+  if (config.family == ModelFamily::kCamembert) loaded.cache_tag = ModelTypeName(config.family);
   for (const std::string& name : OptionalTokenizerFiles(config.family)) {
     if (std::filesystem::is_regular_file(directory + "/" + name)) loaded.files.push_back(name);
   }

@@ -159,6 +159,7 @@ camembert_special_ids_as_xlmr|models/xlmr/tokenizer.cc|s/  tokenizer.bos_id_ = s
 camembert_eos_as_xlmr|models/xlmr/tokenizer.cc|s/  tokenizer.eos_id_ = special_ids\[1\];/  tokenizer.eos_id_ = kEos;/|//tests/models/xlmr:camembert_tokenizer_test|CamemBERT'"'"'s separator is XLM-R'"'"'s </s> id 2 (CamemBERT'"'"'s </s>NOTUSED) instead of the model'"'"'s </s> (6)
 camembert_read_with_xlmr_mapping|models/model_tokenizer.cc|s/  const SentencePieceIdMapping\& mapping = config.family == ModelFamily::kCamembert/  const SentencePieceIdMapping\& mapping = false/|//tests/models:model_tokenizer_test|a model_type camembert directory'"'"'s sentencepiece.bpe.model is read with XLM-R'"'"'s id mapping
 camembert_architectures_as_xlmr|models/xlmr/config.cc|s/  const auto\& names = kNames\[static_cast<int>(family)\];/  const auto\& names = kNames[0];/|//tests/recipes:camembert_test|a fine-tuned CamemBERT'"'"'s config.json names XLMRobertaFor... classes
+camembert_shares_xlmr_token_cache|models/model_tokenizer.cc|s/  if (config.family == ModelFamily::kCamembert) loaded.cache_tag = ModelTypeName(config.family);//|//tests/recipes:camembert_test|a CamemBERT run reuses the token cache an XLM-R run on the same sentencepiece.bpe.model wrote (XLM-R'"'"'s ids)
 '
 
 if [ "${1:-}" = "--list" ]; then

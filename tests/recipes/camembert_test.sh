@@ -7,6 +7,7 @@
 #       directory and its checkpoint carry sentencepiece.bpe.model (in the manifest) and a
 #       config.json with model_type camembert, CamembertForSequenceClassification and
 #       CamemBERT's special ids (pad 1, bos 5, eos 6);
+#       the same file read as xlm-roberta gets its own token cache;
 #   (c) xlmr_predict reads that output;
 #   (d) a missing sentencepiece.bpe.model and a config.json whose pad_token_id is not the
 #       tokenizer's <pad>: one line naming it, exit status 2;
@@ -74,6 +75,15 @@ for dir in out out/checkpoint-4; do
     [[ "$(compact $dir/config.json)" == *"$id"* ]] || fail "$dir/config.json: no $id"
   done
 done
+
+# The token cache: the same sentencepiece.bpe.model read as an xlm-roberta directory gives other
+# ids, so it must get its own cache file, never the CamemBERT run's (nor give it its ids).
+rm -rf as_xlmr && cp -r tiny as_xlmr
+sed -i 's/"model_type": "camembert"/"model_type": "xlm-roberta"/; s/"CamembertFor/"XLMRobertaFor/' as_xlmr/config.json
+"$finetune" --model_dir=as_xlmr --train_file=train.tsv --output_dir=xlmr_out --cache_dir=cache \
+  --max_steps=1 --per_device_train_batch_size=16 > xlmr.log 2>&1 || { cat xlmr.log; fail "xlmr_finetune --model_dir=as_xlmr"; }
+[ "$(ls cache/train.tsv.*.tokens | wc -l)" -eq 2 ] ||
+  fail "xlm-roberta and camembert runs on the same sentencepiece.bpe.model share a token cache: $(ls cache)"
 
 # (c) Prediction with the fine-tuned directory.
 "$predict" --model_dir=out --input_file=train.tsv --output_file=pred.jsonl 2> predict_out.log || {
