@@ -22,7 +22,10 @@
 // Known difference from HF: HF's tokenizers first split the raw text on the literal strings of
 // special tokens ("<s>", "</s>", "<pad>", "<unk>", "<mask>", CamemBERT's "...NOTUSED") and map
 // those to their ids; this tokenizer hands all text to SentencePiece, which spells such strings
-// as ordinary pieces.
+// as ordinary pieces. And where HF's pre-tokenizer and SentencePiece disagree, this follows
+// SentencePiece: U+2028, U+2029, U+0085, U+1680 (HF splits words there), a C0 control character
+// the model has a piece for (HF: <unk>), a no-break or ideographic space before a combining mark
+// (HF: no token); tests/models/xlmr/testdata/make_camembert_testdata.py lists such texts.
 #ifndef XLMR_MODELS_XLMR_TOKENIZER_H_
 #define XLMR_MODELS_XLMR_TOKENIZER_H_
 

@@ -2,8 +2,9 @@
 """Generates the CamemBERT tokenizer test data in this directory (committed; the C++ test
 tests/models/xlmr/camembert_tokenizer_test.cc reads it and never runs Python).
 
-Needs python3 with the pip packages `sentencepiece`, `tokenizers` and `transformers` (written
-against sentencepiece 0.2.3, transformers 5.24.0). Nothing is downloaded.
+Needs python3 with the pip packages `sentencepiece`, `tokenizers`, `transformers` and `torch`
+(imported by make_tokenizer_testdata.py, whose rule table this reuses); written against
+sentencepiece 0.2.3, transformers 5.24.0. Nothing is downloaded.
 
 camembert_unigram.model
     A SentencePiece unigram model (VOCAB_SIZE pieces, <unk> <s> </s> at 0, 1, 2 as
@@ -11,7 +12,9 @@ camembert_unigram.model
     messages of recipes/data/langid/train.tsv (20 languages, 8 scripts). Normalization: the
     small rule table of make_tokenizer_testdata.py (full-width ASCII, ligatures, unusual spaces,
     two combining accents), not nmt_nfkc, whose 240 KB character map would make the file far
-    larger. character_coverage 0.9995 leaves the rarest CJK characters unknown (<unk>).
+    larger. character_coverage 0.99 leaves the rarer CJK characters unknown (<unk>). Training is
+    deterministic (one thread, a fixed seed, relative paths in the trainer_spec): a rerun
+    rewrites both files byte for byte.
 
 camembert_cases.json
     The reference is transformers' CamembertTokenizer (the tokenizers/Rust backend; transformers
@@ -116,9 +119,11 @@ def check_vocabulary(tok, spm):
 def agrees_with_sentencepiece(spm, text, tok):
     """HF's ids equal Python sentencepiece's with the mapping: the cases XlmrTokenizer can match.
 
-    They differ on whitespace SentencePiece does not treat as a space but HF's WhitespaceSplit
-    pre-tokenizer does (U+2028, U+2029, U+0085, ...): XlmrTokenizer, like fairseq, follows
-    SentencePiece there (a known difference, the same for XLM-R).
+    They differ (5 texts at the time of writing, listed in the output's "dropped") on
+    U+2028, U+2029, U+0085, U+1680, which HF's WhitespaceSplit splits on and SentencePiece keeps;
+    on a C0 control character the model has a piece for and HF spells <unk>; and on a no-break
+    or ideographic space before a combining mark (HF: no token). XlmrTokenizer follows
+    SentencePiece there (a known difference, the same code path as XLM-R's).
     """
     return [model_id(i) for i in spm.encode(text)] == tok(text, add_special_tokens=False)["input_ids"]
 
