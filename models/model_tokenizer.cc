@@ -50,9 +50,14 @@ absl::StatusOr<std::unique_ptr<TextTokenizer>> LoadBert(const std::string& direc
   return std::unique_ptr<TextTokenizer>(std::make_unique<BertTokenizer>(std::move(tokenizer)));
 }
 
-absl::StatusOr<std::unique_ptr<TextTokenizer>> LoadXlmr(const std::string& directory, const XlmrConfig& config) {
+// XLM-R and CamemBERT: the same SentencePiece file, each with its family's id mapping.
+absl::StatusOr<std::unique_ptr<TextTokenizer>> LoadSentencePiece(const std::string& directory,
+                                                                 const XlmrConfig& config) {
+  const SentencePieceIdMapping& mapping = config.family == ModelFamily::kCamembert
+                                              ? SentencePieceIdMapping::Camembert()
+                                              : SentencePieceIdMapping::XlmRoberta();
   XLMR_ASSIGN_OR_RETURN(XlmrTokenizer tokenizer,
-                        XlmrTokenizer::Load(directory + "/" + kSentencePieceFile, config.vocab_size));
+                        XlmrTokenizer::Load(directory + "/" + kSentencePieceFile, config.vocab_size, mapping));
   return std::unique_ptr<TextTokenizer>(std::make_unique<XlmrTokenizer>(std::move(tokenizer)));
 }
 
@@ -77,7 +82,7 @@ absl::StatusOr<ModelTokenizer> LoadModelTokenizer(const std::string& directory, 
   } else if (config.family == ModelFamily::kBert) {
     XLMR_ASSIGN_OR_RETURN(loaded.tokenizer, LoadBert(directory, config));
   } else {
-    XLMR_ASSIGN_OR_RETURN(loaded.tokenizer, LoadXlmr(directory, config));
+    XLMR_ASSIGN_OR_RETURN(loaded.tokenizer, LoadSentencePiece(directory, config));
   }
   if (loaded.tokenizer->pad_id() != config.pad_token_id) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -85,6 +90,7 @@ absl::StatusOr<ModelTokenizer> LoadModelTokenizer(const std::string& directory, 
         loaded.tokenizer->pad_id()));
   }
   loaded.files = RequiredTokenizerFiles(config.family);
+  if (config.family == ModelFamily::kCamembert) loaded.cache_tag = ModelTypeName(config.family);
   for (const std::string& name : OptionalTokenizerFiles(config.family)) {
     if (std::filesystem::is_regular_file(directory + "/" + name)) loaded.files.push_back(name);
   }

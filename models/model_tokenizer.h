@@ -5,9 +5,11 @@
 //   XLMR_ASSIGN_OR_RETURN(ModelTokenizer t, LoadModelTokenizer(dir, config));
 //   Encoding e = t.tokenizer->Encode("a text", std::nullopt, 128);
 //
-//   xlm-roberta  sentencepiece.bpe.model                        XlmrTokenizer
+//   xlm-roberta  sentencepiece.bpe.model                        XlmrTokenizer, XLM-R's ids
 //   roberta      vocab.json, merges.txt (+ tokenizer_config.json) roberta::RobertaTokenizer
 //   bert         vocab.txt (+ tokenizer_config.json)              BertTokenizer
+//   camembert    sentencepiece.bpe.model                        XlmrTokenizer, CamemBERT's ids
+//                (SentencePieceIdMapping in models/xlmr/tokenizer.h)
 #ifndef XLMR_MODELS_MODEL_TOKENIZER_H_
 #define XLMR_MODELS_MODEL_TOKENIZER_H_
 
@@ -31,6 +33,11 @@ struct ModelTokenizer {
   // The names of the tokenizer files the directory has and the tokenizer read: what a saved
   // model directory copies beside its weights, and what the token cache's fingerprint covers.
   std::vector<std::string> files;
+  // What decides the ids besides those files' bytes, for the token cache's key: empty where
+  // the files alone do (xlm-roberta, roberta: caches written before CamemBERT still hit);
+  // "camembert" for CamemBERT, which reads XLM-R's sentencepiece.bpe.model with other ids, so
+  // that the same file under the two model_types never shares a cache.
+  std::string cache_tag;
 };
 
 // Loads `directory`'s tokenizer for `config.family`. Errors (one line, naming the file): a

@@ -78,14 +78,16 @@ absl::StatusOr<FinetuneData> LoadQuestionAnsweringData(const FinetuneConfig& con
   return result;
 }
 
-// The token cache's key for the tokenizer: its one file's fingerprint (XLM-R's, as the caches
-// written before RoBERTa have it), or that of every file's fingerprint in order.
-absl::StatusOr<std::string> TokenizerFingerprint(const std::vector<std::string>& paths) {
-  if (paths.size() == 1) {
+// The token cache's key for the tokenizer: its one untagged file's fingerprint (XLM-R's, as the
+// caches written before RoBERTa have it), or that of the tag and every file's fingerprint in
+// order.
+absl::StatusOr<std::string> TokenizerFingerprint(const std::vector<std::string>& paths, const std::string& tag) {
+  if (paths.size() == 1 && tag.empty()) {
     XLMR_ASSIGN_OR_RETURN(const uint64_t hash, FingerprintFile(paths[0]));
     return FingerprintHex(hash);
   }
   Fingerprint combined;
+  if (!tag.empty()) combined.AddString(tag);  // untagged: RoBERTa's keys as before
   for (const std::string& path : paths) {
     XLMR_ASSIGN_OR_RETURN(const uint64_t hash, FingerprintFile(path));
     combined.AddInt(static_cast<int64_t>(hash));
@@ -104,14 +106,15 @@ absl::Status AssignLabels(data::TokenizedDataset& dataset, const FinetuneConfig&
 
 absl::StatusOr<FinetuneData> LoadFinetuneData(const FinetuneConfig& config,
                                               const models::TextTokenizer& tokenizer,
-                                              const std::vector<std::string>& tokenizer_paths) {
+                                              const std::vector<std::string>& tokenizer_paths,
+                                              const std::string& tokenizer_cache_tag) {
   if (config.task == models::XlmrTask::kTokenClassification) {
     return LoadTokenClassificationData(config, tokenizer);
   }
   if (config.task == models::XlmrTask::kQuestionAnswering) {
     return LoadQuestionAnsweringData(config, tokenizer);
   }
-  XLMR_ASSIGN_OR_RETURN(const std::string fingerprint, TokenizerFingerprint(tokenizer_paths));
+  XLMR_ASSIGN_OR_RETURN(const std::string fingerprint, TokenizerFingerprint(tokenizer_paths, tokenizer_cache_tag));
   XLMR_ASSIGN_OR_RETURN(data::TokenizedDataset train, Tokenize(config.train_file, config, tokenizer, fingerprint));
   // Regression has one output, named as Hugging Face names an unnamed one.
   XLMR_ASSIGN_OR_RETURN(data::LabelMap labels,

@@ -41,10 +41,13 @@ struct FinetuneData {
 };
 
 // Reads (or finds in the cache) every data file of `config`; a label in the evaluation or
-// test data that the training data lacks is an error naming the file, line and label.
+// test data that the training data lacks is an error naming the file, line and label. The
+// cache's key covers `tokenizer_paths`' bytes and `tokenizer_cache_tag`
+// (models::ModelTokenizer's files and cache_tag).
 absl::StatusOr<FinetuneData> LoadFinetuneData(const FinetuneConfig& config,
                                               const models::TextTokenizer& tokenizer,
-                                              const std::vector<std::string>& tokenizer_paths);
+                                              const std::vector<std::string>& tokenizer_paths,
+                                              const std::string& tokenizer_cache_tag);
 
 }  // namespace xlmr::recipes
 

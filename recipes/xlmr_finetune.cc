@@ -182,7 +182,8 @@ absl::Status LoadTokenizerAndData(PreparedRun& run, const std::string& weights_d
   run.config.trainer.segment_separator_id = tokenizer.tokenizer->segment_separator_id();
   std::vector<std::string> tokenizer_paths;
   for (const std::string& name : tokenizer.files) tokenizer_paths.push_back(tokenizer_dir + "/" + name);
-  XLMR_ASSIGN_OR_RETURN(FinetuneData data, LoadFinetuneData(run.config, *tokenizer.tokenizer, tokenizer_paths));
+  XLMR_ASSIGN_OR_RETURN(FinetuneData data,
+                        LoadFinetuneData(run.config, *tokenizer.tokenizer, tokenizer_paths, tokenizer.cache_tag));
   run.data.emplace(std::move(data));
   return absl::OkStatus();
 }

@@ -44,7 +44,8 @@ using TokenizeWithSpansFn =
 struct QaFeatureOptions {
   int max_seq_length = 384;  // run_qa's default for this task
   int doc_stride = 128;
-  // Model ids of the special tokens (XlmrTokenizer::kBos, kEos; BERT's [CLS], [SEP]).
+  // Model ids of the special tokens (the tokenizer's bos_id(), eos_id(): <s>, </s>; BERT's
+  // [CLS], [SEP]).
   int32_t bos_id = 0;
   int32_t eos_id = 2;
   // eos ids between the question and the context: RoBERTa's pairs have two

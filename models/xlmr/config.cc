@@ -501,6 +501,7 @@ const char* ModelTypeName(ModelFamily family) {
   switch (family) {
     case ModelFamily::kRoberta: return "roberta";
     case ModelFamily::kBert: return "bert";
+    case ModelFamily::kCamembert: return "camembert";
     case ModelFamily::kXlmRoberta: break;
   }
   return "xlm-roberta";
@@ -522,6 +523,9 @@ FamilyClassNames ClassNamesOf(ModelFamily family) {
               "RobertaForQuestionAnswering"};
     case ModelFamily::kBert:
       return {"BertForSequenceClassification", "BertForTokenClassification", "BertForQuestionAnswering"};
+    case ModelFamily::kCamembert:
+      return {"CamembertForSequenceClassification", "CamembertForTokenClassification",
+              "CamembertForQuestionAnswering"};
     case ModelFamily::kXlmRoberta: break;
   }
   return {"XLMRobertaForSequenceClassification", "XLMRobertaForTokenClassification",

@@ -54,23 +54,24 @@ std::optional<XlmrTask> ParseXlmrTask(const std::string& text);
 const char* XlmrTaskName(XlmrTask task);
 
 // The model family config.json's `model_type` names. The families share the encoder block; they
-// differ in the tokenizer files (models/model_tokenizer.h), the class names HF writes and, for
-// BERT, in the embeddings and the sequence head (models/xlmr/family_architecture.h). HF's
-// XLMRobertaModel subclasses RobertaModel: same weights, same names.
+// differ in the tokenizer (models/model_tokenizer.h), the class names HF writes and, for BERT,
+// in the embeddings and the sequence head (models/xlmr/family_architecture.h). HF's
+// XLMRobertaModel and CamembertModel are RobertaModel: same weights, same names.
 enum class ModelFamily {
-  kXlmRoberta,  // "xlm-roberta": sentencepiece.bpe.model
+  kXlmRoberta,  // "xlm-roberta": sentencepiece.bpe.model, XLM-R's id mapping
   kRoberta,     // "roberta": vocab.json, merges.txt (+ tokenizer_config.json)
   kBert,        // "bert": vocab.txt (+ tokenizer_config.json)
+  kCamembert,   // "camembert": sentencepiece.bpe.model, CamemBERT's id mapping
 };
 
 // Every family, in the order messages list them.
 inline constexpr ModelFamily kModelFamilies[] = {ModelFamily::kXlmRoberta, ModelFamily::kRoberta,
-                                                 ModelFamily::kBert};
+                                                 ModelFamily::kBert, ModelFamily::kCamembert};
 
-// "xlm-roberta" | "roberta" | "bert".
+// "xlm-roberta" | "roberta" | "bert" | "camembert".
 const char* ModelTypeName(ModelFamily family);
 // The `architectures` entry Hugging Face writes for the task's model class in the family, e.g.
-// RobertaForTokenClassification.
+// RobertaForTokenClassification, CamembertForQuestionAnswering.
 const char* ArchitectureName(ModelFamily family, XlmrTask task);
 // ArchitectureName(ModelFamily::kXlmRoberta, task), e.g. XLMRobertaForSequenceClassification.
 const char* XlmrArchitectureName(XlmrTask task);
@@ -105,7 +106,8 @@ struct XlmrConfig {
   // From model_type; absent means xlm-roberta (what this trainer has always read).
   ModelFamily family = ModelFamily::kXlmRoberta;
   // From architectures[0] (the family's class names) and problem_type:
-  // "XLMRobertaForTokenClassification" (a RoBERTa: "RobertaForTokenClassification") is token
+  // "XLMRobertaForTokenClassification" (a RoBERTa: "RobertaForTokenClassification", a
+  // CamemBERT: "CamembertForTokenClassification") is token
   // classification, ...ForQuestionAnswering question answering; otherwise problem_type
   // "regression", or a null problem_type with one label (HF's inference at loss time), is
   // regression; anything else is sequence classification.
@@ -135,7 +137,7 @@ struct XlmrConfig {
 //   "model/config.json: hidden_size (768) must be divisible by num_attention_heads (5)".
 // Checks: integer/number/string types; sizes and layer_norm_eps positive; dropouts in [0, 1);
 // initializer_range >= 0; hidden_act == "gelu"; position_embedding_type == "absolute" and
-// model_type in {"xlm-roberta", "roberta", "bert"} when present; pad/bos/eos ids inside the vocabulary;
+// model_type in {"xlm-roberta", "roberta", "bert", "camembert"} when present; pad/bos/eos ids inside the vocabulary;
 // max_position_embeddings > pad_token_id + 1 (RoBERTa positions start after the pad id);
 // id2label keys exactly the integers 0..n-1 with unique names; label2id (when present) the
 // inverse of id2label, or the only label map when id2label is absent; num_labels (when present)

@@ -30,6 +30,12 @@ int SentencePieceModel::UnknownId() const { return processor_->unk_id(); }
 int SentencePieceModel::BosId() const { return processor_->bos_id(); }
 int SentencePieceModel::EosId() const { return processor_->eos_id(); }
 
+int SentencePieceModel::PieceId(const std::string& piece) const {
+  // PieceToId answers <unk>'s id for a piece the model lacks; only an exact spelling counts.
+  const int id = processor_->PieceToId(piece);
+  return processor_->IdToPiece(id) == piece ? id : -1;
+}
+
 bool SentencePieceModel::Encode(std::string_view text, std::vector<int>* ids,
                                 std::string* error) const {
   const sentencepiece::util::Status status = processor_->Encode(text, ids);

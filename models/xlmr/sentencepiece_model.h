@@ -45,6 +45,8 @@ class SentencePieceModel {
   int UnknownId() const;
   int BosId() const;
   int EosId() const;
+  // The id of the piece spelled exactly `piece` (e.g. "<s>"), or -1 when the model has none.
+  int PieceId(const std::string& piece) const;
 
   // Normalizes and segments `text` (Viterbi for a unigram model) into SentencePiece ids.
   // Returns false and sets *error on a library error. Thread-compatible: const, no shared state.

@@ -1,6 +1,7 @@
 #include "models/xlmr/tokenizer.h"
 
 #include <algorithm>
+#include <optional>
 #include <string_view>
 #include <utility>
 
@@ -13,26 +14,20 @@
 namespace xlmr::models {
 namespace {
 
-// fairseq put <s>, <pad>, </s>, <unk> at 0..3 and kept SentencePiece's order after them; the
-// SentencePiece control pieces <unk>, <s>, </s> (ids 0..2) are replaced by that block.
-constexpr int32_t kFairseqOffset = 1;
-
-int32_t ToModelId(int spm_id) {
-  if (spm_id == 0) return XlmrTokenizer::kUnk;
-  // SentencePiece never emits its control pieces <s> (1) and </s> (2) for plain text.
-  XLMR_CHECK(spm_id >= 3) << "unexpected SentencePiece control id " << spm_id;
-  return static_cast<int32_t>(spm_id) + kFairseqOffset;
-}
-
 // absl::string_view is its own class in Debian's Abseil; the wall takes std::string_view.
 std::string_view ToStd(absl::string_view text) { return {text.data(), text.size()}; }
 
-absl::Status CheckReservedIds(const internal::SentencePieceModel& model, const std::string& path) {
-  if (model.UnknownId() != 0 || model.BosId() != 1 || model.EosId() != 2) {
+// The SentencePiece ids below mapping.first_piece must be <unk>, <s>, </s> in that order: the
+// reserved block replaces exactly those pieces.
+absl::Status CheckReplacedPieces(const internal::SentencePieceModel& model,
+                                 const SentencePieceIdMapping& mapping, const std::string& path) {
+  const int actual[] = {model.UnknownId(), model.BosId(), model.EosId()};
+  for (int id = 0; id < mapping.first_piece; ++id) {
+    if (actual[id] == id) continue;
     return absl::InvalidArgumentError(absl::StrCat(
-        path, ": SentencePiece ids of <unk>, <s>, </s> are ", model.UnknownId(), ", ",
-        model.BosId(), ", ", model.EosId(),
-        "; the XLM-R (fairseq) id mapping needs 0, 1, 2 (spm_train's defaults)"));
+        path, ": SentencePiece ids of <unk>, <s>, </s> are ", actual[0], ", ", actual[1], ", ",
+        actual[2], "; the ", mapping.family, " id mapping needs ",
+        mapping.first_piece == 1 ? "<unk> at 0" : "0, 1, 2", " (spm_train's defaults)"));
   }
   return absl::OkStatus();
 }
@@ -62,8 +57,42 @@ std::pair<int64_t, int64_t> PairKeepLengths(int64_t len_a, int64_t len_b, int64_
                        : std::make_pair(floor_half, ceil_half);
 }
 
+const SentencePieceIdMapping& SentencePieceIdMapping::XlmRoberta() {
+  static const SentencePieceIdMapping* const mapping = new SentencePieceIdMapping{
+      "XLM-R (fairseq)", {"<s>", "<pad>", "</s>", "<unk>"}, /*first_piece=*/3,
+      /*unk_id=*/XlmrTokenizer::kUnk};
+  return *mapping;
+}
+
+const SentencePieceIdMapping& SentencePieceIdMapping::Camembert() {
+  // "<unk>NOTUSED" stands where SentencePiece's own <unk> would have gone (id 0 + 4); the pieces
+  // <s> and </s> keep their places after it, so they are not reserved here.
+  static const SentencePieceIdMapping* const mapping = new SentencePieceIdMapping{
+      "CamemBERT", {"<s>NOTUSED", "<pad>", "</s>NOTUSED", "<unk>", "<unk>NOTUSED"},
+      /*first_piece=*/1, /*unk_id=*/3};
+  return *mapping;
+}
+
+namespace {
+
+// The model id HF gives the token spelled `token` (see SentencePieceIdMapping): a SentencePiece
+// piece past the reserved block wins over a reserved spelling. nullopt when neither has it.
+std::optional<int32_t> VocabularyId(const internal::SentencePieceModel& model,
+                                    const SentencePieceIdMapping& mapping, const std::string& token) {
+  const int spm_id = model.PieceId(token);
+  if (spm_id >= mapping.first_piece) {
+    return static_cast<int32_t>(spm_id - mapping.first_piece + mapping.reserved.size());
+  }
+  const auto reserved = std::find(mapping.reserved.begin(), mapping.reserved.end(), token);
+  if (reserved == mapping.reserved.end()) return std::nullopt;
+  return static_cast<int32_t>(reserved - mapping.reserved.begin());
+}
+
+}  // namespace
+
 absl::StatusOr<XlmrTokenizer> XlmrTokenizer::Load(const std::string& sentencepiece_model_path,
-                                                  int64_t vocab_size) {
+                                                  int64_t vocab_size,
+                                                  const SentencePieceIdMapping& mapping) {
   std::string error;
   std::unique_ptr<internal::SentencePieceModel> model =
       internal::SentencePieceModel::Load(sentencepiece_model_path, &error);
@@ -71,25 +100,56 @@ absl::StatusOr<XlmrTokenizer> XlmrTokenizer::Load(const std::string& sentencepie
     return absl::InvalidArgumentError(absl::StrCat(
         sentencepiece_model_path, ": cannot load SentencePiece model: ", error));
   }
-  if (absl::Status status = CheckReservedIds(*model, sentencepiece_model_path); !status.ok()) {
+  if (absl::Status status = CheckReplacedPieces(*model, mapping, sentencepiece_model_path);
+      !status.ok()) {
     return status;
   }
-  const int64_t needed = static_cast<int64_t>(model->PieceCount()) + 2;  // + <pad>, <mask>
-  if (needed > vocab_size) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        sentencepiece_model_path, ": ", model->PieceCount(), " pieces need vocab_size >= ",
-        needed, " (pieces + <pad> + <mask>), but config vocab_size is ", vocab_size));
+  int32_t special_ids[3];
+  const char* const special_tokens[3] = {"<s>", "</s>", "<pad>"};
+  for (int i = 0; i < 3; ++i) {
+    const std::optional<int32_t> id = VocabularyId(*model, mapping, special_tokens[i]);
+    if (!id.has_value()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          sentencepiece_model_path, ": no piece ", special_tokens[i], "; the ", mapping.family,
+          " id mapping takes it from the SentencePiece model"));
+    }
+    special_ids[i] = *id;
   }
-  return XlmrTokenizer(std::move(model));
+  XlmrTokenizer tokenizer(std::move(model), mapping);
+  tokenizer.bos_id_ = special_ids[0];
+  tokenizer.eos_id_ = special_ids[1];
+  tokenizer.pad_id_ = special_ids[2];
+  const int64_t needed = static_cast<int64_t>(tokenizer.mask_id()) + 1;
+  if (needed > vocab_size) {
+    const bool xlmr_sized = needed == tokenizer.spm_size() + 2;
+    return absl::InvalidArgumentError(absl::StrCat(
+        sentencepiece_model_path, ": ", tokenizer.spm_size(), " pieces need vocab_size >= ",
+        needed, " (pieces + ",
+        xlmr_sized ? "<pad> + <mask>" : absl::StrCat(mapping.family, "'s reserved ids + <mask>"),
+        "), but config vocab_size is ", vocab_size));
+  }
+  return tokenizer;
 }
 
-XlmrTokenizer::XlmrTokenizer(std::unique_ptr<internal::SentencePieceModel> model)
-    : model_(std::move(model)) {}
+XlmrTokenizer::XlmrTokenizer(std::unique_ptr<internal::SentencePieceModel> model,
+                             const SentencePieceIdMapping& mapping)
+    : model_(std::move(model)), mapping_(mapping) {}
 XlmrTokenizer::XlmrTokenizer(XlmrTokenizer&&) noexcept = default;
 XlmrTokenizer& XlmrTokenizer::operator=(XlmrTokenizer&&) noexcept = default;
 XlmrTokenizer::~XlmrTokenizer() = default;
 
 int64_t XlmrTokenizer::spm_size() const { return model_->PieceCount(); }
+
+int32_t XlmrTokenizer::mask_id() const {
+  return static_cast<int32_t>(spm_size() - mapping_.first_piece + mapping_.reserved.size());
+}
+
+int32_t XlmrTokenizer::ToModelId(int spm_id) const {
+  if (spm_id == 0) return mapping_.unk_id;
+  // SentencePiece never emits its control pieces <s> (1) and </s> (2) for plain text.
+  XLMR_CHECK(spm_id >= mapping_.first_piece) << "unexpected SentencePiece control id " << spm_id;
+  return static_cast<int32_t>(spm_id - mapping_.first_piece + mapping_.reserved.size());
+}
 
 std::vector<int32_t> XlmrTokenizer::EncodeText(absl::string_view text) const {
   std::vector<int> spm_ids;
@@ -141,17 +201,17 @@ Encoding XlmrTokenizer::Encode(absl::string_view text, std::optional<absl::strin
   const int64_t budget = max_length - specials;
   const std::vector<int32_t> a = EncodeText(text);
   Encoding encoding;
-  encoding.input_ids.push_back(kBos);
+  encoding.input_ids.push_back(bos_id_);
   if (!pair.has_value()) {
     AppendAll(a, std::min<int64_t>(a.size(), budget), &encoding.input_ids);
-    encoding.input_ids.push_back(kEos);
+    encoding.input_ids.push_back(eos_id_);
   } else {
     const std::vector<int32_t> b = EncodeText(*pair);
     const auto [keep_a, keep_b] = PairKeepLengths(a.size(), b.size(), budget, rule);
     AppendAll(a, keep_a, &encoding.input_ids);
-    encoding.input_ids.insert(encoding.input_ids.end(), {kEos, kEos});
+    encoding.input_ids.insert(encoding.input_ids.end(), {eos_id_, eos_id_});
     AppendAll(b, keep_b, &encoding.input_ids);
-    encoding.input_ids.push_back(kEos);
+    encoding.input_ids.push_back(eos_id_);
   }
   encoding.attention_mask.assign(encoding.input_ids.size(), 1);
   return encoding;
@@ -163,7 +223,7 @@ WordEncoding XlmrTokenizer::EncodeWords(const std::vector<std::string>& words,
       << "max_length " << max_length << " cannot hold the 2 special tokens";
   const size_t budget = static_cast<size_t>(max_length - kSpecialTokensSingle);
   WordEncoding encoding;
-  encoding.input_ids.push_back(kBos);
+  encoding.input_ids.push_back(bos_id_);
   encoding.word_ids.push_back(-1);
   for (size_t w = 0; w < words.size() && encoding.input_ids.size() - 1 < budget; ++w) {
     const std::vector<int32_t> pieces = EncodeText(words[w]);
@@ -171,7 +231,7 @@ WordEncoding XlmrTokenizer::EncodeWords(const std::vector<std::string>& words,
     AppendAll(pieces, static_cast<int64_t>(keep), &encoding.input_ids);
     encoding.word_ids.insert(encoding.word_ids.end(), keep, static_cast<int32_t>(w));
   }
-  encoding.input_ids.push_back(kEos);
+  encoding.input_ids.push_back(eos_id_);
   encoding.word_ids.push_back(-1);
   return encoding;
 }

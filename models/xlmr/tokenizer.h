@@ -1,21 +1,31 @@
-// XLM-RoBERTa tokenizer: a SentencePiece unigram model plus fairseq's id mapping, producing the
-// same input_ids as Hugging Face's XLMRobertaTokenizer.
+// SentencePiece tokenizer of the XLM-R and CamemBERT families: a SentencePiece unigram model
+// plus the family's id mapping (SentencePieceIdMapping), producing the same input_ids as Hugging
+// Face's XLMRobertaTokenizer / CamembertTokenizer (fast).
 //
 //   XLMR_ASSIGN_OR_RETURN(XlmrTokenizer tokenizer,
 //                         XlmrTokenizer::Load(dir + "/sentencepiece.bpe.model", config.vocab_size));
 //   Encoding e = tokenizer.Encode("premise", std::string("hypothesis"), /*max_length=*/128);
 //
-// Id mapping (fairseq dictionary on top of the SentencePiece vocabulary):
-//   model id 0 <s>, 1 <pad>, 2 </s>, 3 <unk>; SentencePiece id i >= 3 -> i + 1;
-//   SentencePiece <unk> (0) -> 3; <mask> = spm_size() + 1; the embedding table has
-//   spm_size() + 2 rows (250002 for xlm-roberta).
-// Sequences: single `<s> A </s>` = [0] + A + [2]; pair `<s> A </s></s> B </s>` =
-//   [0] + A + [2, 2] + B + [2]. token_type_ids are all zero (type_vocab_size 1), so none are
-//   returned. No padding here: the batcher pads on the right with kPad and attention 0.
+// Id mapping (the fairseq dictionary each family's checkpoint was trained with, as transformers'
+// convert_slow_tokenizer.py rebuilds it; SentencePieceIdMapping below):
+//   XLM-R      ids 0 <s>, 1 <pad>, 2 </s>, 3 <unk>; SentencePiece id i >= 3 -> i + 1;
+//              <mask> = spm_size() + 1; spm_size() + 2 rows (250002 for xlm-roberta).
+//   CamemBERT  ids 0 <s>NOTUSED, 1 <pad>, 2 </s>NOTUSED, 3 <unk>, 4 <unk>NOTUSED; SentencePiece
+//              id i >= 1 -> i + 4, so its own <s> (1) and </s> (2) are 5 and 6, the ids the
+//              sequences use; <mask> = spm_size() + 4; spm_size() + 5 rows (32005 for
+//              camembert-base).
+//   Both: SentencePiece <unk> (0) -> 3.
+// Sequences: single `<s> A </s>` = [bos] + A + [eos]; pair `<s> A </s></s> B </s>` =
+//   [bos] + A + [eos, eos] + B + [eos]. token_type_ids are all zero (type_vocab_size 1), so none
+//   are returned. No padding here: the batcher pads on the right with pad_id() and attention 0.
 //
 // Known difference from HF: HF's tokenizers first split the raw text on the literal strings of
-// special tokens ("<s>", "</s>", "<pad>", "<unk>", "<mask>") and map those to their ids; this
-// tokenizer hands all text to SentencePiece, which spells such strings as ordinary pieces.
+// special tokens ("<s>", "</s>", "<pad>", "<unk>", "<mask>", CamemBERT's "...NOTUSED") and map
+// those to their ids; this tokenizer hands all text to SentencePiece, which spells such strings
+// as ordinary pieces. And where HF's pre-tokenizer and SentencePiece disagree, this follows
+// SentencePiece: U+2028, U+2029, U+0085, U+1680 (HF splits words there), a C0 control character
+// the model has a piece for (HF: <unk>), a no-break or ideographic space before a combining mark
+// (HF: no token); tests/models/xlmr/testdata/make_camembert_testdata.py lists such texts.
 #ifndef XLMR_MODELS_XLMR_TOKENIZER_H_
 #define XLMR_MODELS_XLMR_TOKENIZER_H_
 
@@ -56,8 +66,32 @@ enum class PairTruncation {
 std::pair<int64_t, int64_t> PairKeepLengths(int64_t len_a, int64_t len_b, int64_t budget,
                                             PairTruncation rule);
 
+// How a family numbers SentencePiece's pieces. The vocabulary is `reserved` (model ids
+// 0..reserved.size()-1), then SentencePiece's pieces from `first_piece` on in their order, then
+// <mask>: piece i >= first_piece has model id i - first_piece + reserved.size(). SentencePiece's
+// <unk> (id 0, never in the vocabulary as itself) is `unk_id`. The ids below first_piece must be
+// SentencePiece's <unk>, <s>, </s> in that order (the pieces the reserved block replaces).
+// A special token's id (bos_id, eos_id, pad_id) is its spelling's id in that vocabulary, the
+// later one when a piece repeats a reserved spelling: transformers' Unigram builds its
+// token-to-id map in vocabulary order, a later entry overwriting an earlier one.
+struct SentencePieceIdMapping {
+  const char* family;                 // names the mapping in error messages
+  std::vector<std::string> reserved;  // the tokens ahead of the pieces
+  int first_piece;                    // 1 or 3: the SentencePiece ids below it are replaced
+  int32_t unk_id;                     // model id of SentencePiece's <unk>
+
+  // transformers' XLMRobertaConverter: <s> <pad> </s> <unk>, pieces from 3 (id i + 1).
+  static const SentencePieceIdMapping& XlmRoberta();
+  // transformers' CamembertConverter: <s>NOTUSED <pad> </s>NOTUSED <unk> <unk>NOTUSED, pieces
+  // from 1 (id i + 4; <s> 5 and </s> 6 in SentencePiece's default numbering).
+  static const SentencePieceIdMapping& Camembert();
+};
+
 class XlmrTokenizer final : public TextTokenizer {
  public:
+  // XLM-R's special ids (SentencePieceIdMapping::XlmRoberta()); CamemBERT's bos, eos and pad
+  // come from its model: use bos_id(), eos_id(), pad_id(), which hold for both. kUnk is both
+  // families' <unk>.
   static constexpr int32_t kBos = 0;  // <s>, also the classification token
   static constexpr int32_t kPad = 1;  // <pad> = config pad_token_id
   static constexpr int32_t kEos = 2;  // </s>, also the separator
@@ -65,20 +99,22 @@ class XlmrTokenizer final : public TextTokenizer {
   static constexpr int kSpecialTokensSingle = 2;
   static constexpr int kSpecialTokensPair = 4;
 
-  // Loads a SentencePiece .model file (xlm-roberta's `sentencepiece.bpe.model`, a unigram model
-  // despite its name). Errors name the file: missing or unparsable file, a model whose <unk>,
-  // <s>, </s> are not SentencePiece ids 0, 1, 2 (the fairseq mapping assumes them), or a model
-  // too large for the embedding table: spm_size() + 2 > vocab_size (the config's), which would
-  // let an id index past the table.
-  static absl::StatusOr<XlmrTokenizer> Load(const std::string& sentencepiece_model_path,
-                                            int64_t vocab_size);
+  // Loads a SentencePiece .model file (the family's `sentencepiece.bpe.model`, a unigram model
+  // despite its name) numbered by `mapping`. Errors name the file: missing or unparsable file,
+  // a model whose ids below mapping.first_piece are not its <unk>, <s>, </s> (the mapping
+  // assumes them), a vocabulary without "<s>", "</s>" or "<pad>", or a model too large for the
+  // embedding table: mask_id() + 1 > vocab_size (the config's; spm_size() + 2 for XLM-R), which
+  // would let an id index past the table.
+  static absl::StatusOr<XlmrTokenizer> Load(
+      const std::string& sentencepiece_model_path, int64_t vocab_size,
+      const SentencePieceIdMapping& mapping = SentencePieceIdMapping::XlmRoberta());
 
   XlmrTokenizer(XlmrTokenizer&&) noexcept;
   XlmrTokenizer& operator=(XlmrTokenizer&&) noexcept;
   ~XlmrTokenizer() override;
 
   // Model ids of `text` without special tokens (HF `tokenizer(text, add_special_tokens=False)`).
-  // Any UTF-8 text is accepted; characters the model cannot spell become kUnk.
+  // Any UTF-8 text is accepted; characters the model cannot spell become kUnk (3).
   std::vector<int32_t> EncodeText(absl::string_view text) const;
 
   // EncodeText's ids and, per id, the bytes of `text` it stands for: Hugging Face's fast
@@ -92,7 +128,7 @@ class XlmrTokenizer final : public TextTokenizer {
 
   // Model ids with special tokens for a text or a text pair, cut to at most `max_length` ids
   // with `longest_first` (single: cut the right end of A; pair: `rule`). A present but empty
-  // `pair` is a pair with no tokens ([0] + A + [2, 2, 2]), as in HF's slow tokenizer.
+  // `pair` is a pair with no tokens ([bos] + A + [eos, eos, eos]), as in HF's slow tokenizer.
   // Requires max_length >= 2 (single) or 4 (pair): the caller validates its flag.
   Encoding Encode(absl::string_view text, std::optional<absl::string_view> pair, int max_length,
                   PairTruncation rule) const;
@@ -104,7 +140,7 @@ class XlmrTokenizer final : public TextTokenizer {
 
   // Model ids of a sentence given as words, as Hugging Face's fast tokenizer gives them for
   // tokenizer(words, is_split_into_words=True, truncation=True, max_length=max_length):
-  // [0] + pieces of word 0 + pieces of word 1 + ... + [2], cut on the right to max_length ids
+  // [bos] + pieces of word 0 + pieces of word 1 + ... + [eos], cut on the right to max_length ids
   // (</s> kept). Each word is tokenized on its own exactly as EncodeText(word) does: HF's
   // pre-tokenizer (WhitespaceSplit, then Metaspace with prepend_scheme "always") gives every
   // word its own leading "▁", which SentencePiece's dummy prefix adds too, and spaces
@@ -116,19 +152,27 @@ class XlmrTokenizer final : public TextTokenizer {
 
   // Number of SentencePiece pieces (250000 for xlm-roberta).
   int64_t spm_size() const;
-  // Id of <mask> (spm_size() + 1).
-  int32_t mask_id() const { return static_cast<int32_t>(spm_size() + 1); }
+  // Id of <mask>, the vocabulary's last (XLM-R spm_size() + 1, CamemBERT spm_size() + 4).
+  int32_t mask_id() const;
 
-  int32_t bos_id() const override { return kBos; }
-  int32_t eos_id() const override { return kEos; }
-  int32_t pad_id() const override { return kPad; }
+  int32_t bos_id() const override { return bos_id_; }
+  int32_t eos_id() const override { return eos_id_; }
+  int32_t pad_id() const override { return pad_id_; }
   int special_tokens_single() const override { return kSpecialTokensSingle; }
   int special_tokens_pair() const override { return kSpecialTokensPair; }
 
  private:
-  explicit XlmrTokenizer(std::unique_ptr<internal::SentencePieceModel> model);
+  XlmrTokenizer(std::unique_ptr<internal::SentencePieceModel> model,
+                const SentencePieceIdMapping& mapping);
+
+  // The model id of a SentencePiece id that plain text yields (0 or >= first_piece).
+  int32_t ToModelId(int spm_id) const;
 
   std::unique_ptr<internal::SentencePieceModel> model_;
+  SentencePieceIdMapping mapping_;
+  int32_t bos_id_ = kBos;
+  int32_t eos_id_ = kEos;
+  int32_t pad_id_ = kPad;
 };
 
 }  // namespace xlmr::models

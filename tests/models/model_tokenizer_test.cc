@@ -18,6 +18,9 @@ using ::testing::HasSubstr;
 constexpr char kRobertaDir[] = "tests/golden/tiny_roberta/model";
 // The embedded default's XLM-R directory (sentencepiece.bpe.model).
 constexpr char kXlmrDir[] = "recipes/data/langid";
+// The tiny CamemBERT of tests/golden/make_tiny_camembert.py (2000 pieces, vocab 2005, <pad> 1,
+// <s> 5, </s> 6).
+constexpr char kCamembertDir[] = "tests/golden/tiny_camembert/model";
 
 XlmrConfig ConfigOf(const std::string& directory) {
   absl::StatusOr<XlmrConfig> config = LoadXlmrConfig(directory + "/config.json");
@@ -45,6 +48,34 @@ TEST(ModelTokenizerTest, XlmrDirectoryGivesSentencePiece) {
   ASSERT_TRUE(loaded.ok()) << loaded.status();
   EXPECT_THAT(loaded->files, ElementsAre("sentencepiece.bpe.model"));
   EXPECT_EQ(loaded->tokenizer->pad_id(), 1);
+}
+
+// The same file name as XLM-R's, read with CamemBERT's id mapping because config.json says
+// camembert: <s> and </s> are the model's own pieces (5, 6), not XLM-R's 0 and 2.
+TEST(ModelTokenizerTest, CamembertDirectoryGivesSentencePieceWithCamembertIds) {
+  const XlmrConfig config = ConfigOf(kCamembertDir);
+  ASSERT_EQ(config.family, ModelFamily::kCamembert);
+  absl::StatusOr<ModelTokenizer> loaded = LoadModelTokenizer(kCamembertDir, config);
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_THAT(loaded->files, ElementsAre("sentencepiece.bpe.model"));
+  EXPECT_EQ(loaded->tokenizer->bos_id(), 5);
+  EXPECT_EQ(loaded->tokenizer->eos_id(), 6);
+  EXPECT_EQ(loaded->tokenizer->pad_id(), 1);
+  EXPECT_EQ(loaded->tokenizer->bos_id(), config.bos_token_id);
+  EXPECT_EQ(loaded->tokenizer->eos_id(), config.eos_token_id);
+  const Encoding pair = loaded->tokenizer->Encode("a", absl::string_view("b"), 128);
+  ASSERT_GE(pair.input_ids.size(), 6u);
+  EXPECT_EQ(pair.input_ids.front(), 5);
+  EXPECT_EQ(pair.input_ids.back(), 6);
+}
+
+// 2000 pieces need 2005 rows with CamemBERT's mapping (2002 would do for XLM-R's).
+TEST(ModelTokenizerTest, CamembertIdsBeyondTheEmbeddingTableAreRefused) {
+  XlmrConfig config = ConfigOf(kCamembertDir);
+  config.vocab_size = 2004;
+  const absl::Status status = LoadModelTokenizer(kCamembertDir, config).status();
+  EXPECT_THAT(std::string(status.message()),
+              HasSubstr("2000 pieces need vocab_size >= 2005"));
 }
 
 TEST(ModelTokenizerTest, IdsBeyondTheEmbeddingTableAreRefused) {

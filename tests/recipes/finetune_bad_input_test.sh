@@ -91,7 +91,7 @@ expect_usage_error "train.jsonl:4: id 'train-0-fi': no answer; unanswerable ques
 # A model family this trainer does not have (RoBERTa's own cases: roberta_test.sh).
 mkdir -p electra_model
 printf '{"architectures": ["ElectraForSequenceClassification"], "model_type": "electra"}\n' > electra_model/config.json
-expect_usage_error 'electra_model/config.json: model_type is "electra", expected one of "xlm-roberta", "roberta", "bert"' \
+expect_usage_error 'electra_model/config.json: model_type is "electra", expected one of "xlm-roberta", "roberta", "bert", "camembert"' \
   --model_dir=electra_model --train_file=train.tsv
 expect_usage_error "train.tsv: unknown format for tagged sentences" --task=token_classification --train_file=train.tsv
 expect_usage_error "train.tsv: unknown format for tagged sentences" --task=token_classification --train_file=tagged.conll \

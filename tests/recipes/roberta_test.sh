@@ -96,9 +96,9 @@ expect_error() {  # expected-substring, command...
 for type in electra deberta-v2; do
   rm -rf "$type" && cp -r tiny "$type"
   sed -i "s/\"model_type\": \"roberta\"/\"model_type\": \"$type\"/" "$type/config.json"
-  expect_error "model_type is \"$type\", expected one of \"xlm-roberta\", \"roberta\", \"bert\"" \
+  expect_error "model_type is \"$type\", expected one of \"xlm-roberta\", \"roberta\", \"bert\", \"camembert\"" \
     "$finetune" --model_dir="$type" --train_file=train.tsv --output_dir=bad_out --cache_dir=cache
-  expect_error "model_type is \"$type\", expected one of \"xlm-roberta\", \"roberta\", \"bert\"" \
+  expect_error "model_type is \"$type\", expected one of \"xlm-roberta\", \"roberta\", \"bert\", \"camembert\"" \
     "$predict" --model_dir="$type" --input_file=train.tsv --output_file=bad_pred.jsonl
 done
 for file in merges.txt vocab.json; do

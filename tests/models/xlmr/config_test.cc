@@ -130,8 +130,7 @@ INSTANTIATE_TEST_SUITE_P(
                     "model/config.json: hidden_act is \"gelu_new\", but only \"gelu\""},
         InvalidCase{{{"position_embedding_type", "relative_key"}},
                     "model/config.json: position_embedding_type is \"relative_key\""},
-        InvalidCase{{{"model_type", "electra"}},
-                    "model/config.json: model_type is \"electra\", expected one of \"xlm-roberta\", \"roberta\", \"bert\""},
+        InvalidCase{{{"model_type", "electra"}}, "model/config.json: model_type is \"electra\", expected one of"},
         InvalidCase{{{"hidden_size", 0}}, "model/config.json: hidden_size (0) must be positive"},
         InvalidCase{{{"num_hidden_layers", -1}}, "model/config.json: num_hidden_layers (-1)"},
         InvalidCase{{{"vocab_size", "250002"}},
@@ -234,6 +233,46 @@ TEST(XlmrConfigTest, RobertaModelTypeKeepsItsFamilyAndClassNames) {
     EXPECT_EQ(saved.at("architectures"), json::array({name})) << XlmrTaskName(task);
   }
   EXPECT_EQ(LoadXlmrConfig(kHubBaseConfig)->family, ModelFamily::kXlmRoberta);
+}
+
+// model_type "camembert" is the CamemBERT family: read, kept, and HF's Camembert* class per
+// task, which also names the task when read back.
+TEST(XlmrConfigTest, CamembertModelTypeKeepsItsFamilyAndClassNames) {
+  json object = ReadJson(kHubBaseConfig);
+  object["model_type"] = "camembert";
+  object["architectures"] = json::array({"CamembertForQuestionAnswering"});
+  object.erase("id2label");
+  object.erase("label2id");
+  absl::StatusOr<XlmrConfig> config = XlmrConfigFromJson(object, "camembert/config.json");
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->family, ModelFamily::kCamembert);
+  EXPECT_EQ(config->task, XlmrTask::kQuestionAnswering);
+  const std::pair<XlmrTask, const char*> classes[] = {
+      {XlmrTask::kSequenceClassification, "CamembertForSequenceClassification"},
+      {XlmrTask::kRegression, "CamembertForSequenceClassification"},
+      {XlmrTask::kTokenClassification, "CamembertForTokenClassification"},
+      {XlmrTask::kQuestionAnswering, "CamembertForQuestionAnswering"}};
+  for (const auto& [task, name] : classes) {
+    config->task = task;
+    const json saved = XlmrConfigToJson(*config);
+    EXPECT_EQ(saved.at("model_type"), "camembert");
+    EXPECT_EQ(saved.at("architectures"), json::array({name})) << XlmrTaskName(task);
+    absl::StatusOr<XlmrConfig> reread = XlmrConfigFromJson(saved, "saved/config.json");
+    ASSERT_TRUE(reread.ok()) << reread.status();
+    EXPECT_EQ(reread->family, ModelFamily::kCamembert);
+    // Regression is read back from problem_type, the class being sequence classification's.
+    EXPECT_EQ(reread->task, task) << XlmrTaskName(task);
+  }
+}
+
+// The error lists every family config.json may name.
+TEST(XlmrConfigTest, UnknownModelTypeListsTheFamilies) {
+  json object = ReadJson(kHubBaseConfig);
+  object["model_type"] = "electra";
+  const absl::Status status = XlmrConfigFromJson(object, "electra/config.json").status();
+  EXPECT_EQ(std::string(status.message()),
+            "electra/config.json: model_type is \"electra\", expected one of \"xlm-roberta\", \"roberta\", "
+            "\"bert\", \"camembert\"");
 }
 
 TEST(XlmrConfigTest, SaveThenLoadGivesTheSameConfig) {
