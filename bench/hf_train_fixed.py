@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The Hugging Face side of bench/attention_bench.sh: trains the model in --model_dir
-(XLMRobertaForSequenceClassification) with PyTorch on the CPU on fixed-length batches of random
+(any family's ...ForSequenceClassification, through AutoModelForSequenceClassification) with PyTorch on the CPU on fixed-length batches of random
 token ids ([batch, seq], no padding, so every step processes batch * seq tokens, as ours does on
 texts longer than --max_seq_length), dropout from the config, AdamW (lr 2e-5), clipping at 1.0,
 and times each step from batch tensors to zeroed gradients. Prints one JSON object: per-step
@@ -27,7 +27,7 @@ def main():
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
-    model = transformers.XLMRobertaForSequenceClassification.from_pretrained(
+    model = transformers.AutoModelForSequenceClassification.from_pretrained(
         args.model_dir, attn_implementation=args.attn_implementation)
     if args.gradient_checkpointing:
         model.gradient_checkpointing_enable()

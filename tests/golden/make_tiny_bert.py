@@ -21,7 +21,8 @@ under tests/golden/tiny_bert/<head>/ beside vocab.txt and tokenizer_config.json:
                            (labels on each word's first piece, -100 elsewhere, as run_ner)
   question_answering       BertForQuestionAnswering, question/context pairs, start and end
 
-and beside them input.tsv (the pairs and their labels) and golden_logits.tsv (the sequence
+question_answering/ also holds questions.jsonl (the questions in xlmr_finetune's JSON-lines
+form), and beside the heads are input.tsv (the pairs and their labels) and golden_logits.tsv (the sequence
 classifier's fp32 logits on them), what tests/recipes/bert_test.sh compares xlmr_predict with.
 
 Each head's non-trivial pooler/classifier biases are perturbed so that a wrong name or transpose
@@ -34,6 +35,7 @@ off):
   golden_fp16_sdpa.safetensors  the same with sdpa attention (the reference of our fused
                                 attention, as for XLM-R).
 """
+import json
 import os
 import shutil
 
@@ -148,6 +150,17 @@ def write_recipe_golden(classifier, pair_inputs, label_names):
             f.write("\t".join(f"{v:.9g}" for v in row) + "\n")
 
 
+def write_questions(path):
+    """The questions in xlmr_finetune's SQuAD JSON-lines form (tests/recipes/qa_windows_test.cc
+    cuts them into windows and compares the ids with transformers')."""
+    with open(path, "w", encoding="utf-8") as f:
+        for i, (question, context, answer) in enumerate(QUESTIONS):
+            answers = ({"text": [answer], "answer_start": [context.index(answer)]} if answer
+                       else {"text": [], "answer_start": []})
+            f.write(json.dumps({"id": f"q{i}", "title": "tiny", "context": context, "question": question,
+                                "answers": answers}, ensure_ascii=False) + "\n")
+
+
 def answer_positions(encoding, contexts, answers):
     starts, ends = [], []
     for b, (context, answer) in enumerate(zip(contexts, answers)):
@@ -213,6 +226,7 @@ def main():
                       return_tensors="pt")
     positions = answer_positions(qa, contexts, [a for _, _, a in QUESTIONS])
     qa_inputs = {k: v for k, v in qa.items() if k != "offset_mapping"}
+    write_questions(os.path.join(OUT, "question_answering", "questions.jsonl"))
     reader = with_backbone(BertForQuestionAnswering(make_config()))
     run_and_save(reader, "question_answering", qa_inputs, list(positions))
 
