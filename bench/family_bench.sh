@@ -29,6 +29,9 @@ repo=$(cd "$(dirname "$0")/.." && pwd)
 mkdir -p "$work"
 load() { cut -d' ' -f1-3 /proc/loadavg; }
 export OPENBLAS_NUM_THREADS=$threads OMP_NUM_THREADS=$threads
+# OpenBLAS picks its GEMM kernels by CPU unless the environment names a core (docs/DECISIONS.md,
+# "OpenBLAS's kernel choice"); say which held for this run.
+echo "- OPENBLAS_CORETYPE: ${OPENBLAS_CORETYPE:-unset (OpenBLAS detects the CPU)}"
 source "$repo/bench/base_shape_inputs.sh"  # finetune, long_tsv, median_step_seconds (and XLM-R's model)
 
 # "seconds rss_bytes" of ours on $1 (a model directory).
