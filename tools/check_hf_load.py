@@ -3,14 +3,16 @@
 
     python3 tools/check_hf_load.py MODEL_DIR [INPUT_FILE] [--predictions PRED.jsonl]
 
-Loads MODEL_DIR with the transformers class of its task, read from config.json as
-xlmr_finetune writes it (any missing or unexpected tensor is an error):
-  sequence classification  XLMRobertaForSequenceClassification
-  regression               XLMRobertaForSequenceClassification (problem_type "regression")
-  token classification     XLMRobertaForTokenClassification (architectures[0])
-and its tokenizer from sentencepiece.bpe.model with AutoTokenizer (transformers 5 builds its
-tokenizers-backed XLMRobertaTokenizer from that file; the constructor's vocab_file argument
-does not load it). Runs the rows of INPUT_FILE in fp32, eager attention, and compares with
+Loads MODEL_DIR with the transformers Auto class of its task, read from config.json as
+xlmr_finetune writes it, for any family its model_type names (any missing or unexpected tensor
+is an error):
+  sequence classification  AutoModelForSequenceClassification (e.g. XLMRobertaFor..., BertFor...)
+  regression               the same (problem_type "regression")
+  token classification     AutoModelForTokenClassification (architectures[0] ...ForTokenClassification)
+and its tokenizer with AutoTokenizer from the directory's tokenizer files (for XLM-R,
+transformers 5 builds its tokenizers-backed XLMRobertaTokenizer from sentencepiece.bpe.model;
+the constructor's vocab_file argument does not load it). BERT's token_type_ids go to the model
+as the tokenizer gives them. Runs the rows of INPUT_FILE in fp32, eager attention, and compares with
 xlmr_predict's output for the same rows: the JSONL given with --predictions, or else the output
 of running --predict_binary (default bazel-bin/recipes/xlmr_predict) on INPUT_FILE.
 
@@ -73,7 +75,7 @@ def model_task(model_dir):
     with open(os.path.join(model_dir, "config.json"), encoding="utf-8") as handle:
         config = json.load(handle)
     architectures = config.get("architectures") or []
-    if architectures and architectures[0] == "XLMRobertaForTokenClassification":
+    if architectures and architectures[0].endswith("ForTokenClassification"):
         return "token"
     return "regression" if config.get("problem_type") == "regression" else "sequence"
 
@@ -141,8 +143,8 @@ def read_predictions(args):
 
 
 def load_hf(model_dir, task):
-    model_class = (transformers.XLMRobertaForTokenClassification if task == "token"
-                   else transformers.XLMRobertaForSequenceClassification)
+    model_class = (transformers.AutoModelForTokenClassification if task == "token"
+                   else transformers.AutoModelForSequenceClassification)
     model, info = model_class.from_pretrained(
         model_dir, output_loading_info=True, attn_implementation="eager")
     problems = {k: v for k, v in info.items() if v and k in ("missing_keys", "unexpected_keys", "mismatched_keys")}
@@ -150,6 +152,11 @@ def load_hf(model_dir, task):
         sys.exit(f"{model_dir}: from_pretrained did not load every tensor: {problems}")
     tokenizer = transformers.AutoTokenizer.from_pretrained(model_dir)
     return model.eval(), tokenizer
+
+
+def model_inputs(encoded):
+    """What the model reads of a tokenizer's output: ids, mask, and BERT's token types."""
+    return {k: encoded[k] for k in ("input_ids", "attention_mask", "token_type_ids") if k in encoded}
 
 
 def hf_logits(model, tokenizer, rows, max_length, batch_size):
@@ -161,8 +168,7 @@ def hf_logits(model, tokenizer, rows, max_length, batch_size):
             pairs = [row[1] for row in batch] if len(batch[0]) > 1 else None
             encoded = tokenizer(texts, pairs, truncation="longest_first", max_length=max_length,
                                 padding=True, return_tensors="pt")
-            logits.append(model(input_ids=encoded["input_ids"],
-                                attention_mask=encoded["attention_mask"]).logits.float())
+            logits.append(model(**model_inputs(encoded)).logits.float())
     return torch.cat(logits)
 
 
@@ -174,8 +180,7 @@ def hf_word_predictions(model, tokenizer, sentences, max_length, batch_size):
             batch = [words for words, _ in sentences[first:first + batch_size]]
             encoded = tokenizer(batch, is_split_into_words=True, truncation=True,
                                 max_length=max_length, padding=True, return_tensors="pt")
-            logits = model(input_ids=encoded["input_ids"],
-                           attention_mask=encoded["attention_mask"]).logits.float()
+            logits = model(**model_inputs(encoded)).logits.float()
             for b, words in enumerate(batch):
                 per_word = [None] * len(words)
                 previous = None
