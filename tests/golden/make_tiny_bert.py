@@ -105,8 +105,11 @@ def perturb_biases(model):
                 p.add_(0.05 * torch.randn_like(p))
 
 
-def run_and_save(model, head, inputs, labels):
-    directory = os.path.join(OUT, head)
+def run_and_save(model, head, inputs, labels, out=OUT, row_table=None):
+    """Saves `model` under out/head and writes its three result files. `row_table` (a parameter
+    name, for make_tiny_family_heads.py) stores that table's gradient at the rows the batch uses
+    only: "grad_rows/<name>" the row ids, "grad_at_rows/<name>" those rows."""
+    directory = os.path.join(out, head)
     model.save_pretrained(directory, safe_serialization=True)
     for attention, dtype, name in [("eager", None, "golden_fp32"), ("eager", torch.float16, "golden_fp16"),
                                    ("sdpa", torch.float16, "golden_fp16_sdpa")]:
@@ -127,7 +130,12 @@ def run_and_save(model, head, inputs, labels):
         tensors["logits"] = logits.detach().contiguous()
         tensors["loss"] = out.loss.detach().reshape(())
         for pname, p in loaded.named_parameters():
-            tensors["grad/" + pname] = p.grad.detach().contiguous()
+            if pname == row_table:
+                rows = torch.unique(inputs["input_ids"])
+                tensors["grad_rows/" + pname] = rows.contiguous()
+                tensors["grad_at_rows/" + pname] = p.grad.detach()[rows].contiguous()
+            else:
+                tensors["grad/" + pname] = p.grad.detach().contiguous()
         save_file(tensors, os.path.join(directory, name + ".safetensors"),
                   metadata={"format": "pt", "torch": torch.__version__, "attn_implementation": attention})
         print(head, name, "loss", out.loss.item())

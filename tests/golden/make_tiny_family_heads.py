@@ -30,7 +30,6 @@ import shutil
 import tempfile
 
 import torch
-from safetensors.torch import save_file
 from transformers import (CamembertConfig, CamembertForQuestionAnswering, CamembertForSequenceClassification,
                           CamembertForTokenClassification, CamembertTokenizer, RobertaConfig,
                           RobertaForQuestionAnswering, RobertaForSequenceClassification,
@@ -56,39 +55,6 @@ def load_tokenizer(family, **kwargs):
     shutil.copyfile(os.path.join(MODELS, "xlmr", "testdata", "camembert_unigram.model"),
                     os.path.join(directory, "sentencepiece.bpe.model"))
     return CamembertTokenizer.from_pretrained(directory)
-
-
-def run_and_save(model, out, head, inputs, labels):
-    directory = os.path.join(out, head)
-    model.save_pretrained(directory, safe_serialization=True)
-    for attention, dtype, name in [("eager", None, "golden_fp32"), ("eager", torch.float16, "golden_fp16"),
-                                   ("sdpa", torch.float16, "golden_fp16_sdpa")]:
-        loaded = type(model).from_pretrained(directory, attn_implementation=attention)
-        loaded.eval()
-        label_args = ({"start_positions": labels[0], "end_positions": labels[1]}
-                      if head == "question_answering" else {"labels": labels})
-        if dtype is None:
-            out_ = loaded(**inputs, **label_args)
-        else:
-            with torch.autocast("cpu", dtype=dtype):
-                out_ = loaded(**inputs, **label_args)
-        out_.loss.backward()
-        logits = (torch.stack([out_.start_logits, out_.end_logits]) if head == "question_answering"
-                  else out_.logits)
-        tensors = {k: v.contiguous() for k, v in inputs.items()}
-        tensors["labels"] = (torch.stack(labels) if head == "question_answering" else labels).contiguous()
-        tensors["logits"] = logits.detach().contiguous()
-        tensors["loss"] = out_.loss.detach().reshape(())
-        for pname, p in loaded.named_parameters():
-            if pname == WORD_TABLE:
-                rows = torch.unique(inputs["input_ids"])
-                tensors["grad_rows/" + pname] = rows.contiguous()
-                tensors["grad_at_rows/" + pname] = p.grad.detach()[rows].contiguous()
-            else:
-                tensors["grad/" + pname] = p.grad.detach().contiguous()
-        save_file(tensors, os.path.join(directory, name + ".safetensors"),
-                  metadata={"format": "pt", "torch": torch.__version__, "attn_implementation": attention})
-        print(head, name, "loss", out_.loss.item())
 
 
 def main():
@@ -121,9 +87,9 @@ def main():
     labels = {0: "neg", 1: "neutral", 2: "pos"}
     classifier = with_backbone(sequence_class(make_config(
         id2label=labels, label2id={v: k for k, v in labels.items()}, problem_type="single_label_classification")))
-    run_and_save(classifier, out, "sequence_classification", pairs, torch.tensor([2, 0, 1, 2]))
+    shared.run_and_save(classifier, "sequence_classification", pairs, torch.tensor([2, 0, 1, 2]), out, WORD_TABLE)
     regressor = with_backbone(sequence_class(make_config(num_labels=1, problem_type="regression")))
-    run_and_save(regressor, out, "regression", pairs, torch.tensor([0.5, -1.25, 2.0, 0.0]))
+    shared.run_and_save(regressor, "regression", pairs, torch.tensor([0.5, -1.25, 2.0, 0.0]), out, WORD_TABLE)
 
     words = word_tokenizer(shared.SENTENCES, is_split_into_words=True, padding=True, return_tensors="pt")
     g = torch.Generator().manual_seed(2)
@@ -136,16 +102,16 @@ def main():
             previous = word
     tags = {0: "B-X", 1: "I-X", 2: "O"}
     tagger = with_backbone(token_class(make_config(id2label=tags, label2id={v: k for k, v in tags.items()})))
-    run_and_save(tagger, out, "token_classification", {k: words[k] for k in ("input_ids", "attention_mask")},
-                 tag_labels)
+    shared.run_and_save(tagger, "token_classification", {k: words[k] for k in ("input_ids", "attention_mask")},
+                        tag_labels, out, WORD_TABLE)
 
     contexts = [c for _, c, _ in shared.QUESTIONS]
     qa = tokenizer([q for q, _, _ in shared.QUESTIONS], contexts, padding=True, return_offsets_mapping=True,
                    return_tensors="pt")
     positions = shared.answer_positions(qa, contexts, [a for _, _, a in shared.QUESTIONS])
     reader = with_backbone(qa_class(make_config()))
-    run_and_save(reader, out, "question_answering", {k: qa[k] for k in ("input_ids", "attention_mask")},
-                 list(positions))
+    shared.run_and_save(reader, "question_answering", {k: qa[k] for k in ("input_ids", "attention_mask")},
+                        list(positions), out, WORD_TABLE)
 
 
 if __name__ == "__main__":
