@@ -43,5 +43,27 @@ TEST_F(HuggingFaceParityGpuTest, Head64MatchesBf16Autocast) {
                           models::AttentionImplementation::kFused, kHead64GoldenDir);
 }
 
+// The other families' heads (tests/golden/tiny_bert, roberta_heads, camembert_heads): BERT's
+// token types, positions from 0 and pooler, and every head of each family, on the GPU. Their
+// heads are 8 and 4 wide, which CUDA's fused attention (64) does not take: the model runs eager
+// attention, and fp16 answers to HF's eager fp16 results (ExpectFamilyParity picks the file).
+constexpr const char* kFamilyHeadDirs[] = {
+    "tests/golden/tiny_bert/sequence_classification",       "tests/golden/tiny_bert/regression",
+    "tests/golden/tiny_bert/token_classification",          "tests/golden/tiny_bert/question_answering",
+    "tests/golden/roberta_heads/sequence_classification",   "tests/golden/roberta_heads/regression",
+    "tests/golden/roberta_heads/token_classification",      "tests/golden/roberta_heads/question_answering",
+    "tests/golden/camembert_heads/sequence_classification", "tests/golden/camembert_heads/regression",
+    "tests/golden/camembert_heads/token_classification",    "tests/golden/camembert_heads/question_answering",
+};
+
+TEST_F(HuggingFaceParityGpuTest, OtherFamiliesEveryHeadMatchesFp32AndFp16Autocast) {
+  for (const char* dir : kFamilyHeadDirs) {
+    SCOPED_TRACE(dir);
+    for (Precision precision : {Precision::kFp32, Precision::kFp16Autocast}) {
+      ExpectFamilyParity(Device::kCuda, dir, precision, models::AttentionImplementation::kFused);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace xlmr::testing
