@@ -15,7 +15,7 @@
 # Args: xlmr_finetune, xlmr_predict, tiny_bert/input.tsv, tiny_bert/golden_logits.tsv,
 #   langid's train.tsv, langid_ner's train.conll, the QA examples.
 set -uo pipefail
-absolute() { echo "$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"; }
+source "$RUNFILES_DIR/xlmr_trainer/tests/recipes/model_family_checks.sh"
 finetune=$(absolute "$1")
 predict=$(absolute "$2")
 golden=$(dirname "$(absolute "$3")")
@@ -25,7 +25,6 @@ langid_train=$(absolute "$5")
 ner_train=$(absolute "$6")
 qa_examples=$(absolute "$7")
 cd "$TEST_TMPDIR"
-fail() { echo "FAILED: $*"; exit 1; }
 cp -rL "$golden/sequence_classification" tiny  # writable copies, without the runfiles' links
 cp -rL "$golden/token_classification" tiny_tagger
 # The tiny model has 40 positions (BERT's positions start at 0: max_seq_length 40).
@@ -38,13 +37,7 @@ length=--max_seq_length=40
 # missing moves them far beyond 1e-5.
 "$predict" --model_dir=tiny --input_file="$golden_input" --text_pair_column=text_pair $length \
   --output_file=golden_pred.jsonl 2> predict.log || { cat predict.log; fail "xlmr_predict on the tiny BERT"; }
-sed 's/.*"logits":\[\([^]]*\)\].*/\1/; s/,/\t/g' golden_pred.jsonl > ours.tsv
-[ "$(wc -l < ours.tsv)" -eq "$(wc -l < "$golden_logits")" ] || fail "expected $(wc -l < "$golden_logits") predictions"
-paste ours.tsv "$golden_logits" | awk -F'\t' '{
-    n = NF / 2
-    for (i = 1; i <= n; ++i) { d = $i - $(i + n); if (d < 0) d = -d; if (d > worst) worst = d }
-  } END { printf "logits max |diff| vs transformers: %.3g\n", worst; exit worst > 1e-5 }' ||
-  { paste ours.tsv "$golden_logits"; fail "logits differ from transformers' by more than 1e-5"; }
+expect_golden_logits golden_pred.jsonl "$golden_logits"
 
 # (b) Fine-tuning on pairs: each langid row with the next row's text as its second text; the
 # tiny model's labels are neg/neutral/pos, so its head is new (initialised from --seed).
@@ -63,7 +56,6 @@ for file in vocab.txt tokenizer_config.json; do
   cmp -s "tiny/$file" "out/$file" || fail "out/$file is not a copy of the model's"
   cmp -s "tiny/$file" "out/checkpoint-4/$file" || fail "out/checkpoint-4/$file is not a copy of the model's"
 done
-compact() { tr -d ' \n' < "$1"; }
 [[ "$(compact out/config.json)" == *'"model_type":"bert"'* ]] || fail "out/config.json: model_type is not bert"
 [[ "$(compact out/config.json)" == *'"architectures":["BertForSequenceClassification"]'* ]] ||
   fail "out/config.json: architectures is not [\"BertForSequenceClassification\"]"
@@ -79,16 +71,6 @@ compact() { tr -d ' \n' < "$1"; }
 [ "$(wc -l < pred.jsonl)" -eq 64 ] || fail "expected 64 predictions, got $(wc -l < pred.jsonl)"
 
 # (d) A directory without vocab.txt: one line naming it, exit status 2, nothing written.
-expect_error() {  # expected-substring, command...
-  local expected="$1"; shift
-  rm -rf bad_out bad_pred.jsonl
-  "$@" > stdout.txt 2> stderr.txt
-  local status=$?
-  if [ "$status" -ne 2 ] || [ "$(wc -l < stderr.txt)" -ne 1 ] || ! grep -qF -- "$expected" stderr.txt ||
-     [ -e bad_out ] || [ -e bad_pred.jsonl ]; then
-    cat stderr.txt; fail "$*: status $status, expected 2 and one line with: $expected"
-  fi
-}
 rm -rf no_vocab && cp -r tiny no_vocab && rm no_vocab/vocab.txt
 expect_error "no_vocab/vocab.txt: missing" \
   "$finetune" --model_dir=no_vocab --train_file=train.tsv --output_dir=bad_out --cache_dir=cache $length

@@ -17,7 +17,7 @@
 #   tiny_camembert/golden_logits.tsv, tiny_camembert/golden_loss.txt, langid's train.tsv,
 #   langid_ner's train.conll, the QA examples.
 set -uo pipefail
-absolute() { echo "$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"; }
+source "$RUNFILES_DIR/xlmr_trainer/tests/recipes/model_family_checks.sh"
 finetune=$(absolute "$1")
 predict=$(absolute "$2")
 golden_model=$(dirname "$(absolute "$3")")
@@ -28,9 +28,7 @@ langid_train=$(absolute "$7")
 ner_train=$(absolute "$8")
 qa_examples=$(absolute "$9")
 cd "$TEST_TMPDIR"
-fail() { echo "FAILED: $*"; exit 1; }
 cp -rL "$golden_model" tiny  # a writable copy, without the runfiles' links
-compact() { tr -d ' \n' < "$1"; }
 
 # (a) The golden logits. Tolerance 1e-5 (absolute, logits of magnitude <= 2): both sides are
 # fp32 with dropout off; they differ only in the order of the sums (our matmuls and layer
@@ -39,13 +37,7 @@ compact() { tr -d ' \n' < "$1"; }
 # tokenizer moves the logits by 1e-2 or more (initializer_range 0.3 spreads them).
 "$predict" --model_dir=tiny --input_file="$golden_input" --output_file=golden_pred.jsonl 2> predict.log || {
   cat predict.log; fail "xlmr_predict on the tiny CamemBERT"; }
-sed 's/.*"logits":\[\([^]]*\)\].*/\1/; s/,/\t/g' golden_pred.jsonl > ours.tsv
-[ "$(wc -l < ours.tsv)" -eq "$(wc -l < "$golden_logits")" ] || fail "expected $(wc -l < "$golden_logits") predictions"
-paste ours.tsv "$golden_logits" | awk -F'\t' '{
-    n = NF / 2
-    for (i = 1; i <= n; ++i) { d = $i - $(i + n); if (d < 0) d = -d; if (d > worst) worst = d }
-  } END { printf "logits max |diff| vs transformers: %.3g\n", worst; exit worst > 1e-5 }' ||
-  { paste ours.tsv "$golden_logits"; fail "logits differ from transformers' by more than 1e-5"; }
+expect_golden_logits golden_pred.jsonl "$golden_logits"
 # transformers' loss: the mean cross-entropy against the input's labels (neg = 0, pos = 1),
 # from our probabilities: within 1e-5 as the logits.
 awk -F'\t' 'NR > 1 { print ($2 == "pos") }' "$golden_input" > label_ids.txt
@@ -91,16 +83,6 @@ sed -i 's/"model_type": "camembert"/"model_type": "xlm-roberta"/; s/"CamembertFo
 [ "$(wc -l < pred.jsonl)" -eq 64 ] || fail "expected 64 predictions, got $(wc -l < pred.jsonl)"
 
 # (d) Bad model directories: one line naming the problem, exit status 2, nothing written.
-expect_error() {  # expected-substring, command...
-  local expected="$1"; shift
-  rm -rf bad_out bad_pred.jsonl
-  "$@" > stdout.txt 2> stderr.txt
-  local status=$?
-  if [ "$status" -ne 2 ] || [ "$(wc -l < stderr.txt)" -ne 1 ] || ! grep -qF -- "$expected" stderr.txt ||
-     [ -e bad_out ] || [ -e bad_pred.jsonl ]; then
-    cat stderr.txt; fail "$*: status $status, expected 2 and one line with: $expected"
-  fi
-}
 rm -rf no_file && cp -r tiny no_file && rm no_file/sentencepiece.bpe.model
 expect_error "no_file/sentencepiece.bpe.model: missing; a camembert model directory needs" \
   "$finetune" --model_dir=no_file --train_file=train.tsv --output_dir=bad_out --cache_dir=cache

@@ -14,7 +14,7 @@
 #   tiny_roberta/golden_logits.tsv, tiny_roberta/golden_loss.txt, langid's train.tsv,
 #   langid_ner's train.conll, the QA examples.
 set -uo pipefail
-absolute() { echo "$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"; }
+source "$RUNFILES_DIR/xlmr_trainer/tests/recipes/model_family_checks.sh"
 finetune=$(absolute "$1")
 predict=$(absolute "$2")
 golden_model=$(dirname "$(absolute "$3")")
@@ -25,7 +25,6 @@ langid_train=$(absolute "$7")
 ner_train=$(absolute "$8")
 qa_examples=$(absolute "$9")
 cd "$TEST_TMPDIR"
-fail() { echo "FAILED: $*"; exit 1; }
 cp -rL "$golden_model" tiny  # a writable copy, without the runfiles' links
 
 # (a) The golden logits. Tolerance 1e-5 (absolute, logits of magnitude <= 2): both sides are
@@ -35,13 +34,7 @@ cp -rL "$golden_model" tiny  # a writable copy, without the runfiles' links
 # the generator's initializer_range 0.3).
 "$predict" --model_dir=tiny --input_file="$golden_input" --output_file=golden_pred.jsonl 2> predict.log || {
   cat predict.log; fail "xlmr_predict on the tiny RoBERTa"; }
-sed 's/.*"logits":\[\([^]]*\)\].*/\1/; s/,/\t/g' golden_pred.jsonl > ours.tsv
-[ "$(wc -l < ours.tsv)" -eq "$(wc -l < "$golden_logits")" ] || fail "expected $(wc -l < "$golden_logits") predictions"
-paste ours.tsv "$golden_logits" | awk -F'\t' '{
-    n = NF / 2
-    for (i = 1; i <= n; ++i) { d = $i - $(i + n); if (d < 0) d = -d; if (d > worst) worst = d }
-  } END { printf "logits max |diff| vs transformers: %.3g\n", worst; exit worst > 1e-5 }' ||
-  { paste ours.tsv "$golden_logits"; fail "logits differ from transformers' by more than 1e-5"; }
+expect_golden_logits golden_pred.jsonl "$golden_logits"
 # transformers' loss: the mean cross-entropy against the input's labels (neg = 0, pos = 1),
 # from our probabilities (float64 softmax of the logits): within 1e-5 as the logits.
 awk -F'\t' 'NR > 1 { print ($2 == "pos") }' "$golden_input" > label_ids.txt
@@ -66,7 +59,6 @@ for file in vocab.json merges.txt tokenizer_config.json; do
   cmp -s "tiny/$file" "out/$file" || fail "out/$file is not a copy of the model's"
   cmp -s "tiny/$file" "out/checkpoint-4/$file" || fail "out/checkpoint-4/$file is not a copy of the model's"
 done
-compact() { tr -d ' \n' < "$1"; }
 [[ "$(compact out/config.json)" == *'"model_type":"roberta"'* ]] || fail "out/config.json: model_type is not roberta"
 [[ "$(compact out/config.json)" == *'"architectures":["RobertaForSequenceClassification"]'* ]] ||
   fail "out/config.json: architectures is not [\"RobertaForSequenceClassification\"]"
@@ -83,16 +75,6 @@ compact() { tr -d ' \n' < "$1"; }
 [ "$(wc -l < pred.jsonl)" -eq 64 ] || fail "expected 64 predictions, got $(wc -l < pred.jsonl)"
 
 # (d) Bad model directories: one line naming the problem, exit status 2, nothing written.
-expect_error() {  # expected-substring, command...
-  local expected="$1"; shift
-  rm -rf bad_out bad_pred.jsonl
-  "$@" > stdout.txt 2> stderr.txt
-  local status=$?
-  if [ "$status" -ne 2 ] || [ "$(wc -l < stderr.txt)" -ne 1 ] || ! grep -qF -- "$expected" stderr.txt ||
-     [ -e bad_out ] || [ -e bad_pred.jsonl ]; then
-    cat stderr.txt; fail "$*: status $status, expected 2 and one line with: $expected"
-  fi
-}
 for type in electra deberta-v2; do
   rm -rf "$type" && cp -r tiny "$type"
   sed -i "s/\"model_type\": \"roberta\"/\"model_type\": \"$type\"/" "$type/config.json"
