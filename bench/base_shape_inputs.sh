@@ -6,7 +6,11 @@
 #   long_tsv   64 rows of ~60 embedded training texts each (far over 512 tokens), so that every
 #              example is truncated to exactly --max_seq_length: fixed-length batches;
 # and defines median_step_seconds METRICS_JSONL: the median of ours' step times after the first
-# (differences of elapsed_seconds between train lines).
+# (differences of elapsed_seconds between train lines), and, with $base_steps, $base_batch,
+# $base_seq and $threads set, the two runners of a fixed-length base-shape run, each printing
+# "median_step_seconds peak_rss_bytes" (steps 2..N):
+#   ours_base MODEL_DIR [FLAG...]              xlmr_finetune on $long_tsv (peak RSS: /usr/bin/time)
+#   hf_base MODEL_DIR ATTENTION [FLAG...]      bench/hf_train_fixed.py (random ids; ru_maxrss)
 
 (cd "$repo" && bazel build -c opt --symlink_prefix=/ //recipes:xlmr_finetune > /dev/null 2>&1) ||
   { echo "bazel build -c opt //recipes:xlmr_finetune failed" >&2; exit 1; }
@@ -32,4 +36,23 @@ import json, statistics, sys
 t = [r["elapsed_seconds"] for r in map(json.loads, open(sys.argv[1])) if r.get("type") == "train"]
 print(f"{statistics.median(b - a for a, b in zip(t, t[1:])):.3f}")
 PY
+}
+
+ours_base() {
+  local model_dir=$1 dir="$work/ours_base"
+  shift
+  rm -rf "$dir"
+  /usr/bin/time -f %M -o "$work/ours.rss" "$finetune" --model_dir="$model_dir" --train_file="$long_tsv" \
+    --cache_dir="$work/cache" --output_dir="$dir" --logging_steps=1 --save_steps=100000 \
+    --max_steps="$base_steps" --per_device_train_batch_size="$base_batch" --max_seq_length="$base_seq" "$@" \
+    > "$work/ours.log" 2>&1 || { tail -n 5 "$work/ours.log" >&2; exit 1; }
+  echo "$(median_step_seconds "$dir/metrics.jsonl") $(( $(tail -n 1 "$work/ours.rss") * 1024 ))"
+}
+
+hf_base() {
+  local model_dir=$1
+  shift
+  python3 "$repo/bench/hf_train_fixed.py" --model_dir="$model_dir" --batch_size="$base_batch" --seq="$base_seq" \
+    --steps="$base_steps" --threads="$threads" --attn_implementation="$@" 2> "$work/hf.log" |
+    python3 -c "import json, statistics, sys; r = json.load(sys.stdin); print('%.3f %d' % (statistics.median(r['step_seconds'][1:]), r['peak_rss_bytes']))"
 }

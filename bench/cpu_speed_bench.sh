@@ -46,23 +46,6 @@ echo
 
 source "$repo/bench/base_shape_inputs.sh"
 
-# "seconds rss_bytes" of ours: median step time over steps 2..N, peak RSS of the process.
-ours_base() {  # checkpointing-flag...
-  local dir="$work/ours_base"
-  rm -rf "$dir"
-  /usr/bin/time -f %M -o "$work/ours.rss" "$finetune" --model_dir="$model" --train_file="$long_tsv" \
-    --cache_dir="$work/cache" --output_dir="$dir" --logging_steps=1 --save_steps=100000 \
-    --max_steps="$base_steps" --per_device_train_batch_size="$base_batch" --max_seq_length="$base_seq" "$@" \
-    > "$work/ours.log" 2>&1 || { tail -n 5 "$work/ours.log" >&2; exit 1; }
-  echo "$(median_step_seconds "$dir/metrics.jsonl") $(( $(tail -n 1 "$work/ours.rss") * 1024 ))"
-}
-
-hf_base() {  # attention [--gradient_checkpointing]
-  python3 "$repo/bench/hf_train_fixed.py" --model_dir="$model" --batch_size="$base_batch" --seq="$base_seq" \
-    --steps="$base_steps" --threads="$threads" --attn_implementation="$@" 2> "$work/hf.log" |
-    python3 -c "import json, statistics, sys; r = json.load(sys.stdin); print('%.3f %d' % (statistics.median(r['step_seconds'][1:]), r['peak_rss_bytes']))"
-}
-
 tokens=$((base_batch * base_seq))
 echo "## XLM-R base shape, batch [$base_batch, $base_seq], fp32, $threads threads, median of steps 2..$base_steps"
 echo
@@ -73,10 +56,10 @@ echo "|---|---|---:|---:|---:|---:|---:|"
 for checkpointing in no yes; do
   ours_flags=() hf_flags=()
   [ "$checkpointing" = yes ] && ours_flags=(--gradient_checkpointing) hf_flags=(--gradient_checkpointing)
-  read -r ours_s ours_rss < <(ours_base "${ours_flags[@]}")
+  read -r ours_s ours_rss < <(ours_base "$model" "${ours_flags[@]}")
   rows=("ours|$ours_s|$ours_rss")
   for attention in eager sdpa; do
-    read -r hf_s hf_rss < <(hf_base "$attention" "${hf_flags[@]}")
+    read -r hf_s hf_rss < <(hf_base "$model" "$attention" "${hf_flags[@]}")
     rows+=("HF $attention|$hf_s|$hf_rss")
   done
   for row in "${rows[@]}"; do

@@ -32,24 +32,7 @@ export OPENBLAS_NUM_THREADS=$threads OMP_NUM_THREADS=$threads
 # OpenBLAS picks its GEMM kernels by CPU unless the environment names a core (docs/DECISIONS.md,
 # "OpenBLAS's kernel choice"); say which held for this run.
 echo "- OPENBLAS_CORETYPE: ${OPENBLAS_CORETYPE:-unset (OpenBLAS detects the CPU)}"
-source "$repo/bench/base_shape_inputs.sh"  # finetune, long_tsv, median_step_seconds (and XLM-R's model)
-
-# "seconds rss_bytes" of ours on $1 (a model directory).
-ours_base() {
-  local dir="$work/ours_out"
-  rm -rf "$dir"
-  /usr/bin/time -f %M -o "$work/ours.rss" "$finetune" --model_dir="$1" --train_file="$long_tsv" \
-    --cache_dir="$work/cache" --output_dir="$dir" --logging_steps=1 --save_steps=100000 \
-    --max_steps="$base_steps" --per_device_train_batch_size="$base_batch" --max_seq_length="$base_seq" \
-    > "$work/ours.log" 2>&1 || { tail -n 5 "$work/ours.log" >&2; exit 1; }
-  echo "$(median_step_seconds "$dir/metrics.jsonl") $(( $(tail -n 1 "$work/ours.rss") * 1024 ))"
-}
-
-hf_base() {  # model_dir attention
-  python3 "$repo/bench/hf_train_fixed.py" --model_dir="$1" --batch_size="$base_batch" --seq="$base_seq" \
-    --steps="$base_steps" --threads="$threads" --attn_implementation="$2" 2> "$work/hf.log" |
-    python3 -c "import json, statistics, sys; r = json.load(sys.stdin); print('%.3f %d' % (statistics.median(r['step_seconds'][1:]), r['peak_rss_bytes']))"
-}
+source "$repo/bench/base_shape_inputs.sh"  # finetune, long_tsv, ours_base, hf_base (and XLM-R's model)
 
 tokens=$((base_batch * base_seq))
 echo "## Base shape per family, batch [$base_batch, $base_seq], fp32, $threads threads, median of steps 2..$base_steps"

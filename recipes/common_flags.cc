@@ -12,7 +12,7 @@
 // The help texts speak for both binaries (--helpfull lists these under this file).
 ABSL_FLAG(std::string, model_dir, "", "Hugging Face model directory (config.json, model.safetensors and the "
           "tokenizer: sentencepiece.bpe.model for model_type xlm-roberta and camembert, vocab.json and merges.txt "
-          "for roberta). "
+          "for roberta, vocab.txt for bert). "
           "xlmr_finetune: the model to fine-tune (without it: the embedded tiny "
           "model, randomly initialised); xlmr_predict: a fine-tuned one, e.g. xlmr_finetune's --output_dir "
           "(required)");

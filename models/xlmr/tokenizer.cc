@@ -80,9 +80,7 @@ namespace {
 std::optional<int32_t> VocabularyId(const internal::SentencePieceModel& model,
                                     const SentencePieceIdMapping& mapping, const std::string& token) {
   const int spm_id = model.PieceId(token);
-  if (spm_id >= mapping.first_piece) {
-    return static_cast<int32_t>(spm_id - mapping.first_piece + mapping.reserved.size());
-  }
+  if (spm_id >= mapping.first_piece) return mapping.PieceModelId(spm_id);
   const auto reserved = std::find(mapping.reserved.begin(), mapping.reserved.end(), token);
   if (reserved == mapping.reserved.end()) return std::nullopt;
   return static_cast<int32_t>(reserved - mapping.reserved.begin());
@@ -140,15 +138,13 @@ XlmrTokenizer::~XlmrTokenizer() = default;
 
 int64_t XlmrTokenizer::spm_size() const { return model_->PieceCount(); }
 
-int32_t XlmrTokenizer::mask_id() const {
-  return static_cast<int32_t>(spm_size() - mapping_.first_piece + mapping_.reserved.size());
-}
+int32_t XlmrTokenizer::mask_id() const { return mapping_.PieceModelId(spm_size()); }
 
 int32_t XlmrTokenizer::ToModelId(int spm_id) const {
   if (spm_id == 0) return mapping_.unk_id;
   // SentencePiece never emits its control pieces <s> (1) and </s> (2) for plain text.
   XLMR_CHECK(spm_id >= mapping_.first_piece) << "unexpected SentencePiece control id " << spm_id;
-  return static_cast<int32_t>(spm_id - mapping_.first_piece + mapping_.reserved.size());
+  return mapping_.PieceModelId(spm_id);
 }
 
 std::vector<int32_t> XlmrTokenizer::EncodeText(absl::string_view text) const {

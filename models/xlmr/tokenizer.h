@@ -80,6 +80,12 @@ struct SentencePieceIdMapping {
   int first_piece;                    // 1 or 3: the SentencePiece ids below it are replaced
   int32_t unk_id;                     // model id of SentencePiece's <unk>
 
+  // The model id of SentencePiece piece `spm_id` >= first_piece (also of the id one past the
+  // last piece: <mask>'s).
+  int32_t PieceModelId(int64_t spm_id) const {
+    return static_cast<int32_t>(spm_id - first_piece + static_cast<int64_t>(reserved.size()));
+  }
+
   // transformers' XLMRobertaConverter: <s> <pad> </s> <unk>, pieces from 3 (id i + 1).
   static const SentencePieceIdMapping& XlmRoberta();
   // transformers' CamembertConverter: <s>NOTUSED <pad> </s>NOTUSED <unk> <unk>NOTUSED, pieces

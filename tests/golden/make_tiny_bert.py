@@ -158,6 +158,20 @@ def write_recipe_golden(classifier, pair_inputs, label_names):
             f.write("\t".join(f"{v:.9g}" for v in row) + "\n")
 
 
+def first_piece_tags(words, sentences):
+    """Random tags 0..2 on each word's first piece of `words` (a batch encoded with
+    is_split_into_words), -100 elsewhere, as run_ner aligns labels."""
+    g = torch.Generator().manual_seed(2)
+    tags = torch.full(words["input_ids"].shape, -100)
+    for b in range(sentences):
+        previous = None
+        for i, word in enumerate(words.word_ids(b)):
+            if word is not None and word != previous:
+                tags[b, i] = int(torch.randint(0, 3, (1,), generator=g))
+            previous = word
+    return tags
+
+
 def write_questions(path):
     """The questions in xlmr_finetune's SQuAD JSON-lines form (tests/recipes/qa_windows_test.cc
     cuts them into windows and compares the ids with transformers')."""
@@ -215,14 +229,7 @@ def main():
 
     words = tokenizers["token_classification"](SENTENCES, is_split_into_words=True, padding=True,
                                                return_tensors="pt")
-    g = torch.Generator().manual_seed(2)
-    tag_labels = torch.full(words["input_ids"].shape, -100)
-    for b in range(len(SENTENCES)):
-        previous = None
-        for i, word in enumerate(words.word_ids(b)):
-            if word is not None and word != previous:
-                tag_labels[b, i] = int(torch.randint(0, 3, (1,), generator=g))
-            previous = word
+    tag_labels = first_piece_tags(words, len(SENTENCES))
     tags = {0: "B-X", 1: "I-X", 2: "O"}
     tagger = with_backbone(BertForTokenClassification(make_config(id2label=tags,
                                                                    label2id={v: k for k, v in tags.items()})))

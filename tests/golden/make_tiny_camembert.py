@@ -28,12 +28,14 @@ import shutil
 import torch
 from transformers import CamembertConfig, CamembertForSequenceClassification, CamembertTokenizer
 
+import make_tiny_roberta
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 SPM_MODEL = os.path.join(HERE, "..", "models", "xlmr", "testdata", "camembert_unigram.model")
 OUT = os.path.join(HERE, "tiny_camembert")
 MODEL = os.path.join(OUT, "model")
-LABELS = ["neg", "pos"]
-MAX_LENGTH = 128
+LABELS = make_tiny_roberta.LABELS
+MAX_LENGTH = make_tiny_roberta.MAX_LENGTH
 
 # initializer_range 0.3 (HF: 0.02) spreads the logits, so that a token off shows well above
 # the tolerance.
@@ -64,30 +66,7 @@ def main():
         bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id,
         id2label=dict(enumerate(LABELS)), label2id={l: i for i, l in enumerate(LABELS)},
         architectures=["CamembertForSequenceClassification"])
-    model = CamembertForSequenceClassification(config).eval()
-    with torch.no_grad():  # non-trivial head biases, so a wrong name or transpose shows
-        for name, p in model.named_parameters():
-            if name.startswith("classifier") and name.endswith("bias"):
-                p.add_(0.05 * torch.randn_like(p))
-    model.save_pretrained(MODEL, safe_serialization=True)
-
-    texts = [t for t, _ in TEXTS]
-    labels = torch.tensor([LABELS.index(l) for _, l in TEXTS])
-    batch = tokenizer(texts, truncation=True, max_length=MAX_LENGTH, padding=True, return_tensors="pt")
-    with torch.no_grad():
-        out = model(**batch, labels=labels)
-    with open(os.path.join(OUT, "input.tsv"), "w", encoding="utf-8") as f:
-        f.write("text\tlabel\n")
-        for text, label in TEXTS:
-            f.write(f"{text}\t{label}\n")
-    with open(os.path.join(OUT, "golden_logits.tsv"), "w") as f:
-        for row in out.logits.tolist():
-            f.write("\t".join(f"{v:.9g}" for v in row) + "\n")
-    with open(os.path.join(OUT, "golden_loss.txt"), "w") as f:
-        f.write(f"{out.loss.item():.9g}\n")
-    print("lengths", batch["attention_mask"].sum(1).tolist(), "loss", out.loss.item())
-    print("first ids", batch["input_ids"][0][:8].tolist())
-
+    make_tiny_roberta.save_with_golden(CamembertForSequenceClassification(config).eval(), tokenizer, TEXTS, OUT)
 
 if __name__ == "__main__":
     main()

@@ -92,14 +92,7 @@ def main():
     shared.run_and_save(regressor, "regression", pairs, torch.tensor([0.5, -1.25, 2.0, 0.0]), out, WORD_TABLE)
 
     words = word_tokenizer(shared.SENTENCES, is_split_into_words=True, padding=True, return_tensors="pt")
-    g = torch.Generator().manual_seed(2)
-    tag_labels = torch.full(words["input_ids"].shape, -100)
-    for b in range(len(shared.SENTENCES)):
-        previous = None
-        for i, word in enumerate(words.word_ids(b)):
-            if word is not None and word != previous:
-                tag_labels[b, i] = int(torch.randint(0, 3, (1,), generator=g))
-            previous = word
+    tag_labels = shared.first_piece_tags(words, len(shared.SENTENCES))
     tags = {0: "B-X", 1: "I-X", 2: "O"}
     tagger = with_backbone(token_class(make_config(id2label=tags, label2id={v: k for k, v in tags.items()})))
     shared.run_and_save(tagger, "token_classification", {k: words[k] for k in ("input_ids", "attention_mask")},

@@ -58,28 +58,35 @@ def main():
         layer_norm_eps=1e-5, pad_token_id=1, bos_token_id=0, eos_token_id=2,
         id2label=dict(enumerate(LABELS)), label2id={l: i for i, l in enumerate(LABELS)},
         architectures=["RobertaForSequenceClassification"])
-    model = RobertaForSequenceClassification(config).eval()
+    save_with_golden(RobertaForSequenceClassification(config).eval(), tokenizer, TEXTS, OUT)
+
+
+def save_with_golden(model, tokenizer, texts, out):
+    """Perturbs `model`'s head biases, saves it in out/model and writes out/input.tsv (`texts`:
+    (text, label) pairs), out/golden_logits.tsv and out/golden_loss.txt as the docstring says
+    (also make_tiny_camembert.py's)."""
     with torch.no_grad():  # non-trivial head biases, so a wrong name or transpose shows
         for name, p in model.named_parameters():
             if name.startswith("classifier") and name.endswith("bias"):
                 p.add_(0.05 * torch.randn_like(p))
-    model.save_pretrained(MODEL, safe_serialization=True)
+    model.save_pretrained(os.path.join(out, "model"), safe_serialization=True)
 
-    texts = [t for t, _ in TEXTS]
-    labels = torch.tensor([LABELS.index(l) for _, l in TEXTS])
-    batch = tokenizer(texts, truncation=True, max_length=MAX_LENGTH, padding=True, return_tensors="pt")
+    labels = torch.tensor([LABELS.index(l) for _, l in texts])
+    batch = tokenizer([t for t, _ in texts], truncation=True, max_length=MAX_LENGTH, padding=True,
+                      return_tensors="pt")
     with torch.no_grad():
-        out = model(**batch, labels=labels)
-    with open(os.path.join(OUT, "input.tsv"), "w", encoding="utf-8") as f:
+        result = model(**batch, labels=labels)
+    with open(os.path.join(out, "input.tsv"), "w", encoding="utf-8") as f:
         f.write("text\tlabel\n")
-        for text, label in TEXTS:
+        for text, label in texts:
             f.write(f"{text}\t{label}\n")
-    with open(os.path.join(OUT, "golden_logits.tsv"), "w") as f:
-        for row in out.logits.tolist():
+    with open(os.path.join(out, "golden_logits.tsv"), "w") as f:
+        for row in result.logits.tolist():
             f.write("\t".join(f"{v:.9g}" for v in row) + "\n")
-    with open(os.path.join(OUT, "golden_loss.txt"), "w") as f:
-        f.write(f"{out.loss.item():.9g}\n")
-    print("lengths", batch["attention_mask"].sum(1).tolist(), "loss", out.loss.item())
+    with open(os.path.join(out, "golden_loss.txt"), "w") as f:
+        f.write(f"{result.loss.item():.9g}\n")
+    print("lengths", batch["attention_mask"].sum(1).tolist(), "loss", result.loss.item(),
+          "first ids", batch["input_ids"][0][:8].tolist())
 
 
 if __name__ == "__main__":

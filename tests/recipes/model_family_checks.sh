@@ -19,6 +19,18 @@ expect_golden_logits() {
     { paste ours.tsv "$2"; fail "logits differ from transformers' by more than 1e-5"; }
 }
 
+# expect_golden_loss PREDICTIONS_JSONL INPUT_TSV GOLDEN_LOSS_TXT: the mean cross-entropy of our
+# probabilities (xlmr_predict's) against INPUT_TSV's labels (neg = 0, pos = 1, the tiny models'
+# two classes) within 1e-5 of transformers' loss, as the logits.
+expect_golden_loss() {
+  awk -F'\t' 'NR > 1 { print ($2 == "pos") }' "$2" > label_ids.txt
+  sed 's/.*"probabilities":\[\([^]]*\)\].*/\1/; s/,/\t/g' "$1" | paste - label_ids.txt |
+    awk -F'\t' -v golden="$(cat "$3")" '{ loss -= log($($NF + 1)) } END {
+      loss /= NR; d = loss - golden; if (d < 0) d = -d
+      printf "loss %.9g, transformers %.9g, |diff| %.3g\n", loss, golden, d; exit d > 1e-5 }' ||
+    fail "loss differs from transformers' by more than 1e-5"
+}
+
 # expect_error EXPECTED COMMAND...: COMMAND exits with status 2 and one line on stderr holding
 # EXPECTED, and writes neither bad_out nor bad_pred.jsonl (where the callers point it).
 expect_error() {
