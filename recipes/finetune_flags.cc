@@ -18,6 +18,7 @@
 #include "models/xlmr/task_head.h"
 #include "recipes/common_flags.h"
 #include "recipes/embedded_default.h"
+#include "recipes/profile_flags.h"
 #include "recipes/runfiles.h"
 
 // xlmr_finetune's own flags; those it shares with xlmr_predict (--model_dir, the text columns,
@@ -365,6 +366,7 @@ absl::Status ReadRunFlags(FinetuneConfig& c) {
   XLMR_RETURN_IF_ERROR(ExpectFlag(!t.output_dir.empty(), "output_dir", "a directory", ""));
   c.overwrite_output_dir = absl::GetFlag(FLAGS_overwrite_output_dir);
   t.metrics_file = UserPath(absl::GetFlag(FLAGS_metrics_file));
+  XLMR_ASSIGN_OR_RETURN(t.profile, ReadProfileStepsFlag());
   t.logging_steps = absl::GetFlag(FLAGS_logging_steps);
   XLMR_RETURN_IF_ERROR(ExpectPositive(FLAGS_logging_steps, "logging_steps"));
   XLMR_RETURN_IF_ERROR(ReadReportingFlags(t));

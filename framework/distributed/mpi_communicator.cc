@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "framework/core/check.h"
+#include "framework/profile/profiler.h"
 
 // Every MPI call is checked; MPI's default error handler aborts the job on communication
 // errors, so a failure here is an invariant breach (wrong buffer, wrong count).
@@ -97,6 +98,7 @@ MpiCommunicator::~MpiCommunicator() {
 }
 
 void MpiCommunicator::AllReduceSum(Tensor& data) {
+  profile::OpScope op("comm::AllReduceSum", profile::OpKind::kOther, static_cast<int64_t>(data.bytes()));
   const auto in_mpi = EnterMpi();
   XLMR_CHECK(data.dtype() == DType::kF32 && data.device() == Device::kCpu)
       << "MPI all-reduce takes host f32 buffers";
@@ -111,6 +113,7 @@ void MpiCommunicator::AllReduceSum(Tensor& data) {
 }
 
 void MpiCommunicator::ReduceScatterSum(Tensor& data, const std::vector<int64_t>& counts) {
+  profile::OpScope op("comm::ReduceScatterSum", profile::OpKind::kOther, static_cast<int64_t>(data.bytes()));
   const auto in_mpi = EnterMpi();
   XLMR_CHECK(data.dtype() == DType::kF32 && data.device() == Device::kCpu)
       << "MPI reduce-scatter takes host f32 buffers";
@@ -137,6 +140,7 @@ void MpiCommunicator::ReduceScatterSum(Tensor& data, const std::vector<int64_t>&
 }
 
 void MpiCommunicator::AllGather(Tensor& data, const std::vector<int64_t>& counts) {
+  profile::OpScope op("comm::AllGather", profile::OpKind::kOther, static_cast<int64_t>(data.bytes()));
   const auto in_mpi = EnterMpi();
   XLMR_CHECK(data.device() == Device::kCpu) << "MPI all-gather takes host buffers";
   XLMR_CHECK(static_cast<int>(counts.size()) == world_size_ && SumOf(counts) == data.numel())
@@ -158,6 +162,7 @@ void MpiCommunicator::GatherToRoot(const float* local, float* all_on_root, const
 }
 
 bool MpiCommunicator::AllTrue(bool value) {
+  profile::OpScope op("comm::AllTrue", profile::OpKind::kOther, 1);
   const auto in_mpi = EnterMpi();
   int local = value ? 1 : 0, global = 0;
   MPI_CHECK(MPI_Allreduce(&local, &global, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD));
@@ -165,12 +170,14 @@ bool MpiCommunicator::AllTrue(bool value) {
 }
 
 void MpiCommunicator::AllReduceSumDoubles(double* values, size_t count) {
+  profile::OpScope op("comm::AllReduceSumDoubles", profile::OpKind::kOther, static_cast<int64_t>(count * sizeof(double)));
   const auto in_mpi = EnterMpi();
   MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, values, static_cast<int>(count), MPI_DOUBLE, MPI_SUM,
                           MPI_COMM_WORLD));
 }
 
 std::vector<double> MpiCommunicator::AllGatherDoubles(const std::vector<double>& local) {
+  profile::OpScope op("comm::AllGatherDoubles", profile::OpKind::kOther, static_cast<int64_t>(local.size() * sizeof(double)));
   const auto in_mpi = EnterMpi();
   const int count = static_cast<int>(local.size());
   std::vector<int> counts(world_size_), displacements(world_size_);
@@ -187,6 +194,7 @@ std::vector<double> MpiCommunicator::AllGatherDoubles(const std::vector<double>&
 }
 
 void MpiCommunicator::Broadcast(void* data, size_t bytes, int root) {
+  profile::OpScope op("comm::Broadcast", profile::OpKind::kOther, static_cast<int64_t>(bytes));
   const auto in_mpi = EnterMpi();
   const size_t chunk = static_cast<size_t>(std::numeric_limits<int>::max());
   for (size_t begin = 0; begin < bytes; begin += chunk) {
@@ -196,6 +204,7 @@ void MpiCommunicator::Broadcast(void* data, size_t bytes, int root) {
 }
 
 void MpiCommunicator::Barrier() {
+  profile::OpScope op("comm::Barrier", profile::OpKind::kOther, 0);
   const auto in_mpi = EnterMpi();
   MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
 }

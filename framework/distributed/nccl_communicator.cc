@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "framework/core/check.h"
+#include "framework/profile/profiler.h"
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/device_context.h"
 
@@ -103,6 +104,7 @@ NcclCommunicator::~NcclCommunicator() {
 }
 
 void NcclCommunicator::AllReduceSum(Tensor& data) {
+  profile::OpScope op("comm::AllReduceSum", profile::OpKind::kOther, static_cast<int64_t>(data.bytes()));
   XLMR_CHECK(data.dtype() == DType::kF32 && data.device() == Device::kCuda)
       << "NCCL all-reduce takes f32 buffers in GPU memory";
   // The bucket's gradients are final once the compute stream's work so far has run.
@@ -119,6 +121,7 @@ void NcclCommunicator::OrderAfterCompute() {
 }
 
 void NcclCommunicator::ReduceScatterSum(Tensor& data, const std::vector<int64_t>& counts) {
+  profile::OpScope op("comm::ReduceScatterSum", profile::OpKind::kOther, static_cast<int64_t>(data.bytes()));
   XLMR_CHECK(data.dtype() == DType::kF32 && data.device() == Device::kCuda)
       << "NCCL reduce-scatter takes f32 buffers in GPU memory";
   XLMR_CHECK(static_cast<int>(counts.size()) == world_size()) << "reduce-scatter: one count per rank";
@@ -145,6 +148,7 @@ void NcclCommunicator::ReduceScatterSum(Tensor& data, const std::vector<int64_t>
 }
 
 void NcclCommunicator::AllGather(Tensor& data, const std::vector<int64_t>& counts) {
+  profile::OpScope op("comm::AllGather", profile::OpKind::kOther, static_cast<int64_t>(data.bytes()));
   XLMR_CHECK(data.device() == Device::kCuda) << "NCCL all-gather takes buffers in GPU memory";
   XLMR_CHECK(static_cast<int>(counts.size()) == world_size()) << "all-gather: one count per rank";
   const ncclDataType_t type = NcclType(data.dtype());
@@ -175,6 +179,7 @@ void NcclCommunicator::Abort(int exit_code) {
 }
 
 void NcclCommunicator::WaitForAllReduces() {
+  profile::OpScope op("comm::WaitForAllReduces", profile::OpKind::kOther, 0);
   CUDA_CHECK(cudaEventRecord(reduced_, communication_stream_));
   CUDA_CHECK(cudaStreamWaitEvent(compute_stream_, reduced_, 0));
 }

@@ -23,6 +23,9 @@
 //         XLMR_CUDA_KERNEL(kernels::cuda::LinearForward(x, weight, bias, out_dtype)));
 //
 // CUDA tensors of an op without a CUDA kernel abort with "ops::Linear has no CUDA kernel yet".
+//
+// Every backend call is one op of the profiler (framework/profile/profiler.h), named `op_name`:
+// counted for metrics.jsonl's kernel_launches on the CPU, and timed while a profile records.
 #ifndef XLMR_FRAMEWORK_OPS_DISPATCH_H_
 #define XLMR_FRAMEWORK_OPS_DISPATCH_H_
 
@@ -32,6 +35,7 @@
 #include <utility>
 
 #include "framework/core/device.h"
+#include "framework/profile/profiler.h"
 #include "framework/tensor/tensor.h"
 
 namespace xlmr::ops {
@@ -48,6 +52,7 @@ Device CommonDevice(const char* op_name, std::initializer_list<Tensor> tensors);
 template <typename CpuKernel>
 decltype(auto) DispatchByDevice(const char* op_name, Device device, CpuKernel&& cpu_kernel) {
   if (device != Device::kCpu) FailNoCudaKernel(op_name);
+  profile::OpScope op(op_name, profile::OpKind::kKernelCall);
   return cpu_kernel();
 }
 
@@ -66,6 +71,7 @@ decltype(auto) DispatchByDevice(const char* op_name, Device device, CpuKernel&& 
   if constexpr (std::is_same_v<std::decay_t<CudaKernel>, std::nullptr_t>) {
     return DispatchByDevice(op_name, device, std::forward<CpuKernel>(cpu_kernel));
   } else {
+    profile::OpScope op(op_name, profile::OpKind::kKernelCall);
     if (device == Device::kCpu) return cpu_kernel();
     return cuda_kernel();
   }

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_join.h"
+#include "framework/profile/profiler.h"
 
 namespace xlmr {
 namespace {
@@ -38,6 +39,7 @@ void CopyBytes(void* dst, Device dst_device, const void* src, Device src_device,
     return;
   }
   XLMR_CHECK(RegisteredCopy() != nullptr) << "device copy requested but no CUDA backend registered";
+  profile::OpScope op("transfer", profile::OpKind::kOther, static_cast<int64_t>(bytes));
   RegisteredCopy()(dst, dst_device, src, src_device, bytes);
 }
 

@@ -19,6 +19,8 @@
 #include "framework/io/replace_directory.h"
 #include "framework/optim/adamw.h"
 #include "framework/optim/lr_schedule.h"
+#include "framework/profile/profile_files.h"
+#include "framework/profile/profiler.h"
 #include "framework/tensor/storage.h"
 #include "framework/train/metrics_writer.h"
 #include "framework/train/progress.h"
@@ -55,6 +57,11 @@ std::optional<distributed::ZeroPartition> ZeroPartitionFor(int zero_stage, const
 FlatRange OptimizerShard(const std::optional<distributed::ZeroPartition>& partition, int rank,
                          const ParameterStore& store) {
   return partition ? partition->shard(rank) : FlatRange{0, store.total_elements()};
+}
+
+// A count the step could not know (no device tracer) is null in metrics.jsonl.
+nlohmann::ordered_json CountOrNull(const std::optional<int64_t>& count) {
+  return count.has_value() ? nlohmann::ordered_json(*count) : nlohmann::ordered_json(nullptr);
 }
 
 }  // namespace
@@ -94,7 +101,12 @@ class Trainer::Run {
   absl::Status PublishStagedOutput();
   absl::Status CheckReplicasAgree(const std::string& when);
   int AgreedStopSignal();
-  absl::Status RecordStep(const StepOutcome& outcome, double step_seconds, int64_t step_tokens);
+  absl::Status RecordStep(const StepOutcome& outcome, double step_seconds, int64_t step_tokens,
+                          const profile::LaunchCounts& launches);
+  // --profile_steps (rank 0): StartProfile before the window's first step (or the first step of
+  // a resumed run inside it), FinishProfile after its last one, or when the run ends first.
+  void StartProfile();
+  absl::Status FinishProfile();
   absl::Status WriteMetrics(const nlohmann::ordered_json& record);
   TrainingState CurrentSettings() const;
   // Counters that continue across a resume.
@@ -124,6 +136,7 @@ class Trainer::Run {
   std::chrono::steady_clock::time_point start_;
   bool epoch_just_ended_ = false;
   bool packed_ = false;  // --padding_free and the model takes packed inputs
+  bool profiling_ = false;
   std::optional<EvalResult> last_eval_;
   int64_t last_eval_step_ = -1;  // the step of last_eval_
 };
@@ -230,6 +243,10 @@ absl::Status Trainer::Run::TrainOneStep() {
       GlobalLossTerms(options_.objective, micro_batches, assignment.global_examples, t_.comm_);
   MemoryStatsFor(options_.device).ResetPeaks();
   AllocatorFor(options_.device).ResetPeakReserved();
+  const int64_t step_number = state_.global_step + 1;  // as metrics.jsonl numbers it
+  if (is_main_ && !profiling_ && options_.profile.Contains(step_number)) StartProfile();
+  const profile::LaunchCounts launches_before = profile::CountLaunches(options_.device);
+  std::optional<profile::StepScope> step_scope(std::in_place, step_number);
   const auto begin = std::chrono::steady_clock::now();
   TrainStep step(t_.model_, sync_, scaler_, optimizer_, *schedule_,
                  StepSettings{options_.autocast, options_.max_grad_norm, options_.seed,
@@ -239,6 +256,12 @@ absl::Status Trainer::Run::TrainOneStep() {
                         step.Run(state_.global_step, micro_batches, loss_terms));
   t_.comm_.AllReduceSumDoubles(&local_tokens, 1);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+  step_scope.reset();
+  profile::LaunchCounts launches = profile::CountLaunches(options_.device);
+  if (launches.kernel_launches && launches_before.kernel_launches) {
+    *launches.kernel_launches -= *launches_before.kernel_launches;
+  }
+  if (launches.host_waits && launches_before.host_waits) *launches.host_waits -= *launches_before.host_waits;
 
   ++state_.global_step;
   state_.examples_seen += assignment.global_examples;
@@ -250,10 +273,30 @@ absl::Status Trainer::Run::TrainOneStep() {
     ++state_.epoch;
     state_.step_in_epoch = 0;
   }
-  return RecordStep(outcome, seconds, static_cast<int64_t>(local_tokens));
+  XLMR_RETURN_IF_ERROR(RecordStep(outcome, seconds, static_cast<int64_t>(local_tokens), launches));
+  if (profiling_ && step_number >= options_.profile.last) return FinishProfile();
+  return absl::OkStatus();
 }
 
-absl::Status Trainer::Run::RecordStep(const StepOutcome& outcome, double step_seconds, int64_t step_tokens) {
+void Trainer::Run::StartProfile() {
+  std::string why;
+  if (!profile::StartRecording(options_.device, &why)) {
+    progress_.Message(absl::StrCat("profile: the device's work is not traced (", why, "); host events only"));
+  }
+  profiling_ = true;
+}
+
+absl::Status Trainer::Run::FinishProfile() {
+  profiling_ = false;
+  const profile::Recording recording = profile::StopRecording();
+  const std::string directory = write_dir_ + "/profile";
+  XLMR_RETURN_IF_ERROR(profile::WriteProfile(recording, directory, "xlmr_finetune"));
+  progress_.Message(absl::StrCat("profile written to ", directory, " (trace.json: open in ui.perfetto.dev; op_classes.md)"));
+  return absl::OkStatus();
+}
+
+absl::Status Trainer::Run::RecordStep(const StepOutcome& outcome, double step_seconds, int64_t step_tokens,
+                                      const profile::LaunchCounts& launches) {
   const MemoryStats& memory = MemoryStatsFor(options_.device);
   const double elapsed = ElapsedSeconds();
   nlohmann::ordered_json record = {
@@ -271,6 +314,9 @@ absl::Status Trainer::Run::RecordStep(const StepOutcome& outcome, double step_se
       {"tokens", state_.tokens_seen},
       {"allreduce_calls", AllReduceCalls()},
       {"tokens_per_second", step_seconds > 0 ? static_cast<double>(step_tokens) / step_seconds : 0.0},
+      {"step_seconds", step_seconds},
+      {"kernel_launches", CountOrNull(launches.kernel_launches)},
+      {"host_waits", CountOrNull(launches.host_waits)},
       {"peak_activation_bytes", memory.Of(MemoryCategory::kActivations).peak},
       {"optimizer_bytes", memory.Of(MemoryCategory::kOptimizer).current},
       {"peak_device_bytes", memory.peak_total()},
@@ -433,6 +479,7 @@ absl::Status Trainer::Run::Execute() {
     if (save_due || last) XLMR_RETURN_IF_ERROR(SaveCheckpoint());
     if (const int signal_number = AgreedStopSignal(); signal_number != 0) {
       if (!save_due && !last) XLMR_RETURN_IF_ERROR(SaveCheckpoint());
+      if (profiling_) XLMR_RETURN_IF_ERROR(FinishProfile());
       progress_.Finish();
       t_.stopped_by_signal_ = signal_number;
       return absl::CancelledError(absl::StrCat("stopped by ", StopSignalName(signal_number), " after step ",
@@ -441,6 +488,7 @@ absl::Status Trainer::Run::Execute() {
     }
   }
   progress_.Finish();
+  if (profiling_) XLMR_RETURN_IF_ERROR(FinishProfile());  // the run ended inside the window
   XLMR_RETURN_IF_ERROR(CheckReplicasAgree(absl::StrCat("after step ", state_.global_step)));
   const bool stopped_early = EarlyStopped();
   if (stopped_early) {

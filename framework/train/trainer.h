@@ -17,6 +17,7 @@
 #include "framework/data/batch_planner.h"
 #include "framework/data/tokenized_dataset.h"
 #include "framework/distributed/communicator.h"
+#include "framework/profile/profile_window.h"
 #include "framework/train/evaluate.h"
 #include "framework/train/model_interface.h"
 #include "framework/train/training_checkpoint.h"
@@ -58,6 +59,9 @@ struct TrainerOptions {
   // output_dir from there on. Until that moment output_dir keeps the old run, whole.
   std::string staging_dir;
   std::string metrics_file;  // empty: <output_dir>/metrics.jsonl
+  // --profile_steps: rank 0 records these steps and writes <output_dir>/profile/
+  // (framework/profile/profile_files.h) after the window's last step, or when the run ends first.
+  profile::ProfileWindow profile;
   int64_t logging_steps = 10;  // log_history entries (framework/train/training_log.h)
   // --report_to=tensorboard: rank 0 writes the log history as a TensorBoard event file into
   // logging_dir (empty: <output_dir>/runs, which moves with a staged output_dir).

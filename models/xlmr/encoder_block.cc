@@ -10,6 +10,7 @@
 #include "framework/ops/layer_norm.h"
 #include "framework/ops/linear.h"
 #include "framework/ops/varlen_fused_attention.h"
+#include "framework/profile/profiler.h"
 #include "models/xlmr/autocast.h"
 
 namespace xlmr::models {
@@ -54,7 +55,12 @@ float EncoderBlock::AttentionDropout(const PassContext& context) const {
 Tensor EncoderBlock::Forward(const Tensor& input, const TokenLayout& tokens, const ParameterStore& store,
                              const PassContext& context, EncoderBlockSaved* saved) const {
   saved->input = input;
-  const Tensor attention_output = ForwardAttention(tokens, store, context, *saved);
+  Tensor attention_output;
+  {
+    profile::Scope scope("attention.fwd");
+    attention_output = ForwardAttention(tokens, store, context, *saved);
+  }
+  profile::Scope scope("ffn.fwd");
   return ForwardFeedForward(attention_output, tokens, store, context, *saved);
 }
 
@@ -64,10 +70,13 @@ void EncoderBlock::Recompute(recompute::BlockRecompute mode, const TokenLayout& 
   switch (mode) {
     case recompute::BlockRecompute::kKeep:
       return;
-    case recompute::BlockRecompute::kSelective:
+    case recompute::BlockRecompute::kSelective: {
+      profile::Scope scope("recompute.attention_core");
       ForwardAttentionCore(tokens, context, *saved);
       return;
+    }
     case recompute::BlockRecompute::kFull: {
+      profile::Scope scope("recompute");
       const Tensor input = saved->input;
       Forward(input, tokens, store, context, saved);  // the block output is not needed again
       return;
@@ -171,7 +180,12 @@ Tensor EncoderBlock::Backward(Tensor d_output, const TokenLayout& tokens, Encode
   XLMR_CHECK((saved->attention_probs.defined() || saved->attention_logsumexp.defined()) &&
              saved->intermediate.defined())
       << "layer " << layer_ << ": Backward needs the complete saved activations (Recompute first)";
-  Tensor d_attention_output = BackwardFeedForward(std::move(d_output), tokens, *saved, store, context);
+  Tensor d_attention_output;
+  {
+    profile::Scope scope("ffn.bwd");
+    d_attention_output = BackwardFeedForward(std::move(d_output), tokens, *saved, store, context);
+  }
+  profile::Scope scope("attention.bwd");
   Tensor d_input = BackwardAttention(std::move(d_attention_output), tokens, *saved, store, context);
   saved->Clear();
   return d_input;

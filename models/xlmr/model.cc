@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "framework/profile/profiler.h"
+
 namespace xlmr::models {
 
 XlmrTaskModel::XlmrTaskModel(XlmrConfig config, Device device)
@@ -32,16 +34,27 @@ Tensor XlmrTaskModel::Forward(const ModelInputs& inputs,
                                               const PassContext& context,
                                               bool keep_activations) {
   ReleaseActivations();
-  Tensor hidden = ForwardEmbeddings(inputs, context);
+  Tensor hidden;
+  {
+    profile::Scope scope("embeddings.fwd");
+    hidden = ForwardEmbeddings(inputs, context);
+  }
   for (int i = 0; i < num_blocks(); ++i) {
-    hidden = ForwardBlock(i, hidden, context);
+    {
+      profile::Scope scope("layer", i);
+      hidden = ForwardBlock(i, hidden, context);
+    }
     if (keep_activations) {
       blocks_saved_[i].Retain(plan_.ModeOf(i));
     } else {
       blocks_saved_[i].Clear();
     }
   }
-  Tensor logits = ForwardHead(hidden, context);
+  Tensor logits;
+  {
+    profile::Scope scope("head.fwd");
+    logits = ForwardHead(hidden, context);
+  }
   if (!keep_activations) ReleaseActivations();
   return logits;
 }
@@ -49,13 +62,23 @@ Tensor XlmrTaskModel::Forward(const ModelInputs& inputs,
 void XlmrTaskModel::Backward(const Tensor& d_logits, const PassContext& context,
                                              const train::BucketReadyFn& on_bucket_ready) {
   XLMR_CHECK(encoder_output_.defined()) << "Backward without a Forward that kept activations";
-  Tensor d_hidden = BackwardHead(d_logits, context);
+  Tensor d_hidden;
+  {
+    profile::Scope scope("head.bwd");
+    d_hidden = BackwardHead(d_logits, context);
+  }
   on_bucket_ready(HeadBucket());
   for (int i = num_blocks() - 1; i >= 0; --i) {
-    d_hidden = BackwardBlock(i, plan_.ModeOf(i), std::move(d_hidden), context);
+    {
+      profile::Scope scope("layer", i);
+      d_hidden = BackwardBlock(i, plan_.ModeOf(i), std::move(d_hidden), context);
+    }
     on_bucket_ready(BlockBucket(config_, i));
   }
-  BackwardEmbeddings(d_hidden, context);
+  {
+    profile::Scope scope("embeddings.bwd");
+    BackwardEmbeddings(d_hidden, context);
+  }
   on_bucket_ready(EmbeddingBucket(config_));
 }
 
