@@ -36,6 +36,8 @@
 #include "framework/data/record_reader.h"
 #include "framework/data/tagged_sentence_reader.h"
 #include "framework/data/word_labels.h"
+#include "framework/profile/profiler.h"
+#include "framework/profile/window_recorder.h"
 #include "framework/train/evaluate.h"
 #include "models/model_tokenizer.h"
 #include "models/xlmr/hf_checkpoint.h"
@@ -44,6 +46,7 @@
 #include "recipes/device_choice.h"
 #include "recipes/embedded_default.h"
 #include "recipes/predict_writer.h"
+#include "recipes/profile_flags.h"
 #include "recipes/program_usage.h"
 #include "recipes/qa_predict.h"
 #include "recipes/runfiles.h"
@@ -85,7 +88,17 @@ struct PredictConfig {
   TextFlags text;
   int max_seq_length = 128;
   train::EvalSettings eval;
+  profile::ProfileWindow profile;  // --profile_steps: prediction batches
 };
+
+// Where --profile_steps writes: <output_dir>/profile for question answering, else a folder
+// "profile" beside --output_file.
+std::string ProfileDirectory(const std::string& output) {
+  const std::filesystem::path parent = std::filesystem::path(output).parent_path();
+  return (parent.empty() ? std::filesystem::path("profile") : parent / "profile").string();
+}
+
+void PrintLine(const std::string& line) { std::fprintf(stderr, "xlmr_predict: %s\n", line.c_str()); }
 
 // The flags of every task; the output flags are checked once the task is known (CheckOutputFlags).
 absl::StatusOr<PredictConfig> ReadPredictFlags() {
@@ -105,6 +118,7 @@ absl::StatusOr<PredictConfig> ReadPredictFlags() {
   XLMR_ASSIGN_OR_RETURN(c.eval.autocast, ReadAutocastFlag());
   XLMR_ASSIGN_OR_RETURN(const DeviceChoice device, ReadDeviceFlag());
   XLMR_ASSIGN_OR_RETURN(c.eval.device, ChooseDevice(device, /*gpu_ordinal=*/0, /*warn=*/true, "xlmr_predict"));
+  XLMR_ASSIGN_OR_RETURN(c.profile, ReadProfileStepsFlag());
   return c;
 }
 
@@ -205,13 +219,21 @@ absl::StatusOr<PreparedPrediction> PrepareRows(PredictConfig config) {
 absl::Status PredictAll(PreparedPrediction& run) {
   const train::EvalSettings& settings = run.config.eval;
   const int64_t rows = run.inputs->size();
+  profile::WindowRecorder profiler(run.config.profile, settings.device, ProfileDirectory(run.config.output_file),
+                                   "xlmr_predict", PrintLine);
   for (int64_t first = 0; first < rows; first += settings.batch_size) {
     const int64_t end = std::min(rows, first + settings.batch_size);
+    const int64_t batch_number = first / settings.batch_size + 1;
     const absl::Span<const data::TaggedSentence> sentences =
         run.sentences.empty() ? absl::Span<const data::TaggedSentence>()
                               : absl::MakeConstSpan(run.sentences).subspan(first, end - first);
-    XLMR_RETURN_IF_ERROR(run.writer->Write(train::Predict(*run.model, *run.inputs, first, end, settings), sentences));
+    std::optional<profile::StepScope> step = profiler.BeginStep(batch_number);
+    std::vector<train::Prediction> predictions = train::Predict(*run.model, *run.inputs, first, end, settings);
+    step.reset();
+    profiler.EndStep(batch_number);
+    XLMR_RETURN_IF_ERROR(run.writer->Write(predictions, sentences));
   }
+  XLMR_RETURN_IF_ERROR(profiler.Finish());
   return run.writer->Commit();
 }
 
@@ -256,9 +278,12 @@ int AnswerQuestionsInFile(const PredictConfig& c, const models::XlmrConfig& mode
   absl::StatusOr<QaFile> input = ReadQaInput(options, *tokenizer->tokenizer);
   if (!input.ok()) return Fail(2, input.status());
 
+  profile::WindowRecorder profiler(c.profile, c.eval.device, c.output_dir + "/profile", "xlmr_predict", PrintLine);
+  options.eval.profiler = &profiler;
   const auto start = std::chrono::steady_clock::now();
   const absl::StatusOr<QaPredictSummary> summary = AnswerQuestions(**model, *input, options);
   if (!summary.ok()) return Fail(1, summary.status());
+  if (const absl::Status written = profiler.Finish(); !written.ok()) return Fail(1, written);
   const std::chrono::duration<double> seconds = std::chrono::steady_clock::now() - start;
   std::fprintf(stderr, "xlmr_predict: answered %lld questions (%zu windows) in %.1f s; wrote %s to %s\n",
                static_cast<long long>(summary->questions), input->windows.size(), seconds.count(),

@@ -23,6 +23,7 @@
 #include "absl/status/statusor.h"
 #include "framework/data/tokenized_dataset.h"
 #include "framework/distributed/communicator.h"
+#include "framework/profile/window_recorder.h"
 #include "framework/train/model_interface.h"
 #include "framework/train/objective.h"
 
@@ -43,6 +44,9 @@ struct EvalSettings {
   bool padding_free = true;
   // The tokenizer's segment separator when the model reads token types (data::Collate), else -1.
   int32_t segment_separator_id = -1;
+  // xlmr_predict --profile_steps over question-answering windows: each forward batch is a step
+  // of this recorder (not owned; null: no profile).
+  profile::WindowRecorder* profiler = nullptr;
 };
 
 // Writes an evaluation's files into `directory` (which exists) and returns their names there;

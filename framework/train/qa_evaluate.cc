@@ -23,9 +23,16 @@ std::vector<double> ForwardSlice(TrainableModel& model, const data::TokenizedDat
     ModelInputs inputs{batch.input_ids.ToDevice(settings.device),
                        batch.attention_mask.ToDevice(settings.device)};
     if (batch.token_type_ids.defined()) inputs.token_type_ids = batch.token_type_ids.ToDevice(settings.device);
+    // A profiled batch: the forward pass and the logits' copy to the host.
+    const int64_t batch_number = (first - begin) / settings.batch_size + 1;
+    std::optional<profile::StepScope> step = settings.profiler != nullptr
+                                                 ? settings.profiler->BeginStep(batch_number)
+                                                 : std::optional<profile::StepScope>();
     const Tensor logits = model.Forward(inputs, context, /*keep_activations=*/false);
     XLMR_CHECK(logits.rank() == 3 && logits.dim(0) == 2) << "question answering logits [2,B,S]";
     const std::vector<float> values = logits.ToFloatVector();
+    step.reset();
+    if (settings.profiler != nullptr) settings.profiler->EndStep(batch_number);
     const int64_t b_size = logits.dim(1), s_size = logits.dim(2);
     for (int64_t b = 0; b < b_size; ++b) {
       const int n = static_cast<int>(windows.num_tokens(indices[b]));

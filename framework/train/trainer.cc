@@ -19,8 +19,8 @@
 #include "framework/io/replace_directory.h"
 #include "framework/optim/adamw.h"
 #include "framework/optim/lr_schedule.h"
-#include "framework/profile/profile_files.h"
 #include "framework/profile/profiler.h"
+#include "framework/profile/window_recorder.h"
 #include "framework/tensor/storage.h"
 #include "framework/train/metrics_writer.h"
 #include "framework/train/progress.h"
@@ -81,7 +81,9 @@ class Trainer::Run {
                    OptimizerShard(partition_, t.comm_.rank(), t.model_.parameters())),
         scaler_(options_.loss_scaler, /*enabled=*/options_.autocast == DType::kF16),
         sync_(t.comm_, t.model_.parameters(), partition_),
-        progress_(Progress::ForStderr(options_.logging_steps, is_main_)) {}
+        progress_(Progress::ForStderr(options_.logging_steps, is_main_)),
+        profiler_(options_.profile, options_.device, write_dir_ + "/profile", "xlmr_finetune",
+                  [this](const std::string& line) { progress_.Message(line); }, is_main_) {}
 
   absl::Status Execute();
 
@@ -103,10 +105,15 @@ class Trainer::Run {
   int AgreedStopSignal();
   absl::Status RecordStep(const StepOutcome& outcome, double step_seconds, int64_t step_tokens,
                           const profile::LaunchCounts& launches);
-  // --profile_steps (rank 0): StartProfile before the window's first step (or the first step of
-  // a resumed run inside it), FinishProfile after its last one, or when the run ends first.
-  void StartProfile();
-  absl::Status FinishProfile();
+  // --profile_steps, on rank 0 (into write_dir_, which a publish may change).
+  absl::Status EndProfiledStep(int64_t step_number) {
+    profiler_.EndStep(step_number);
+    return profiler_.has_finished_window() ? FinishProfile() : absl::OkStatus();
+  }
+  absl::Status FinishProfile() {
+    profiler_.set_directory(write_dir_ + "/profile");
+    return profiler_.Finish();
+  }
   absl::Status WriteMetrics(const nlohmann::ordered_json& record);
   TrainingState CurrentSettings() const;
   // Counters that continue across a resume.
@@ -136,7 +143,7 @@ class Trainer::Run {
   std::chrono::steady_clock::time_point start_;
   bool epoch_just_ended_ = false;
   bool packed_ = false;  // --padding_free and the model takes packed inputs
-  bool profiling_ = false;
+  profile::WindowRecorder profiler_;
   std::optional<EvalResult> last_eval_;
   int64_t last_eval_step_ = -1;  // the step of last_eval_
 };
@@ -244,9 +251,8 @@ absl::Status Trainer::Run::TrainOneStep() {
   MemoryStatsFor(options_.device).ResetPeaks();
   AllocatorFor(options_.device).ResetPeakReserved();
   const int64_t step_number = state_.global_step + 1;  // as metrics.jsonl numbers it
-  if (is_main_ && !profiling_ && options_.profile.Contains(step_number)) StartProfile();
   const profile::LaunchCounts launches_before = profile::CountLaunches(options_.device);
-  std::optional<profile::StepScope> step_scope(std::in_place, step_number);
+  std::optional<profile::StepScope> step_scope = profiler_.BeginStep(step_number);
   const auto begin = std::chrono::steady_clock::now();
   TrainStep step(t_.model_, sync_, scaler_, optimizer_, *schedule_,
                  StepSettings{options_.autocast, options_.max_grad_norm, options_.seed,
@@ -274,25 +280,7 @@ absl::Status Trainer::Run::TrainOneStep() {
     state_.step_in_epoch = 0;
   }
   XLMR_RETURN_IF_ERROR(RecordStep(outcome, seconds, static_cast<int64_t>(local_tokens), launches));
-  if (profiling_ && step_number >= options_.profile.last) return FinishProfile();
-  return absl::OkStatus();
-}
-
-void Trainer::Run::StartProfile() {
-  std::string why;
-  if (!profile::StartRecording(options_.device, &why)) {
-    progress_.Message(absl::StrCat("profile: the device's work is not traced (", why, "); host events only"));
-  }
-  profiling_ = true;
-}
-
-absl::Status Trainer::Run::FinishProfile() {
-  profiling_ = false;
-  const profile::Recording recording = profile::StopRecording();
-  const std::string directory = write_dir_ + "/profile";
-  XLMR_RETURN_IF_ERROR(profile::WriteProfile(recording, directory, "xlmr_finetune"));
-  progress_.Message(absl::StrCat("profile written to ", directory, " (trace.json: open in ui.perfetto.dev; op_classes.md)"));
-  return absl::OkStatus();
+  return EndProfiledStep(step_number);
 }
 
 absl::Status Trainer::Run::RecordStep(const StepOutcome& outcome, double step_seconds, int64_t step_tokens,
@@ -479,7 +467,7 @@ absl::Status Trainer::Run::Execute() {
     if (save_due || last) XLMR_RETURN_IF_ERROR(SaveCheckpoint());
     if (const int signal_number = AgreedStopSignal(); signal_number != 0) {
       if (!save_due && !last) XLMR_RETURN_IF_ERROR(SaveCheckpoint());
-      if (profiling_) XLMR_RETURN_IF_ERROR(FinishProfile());
+      XLMR_RETURN_IF_ERROR(FinishProfile());
       progress_.Finish();
       t_.stopped_by_signal_ = signal_number;
       return absl::CancelledError(absl::StrCat("stopped by ", StopSignalName(signal_number), " after step ",
@@ -488,7 +476,7 @@ absl::Status Trainer::Run::Execute() {
     }
   }
   progress_.Finish();
-  if (profiling_) XLMR_RETURN_IF_ERROR(FinishProfile());  // the run ended inside the window
+  XLMR_RETURN_IF_ERROR(FinishProfile());  // a run that ended inside the window
   XLMR_RETURN_IF_ERROR(CheckReplicasAgree(absl::StrCat("after step ", state_.global_step)));
   const bool stopped_early = EarlyStopped();
   if (stopped_early) {
