@@ -165,6 +165,11 @@ bert_positions_after_padding|models/xlmr/family_architecture.cc|s/kBertArchitect
 bert_batches_without_token_types|framework/data/collate.cc|s/    if (example\[t\] == separator_id) segment = 1;/    if (example[t] == separator_id) segment = 0;/|//tests/recipes:bert_test|the batcher gives a BERT pair'"'"'s second text token type 0 (the model reads every pair as one text)
 bert_pooler_reinitialised|models/xlmr/hf_checkpoint.cc|s/  if (!pooler_loaded) InitializePooler(/  if (true) InitializePooler(/|//tests/models/bert:bert_parity_test|a checkpoint'"'"'s pooler is thrown away and initialised afresh
 bert_qa_two_separators|recipes/qa_file.cc|s/  features.pair_separators = tokenizer.special_tokens_pair() - 2;/  features.pair_separators = 2;/|//tests/recipes:qa_windows_test|BERT'"'"'s question-answering windows put two [SEP] between question and context (RoBERTa'"'"'s layout)
+profile_scope_path_kept|framework/profile/profiler.cc|s/  path.resize(parent_length_);/  (void)parent_length_;/|//tests/recipes:profile_test|a closed profile scope stays in the path (layer.0.attention.fwd.ffn.fwd ...)
+profile_step_closed_early|framework/train/trainer.cc|s/  std::optional<profile::StepScope> step_scope = profiler_.BeginStep(step_number);/  std::optional<profile::StepScope> step_scope = profiler_.BeginStep(step_number); step_scope.reset();/|//tests/recipes:profile_test|a profiled step ends before its work: the ops fall outside it and the tables miss the step'"'"'s time
+profile_launches_uncounted|framework/profile/profiler.cc|s/if (kind == OpKind::kKernelCall) state.ops_dispatched/if (kind == OpKind::kOther) state.ops_dispatched/|//tests/recipes:profile_test|metrics.jsonl'"'"'s kernel_launches counts copies and collectives instead of the backend'"'"'s calls
+profile_nested_counted_twice|framework/profile/profile_summary.cc|s/      self\[open.back()\] -= op->end_ns - op->begin_ns;/      (void)0;/|//tests/framework/profile:profile_summary_test|an op nested in another (a copy inside an op) is counted in both
+profile_device_gap_whole_step|framework/profile/profile_summary.cc|s/- UnionLength(std::move(busy));/- 0 * UnionLength(std::move(busy));/|//tests/framework/profile:profile_summary_test|the device'"'"'s idle time is the whole step, its busy intervals ignored
 '
 
 if [ "${1:-}" = "--list" ]; then
