@@ -39,8 +39,13 @@ void CheckVarlenOperands(const char* op, const Tensor& q, const Tensor& k, const
 
 #ifdef XLMR_WITH_CUDA
 // The CUDA kernels read the offsets on the device.
-Tensor CuSeqlensOnDevice(const Tensor& cu_seqlens) {
-  return cu_seqlens.ToDevice(Device::kCuda, MemoryCategory::kWorkspace);
+// The caller's device copy of cu_seqlens when it gave one (checked to be one), else an upload.
+Tensor CuSeqlensOnDevice(const Tensor& cu_seqlens, const Tensor& given) {
+  if (!given.defined()) return cu_seqlens.ToDevice(Device::kCuda, MemoryCategory::kWorkspace);
+  XLMR_CHECK(given.device() == Device::kCuda && given.dtype() == DType::kI32 &&
+             given.shape() == cu_seqlens.shape())
+      << "cu_seqlens_on_device must be cu_seqlens' copy on the GPU, is " << ShapeString(given.shape());
+  return given;
 }
 #endif
 
@@ -85,7 +90,8 @@ absl::Status ValidateCuSeqlens(const Tensor& cu_seqlens, int64_t tokens, int64_t
 FusedAttentionOutput VarlenFusedAttention(const Tensor& q, const Tensor& k, const Tensor& v,
                                           const Tensor& cu_seqlens, int64_t max_seqlen,
                                           int num_heads, float dropout_p,
-                                          const DropoutKey& dropout_key, int64_t dropout_stride) {
+                                          const DropoutKey& dropout_key, int64_t dropout_stride,
+                                          const Tensor& cu_seqlens_on_device) {
   constexpr const char* kOp = "ops::VarlenFusedAttention";
   const Device device = CommonDevice(kOp, {q, k, v});
   CheckVarlenOperands(kOp, q, k, v, cu_seqlens, max_seqlen, num_heads, dropout_p,
@@ -99,7 +105,7 @@ FusedAttentionOutput VarlenFusedAttention(const Tensor& q, const Tensor& k, cons
                                                   &out.context, &out.logsumexp);
       },
       XLMR_CUDA_KERNEL(kernels::cuda::VarlenFusedAttentionForward(
-          q, k, v, CuSeqlensOnDevice(cu_seqlens), max_seqlen, num_heads, dropout_p, dropout_key,
+          q, k, v, CuSeqlensOnDevice(cu_seqlens, cu_seqlens_on_device), max_seqlen, num_heads, dropout_p, dropout_key,
           dropout_stride, &out.context, &out.logsumexp)));
   return out;
 }
@@ -110,7 +116,8 @@ AttentionGrads VarlenFusedAttentionBackward(const Tensor& d_context, const Tenso
                                             const Tensor& cu_seqlens, int64_t max_seqlen,
                                             int num_heads, float dropout_p,
                                             const DropoutKey& dropout_key,
-                                            int64_t dropout_stride) {
+                                            int64_t dropout_stride,
+                                            const Tensor& cu_seqlens_on_device) {
   constexpr const char* kOp = "ops::VarlenFusedAttentionBackward";
   const Device device = CommonDevice(kOp, {d_context, q, k, v, context, logsumexp});
   CheckVarlenOperands(kOp, q, k, v, cu_seqlens, max_seqlen, num_heads, dropout_p,
@@ -128,7 +135,7 @@ AttentionGrads VarlenFusedAttentionBackward(const Tensor& d_context, const Tenso
                                                    &grads.dk, &grads.dv);
       },
       XLMR_CUDA_KERNEL(kernels::cuda::VarlenFusedAttentionBackward(
-          d_context, q, k, v, context, logsumexp, CuSeqlensOnDevice(cu_seqlens), max_seqlen,
+          d_context, q, k, v, context, logsumexp, CuSeqlensOnDevice(cu_seqlens, cu_seqlens_on_device), max_seqlen,
           num_heads, dropout_p, dropout_key, dropout_stride, &grads.dq, &grads.dk, &grads.dv)));
   return grads;
 }

@@ -25,7 +25,10 @@
 //
 // Devices: as FusedAttentionSupported (framework/ops/fused_attention.h): the CPU for any head
 // size in f32, f16 and bf16; CUDA for head_dim 64 in f32 and f16. cu_seqlens is always a CPU
-// tensor (the op checks it on the host and copies it to the GPU for the CUDA kernels).
+// tensor (the op checks it on the host). The CUDA kernels read a device copy: the caller's
+// `cu_seqlens_on_device` (the same values on q's device, made once per batch: every layer's
+// forward and backward then share one upload, models/xlmr/token_layout.h), else one the op
+// uploads itself (a synchronous copy per call).
 // Gradient convention: no parameters; dq, dk, dv are RETURNED (new tensors, `=`).
 #ifndef XLMR_FRAMEWORK_OPS_VARLEN_FUSED_ATTENTION_H_
 #define XLMR_FRAMEWORK_OPS_VARLEN_FUSED_ATTENTION_H_
@@ -54,7 +57,8 @@ absl::Status ValidateCuSeqlens(const Tensor& cu_seqlens, int64_t tokens, int64_t
 FusedAttentionOutput VarlenFusedAttention(const Tensor& q, const Tensor& k, const Tensor& v,
                                           const Tensor& cu_seqlens, int64_t max_seqlen,
                                           int num_heads, float dropout_p,
-                                          const DropoutKey& dropout_key, int64_t dropout_stride);
+                                          const DropoutKey& dropout_key, int64_t dropout_stride,
+                                          const Tensor& cu_seqlens_on_device = Tensor());
 
 // [in] d_context [T,H] in q's dtype; q, k, v, cu_seqlens, max_seqlen, num_heads, dropout_p,
 // dropout_key and dropout_stride exactly as given to the forward; context and logsumexp from it.
@@ -65,7 +69,8 @@ AttentionGrads VarlenFusedAttentionBackward(const Tensor& d_context, const Tenso
                                             const Tensor& cu_seqlens, int64_t max_seqlen,
                                             int num_heads, float dropout_p,
                                             const DropoutKey& dropout_key,
-                                            int64_t dropout_stride);
+                                            int64_t dropout_stride,
+                                            const Tensor& cu_seqlens_on_device = Tensor());
 
 }  // namespace xlmr::ops
 

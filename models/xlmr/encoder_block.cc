@@ -119,7 +119,7 @@ void EncoderBlock::ForwardAttentionCore(const TokenLayout& tokens, const PassCon
   if (tokens.packed()) {  // the model takes packed inputs only where fused attention applies
     ops::FusedAttentionOutput attention =
         ops::VarlenFusedAttention(s.query, s.key, s.value, tokens.cu_seqlens, tokens.max_seqlen,
-                                  heads, p, key, tokens.stride);
+                                  heads, p, key, tokens.stride, tokens.cu_seqlens_on_device);
     s.context = attention.context;
     s.attention_logsumexp = attention.logsumexp;
     return;
@@ -222,7 +222,7 @@ ops::AttentionGrads EncoderBlock::AttentionCoreBackward(Tensor d_context, const 
     return ops::VarlenFusedAttentionBackward(
         Take(d_context), Take(s.query), Take(s.key), Take(s.value), Take(s.context),
         Take(s.attention_logsumexp), tokens.cu_seqlens, tokens.max_seqlen, heads, p, key,
-        tokens.stride);
+        tokens.stride, tokens.cu_seqlens_on_device);
   }
   if (s.attention_logsumexp.defined()) {  // fused: reads the context it produced, not the probs
     return ops::FusedAttentionBackward(Take(d_context), Take(s.query), Take(s.key), Take(s.value),

@@ -45,6 +45,7 @@ TokenLayout PackedTokenLayout(const Tensor& cu_seqlens, int64_t max_seqlen, int6
   }
   TokenLayout layout;
   layout.cu_seqlens = cu_seqlens;
+  if (device != Device::kCpu) layout.cu_seqlens_on_device = cu_seqlens.ToDevice(device, MemoryCategory::kWorkspace);
   layout.max_seqlen = max_seqlen;
   layout.first_rows = device == Device::kCpu ? first_rows : first_rows.ToDevice(device);
   layout.slots = device == Device::kCpu ? slots : slots.ToDevice(device);

@@ -23,6 +23,7 @@ namespace xlmr::models {
 struct TokenLayout {
   Tensor key_mask;     // padded: [B,S] i32 on the model's device, 1 real token, 0 padding
   Tensor cu_seqlens;   // packed: [B + 1] i32 on the host
+  Tensor cu_seqlens_on_device;  // packed on a GPU: the same, uploaded once for every layer's attention
   int64_t max_seqlen = 0;  // packed: the longest sequence
   Tensor first_rows;   // packed: [B] i32 on the model's device, cu_seqlens[b] (each <s>)
   Tensor slots;        // [rows] i32 on the model's device: example b's position s -> b * stride + s
