@@ -125,7 +125,7 @@ void Tensor::CopyFromFloats(const std::vector<float>& values) {
 }
 
 Tensor Tensor::ToDevice(Device device, MemoryCategory category) const {
-  Tensor out = Zeros(shape_, dtype_, device, category);
+  Tensor out = Empty(shape_, dtype_, device, category);  // every byte is copied over
   CopyBytes(out.raw_data(), device, raw_data(), this->device(), bytes());
   return out;
 }

@@ -10,6 +10,7 @@
 #include "framework/core/check.h"
 #include "framework/tensor/memory_stats.h"
 #include "kernels/cuda/cuda_check.h"
+#include "kernels/cuda/pinned_staging.h"
 
 namespace xlmr::kernels::cuda {
 namespace {
@@ -91,9 +92,26 @@ void CudaAllocator::ResetPeakReserved() {
   CUDA_CHECK(cudaMemPoolSetAttribute(CurrentDevicePool(), cudaMemPoolAttrReservedMemHigh, &zero));
 }
 
+namespace {
+
+PinnedStaging*& Staging() {
+  static PinnedStaging* staging = nullptr;  // never freed: copies may run until exit
+  return staging;
+}
+
+}  // namespace
+
+void StageHostToDeviceCopies(CUstream_st* stream) {
+  if (Staging() == nullptr) Staging() = new PinnedStaging(stream);
+}
+
 void CopyBytesWithCuda(void* dst, Device dst_device, const void* src, Device src_device,
                        size_t bytes) {
   if (bytes == 0) return;
+  if (src_device == Device::kCpu && dst_device == Device::kCuda && Staging() != nullptr &&
+      Staging()->CopyToDevice(dst, src, bytes)) {
+    return;
+  }
   CUDA_CHECK(cudaMemcpy(dst, src, bytes, CopyKind(dst_device, src_device)))
       << "copying " << bytes << " bytes " << DeviceName(src_device) << " -> "
       << DeviceName(dst_device);

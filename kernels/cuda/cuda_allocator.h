@@ -55,12 +55,19 @@ class CudaAllocator final : public Allocator {
 // zero) contents. Off by default: production pays nothing for it. Process-wide.
 void PoisonUninitializedMemory(bool on);
 
-// A CopyBytesFn (framework/tensor/tensor.h) for any mix of kCpu and kCuda: a synchronous
-// cudaMemcpy with the matching direction. It runs on the legacy default stream, which waits for
-// all work queued on the context's (blocking) streams, so a copy to the host always sees the
-// results of kernels launched before it. Host memory may be pageable.
+// A CopyBytesFn (framework/tensor/tensor.h) for any mix of kCpu and kCuda. Host to device,
+// once StageHostToDeviceCopies has been called and up to PinnedStaging::kSlotBytes: queued on
+// that stream through pinned staging, without waiting for the GPU (pinned_staging.h); the
+// host's buffer may be reused at once, and work queued on that stream afterwards sees the bytes.
+// Otherwise a synchronous cudaMemcpy with the matching direction on the legacy default stream,
+// which waits for all work queued on the context's (blocking) streams, so a copy to the host
+// always sees the results of kernels launched before it. Host memory may be pageable.
 void CopyBytesWithCuda(void* dst, Device dst_device, const void* src, Device src_device,
                        size_t bytes);
+
+// Makes CopyBytesWithCuda stage host-to-device copies onto `stream` (the compute stream, whose
+// kernels read the inputs). Call once, at CudaContext::Init.
+void StageHostToDeviceCopies(CUstream_st* stream);
 
 }  // namespace xlmr::kernels::cuda
 

@@ -90,6 +90,7 @@ absl::StatusOr<CudaContext*> CudaContext::Init(int device) {
   // Never freed, like the context that owns the stream it orders allocations on.
   RegisterAllocator(Device::kCuda, new CudaAllocator(current_context->compute_stream()));
   RegisterDeviceCopy(&CopyBytesWithCuda);
+  StageHostToDeviceCopies(current_context->compute_stream());
   return current_context;
 }
 
