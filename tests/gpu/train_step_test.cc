@@ -13,7 +13,7 @@
 // - The backends differ only in summation order (cuBLASLt vs OpenBLAS GEMMs, tree vs serial
 //   reductions in layer norm, softmax, losses, norms). In fp32 that is ~1e-7 relative per
 //   reduction, a few reductions deep, amplified by at most a few through backward: losses 1e-5
-//   relative, gradients 1e-5 of the largest gradient.
+//   relative, gradients 1e-5 of the largest gradient (cut to measurements since: kF32 below).
 // - Under fp16 the same order differences can move an fp32 intermediate across a rounding
 //   boundary of its fp16 copy: one fp16 ulp (2^-11 = 4.9e-4 relative) on that element, which
 //   then propagates. Losses 2e-3 relative, gradients 1e-2 of the largest gradient.
@@ -70,7 +70,10 @@ struct Tolerances {
   double grad_of_largest;
   double weight_absolute;
 };
-constexpr Tolerances kF32 = {1e-5, 1e-5, 1e-6};
+// fp32 gradients: 2.5e-5 of the largest, about 3x the H200's 8.4e-6 (bench/results/
+// gpu_first_contact.md: 0.84 of the first bound, 1e-5), and 5x the CPU proxy's 4.7e-6 on an AMD
+// EPYC (OpenBLAS's Zen kernels order the head-64 products otherwise than the Intel CPU's).
+constexpr Tolerances kF32 = {1e-5, 2.5e-5, 1e-6};
 constexpr Tolerances kF16 = {2e-3, 1e-2, 1e-4};
 constexpr Tolerances kBF16 = {1.6e-2, 8e-2, 8e-4};
 
