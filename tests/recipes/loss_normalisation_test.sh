@@ -26,14 +26,16 @@
 #                 tagged c, counted here from the CoNLL file, and N the trainer's normaliser; the
 #                 encoder gets no gradient (it reaches the loss through the zero weight only). The
 #                 7 sentences (12, 20, 13, 7, 13, 13, 8 words) are one step (global batch 8, a
-#                 partial one), split over micro-batches (2 x 4, one process) and over ranks
-#                 (2 x 2 x mpirun -np 2) holding different word counts (printed, checked to
-#                 differ). AdamW's first step moves a parameter by lr * g / (|g| + eps) (bias
+#                 partial one), split over micro-batches (2 x 4, one process: packed, padded
+#                 (--padding_free=false) and --fp16, whose loss scale must come off again) and over
+#                 ranks (2 x 2 x mpirun -np 2, and with --zero_stage=1's reduce-scatter) holding
+#                 different word counts (printed, checked to differ). AdamW's first step moves a parameter by lr * g / (|g| + eps) (bias
 #                 correction makes m = g, v = g^2); with eps 0.1, comparable to |g|, the update
 #                 shows g's scale. Oracles: step 1's loss equals ln(L) within 1e-6 relative
 #                 (measured 1.9e-8, an f32 logsumexp); each bias equals -lr * g / (|g| + eps) with
 #                 N = n within 1e-7 absolute (measured 6.4e-10; values ~2e-3; a normaliser off by
-#                 the ranks' or micro-batches' share moves them by 1e-4 or more).
+#                 the ranks' or micro-batches' share moves them by 1e-4 or more), 2e-6 under --fp16
+#                 (measured 5.8e-7: the logits' gradient is rounded to fp16 on its way back).
 # span            question answering (start and end positions, 2 terms a window), 15 colour
 #                 examples of qa_composition_test.sh (one window each, all of one length: no
 #                 padding), global batch 16 (a partial step of 15 windows: micro-batches of 4, 4,
@@ -128,9 +130,14 @@ token=(--task=token_classification --model_dir=zero_head --train_file=ner7.conll
        --max_steps=1 --learning_rate=1e-2 --lr_scheduler_type=constant --adam_epsilon=0.1 --max_grad_norm=0
        --dropout=0 --logging_steps=1 --cache_dir=cache --save_strategy=no --per_device_train_batch_size=2)
 run token_one.log "$finetune" "${token[@]}" --gradient_accumulation_steps=4 --output_dir=token_one
+run token_padded.log "$finetune" "${token[@]}" --gradient_accumulation_steps=4 --padding_free=false --output_dir=token_padded
+run token_fp16.log "$finetune" "${token[@]}" --gradient_accumulation_steps=4 --fp16 --output_dir=token_fp16
 run token_two.log mpirun --oversubscribe -np 2 "$finetune" "${token[@]}" --gradient_accumulation_steps=2 --output_dir=token_two
+run token_zero.log mpirun --oversubscribe -np 2 "$finetune" "${token[@]}" --gradient_accumulation_steps=2 --zero_stage=1 \
+  --output_dir=token_zero
 labels=$(wc -l < tag_counts.txt)
-for out in token_one token_two; do
+for out in token_one token_padded token_fp16 token_two token_zero; do
+  tolerance=1e-7; [ $out = token_fp16 ] && tolerance=2e-6
   within "$out: step 1 loss vs ln($labels)" "$(line $out/metrics.jsonl train 1 | number loss)" \
     "$(awk -v l="$labels" 'BEGIN { printf "%.17g", log(l) }')" 1e-6
   python3 "$oracle" read $out/model.safetensors classifier.bias > $out.bias
@@ -138,8 +145,8 @@ for out in token_one token_two; do
             { g = (n / labels - count[FNR]) / n; a = g < 0 ? -g : g; d = $1 + lr * g / (a + eps)
               if (d < 0) d = -d; if (d > w) w = d; rows = FNR }
             END { if (rows != labels) print "rows"; else printf "%.3g", w }' tag_counts.txt $out.bias)
-  echo "  $out: classifier.bias vs -lr g / (|g| + eps), g from the counted words: max difference $worst (tolerance 1e-7)"
-  awk -v w="$worst" 'BEGIN { exit !(w != "rows" && w <= 1e-7) }' || fail "$out: classifier.bias differs by $worst"
+  echo "  $out: classifier.bias vs -lr g / (|g| + eps), g from the counted words: max difference $worst (tolerance $tolerance)"
+  awk -v w="$worst" -v t="$tolerance" 'BEGIN { exit !(w != "rows" && w <= t) }' || fail "$out: classifier.bias differs by $worst"
 done
 
 part=span
