@@ -11,7 +11,8 @@ The run: tests/golden/tiny_roberta/model (RobertaForSequenceClassification, labe
 dropout off (hidden and attention dropout 0, eager attention), 27 rows at batch 8, so the 4 steps
 of the one epoch hold 8, 8, 8 and 3 examples (the last partial, as HF's dataloader_drop_last=False
 keeps it); AdamW lr 1e-3, betas (0.9, 0.999), eps 1e-4, no weight decay, a linear decay over the
-4 steps without warm-up, clipping at 1.0; texts tokenized to at most 128 tokens and padded to the
+4 steps without warm-up, clipping at 100 (the norm computed and logged, never reached: a
+gradient of the wrong scale would be clipped to the right one at 1.0); texts tokenized to at most 128 tokens and padded to the
 batch's longest (DataCollatorWithPadding). Order: xlmr_finetune shuffles each epoch
 (framework/data/batch_planner.h); HF's Trainer is given the same order, epoch 0's permutation of 27
 rows under --seed=42 (tests/testing/trainer_oracle.py), through a sequential sampler over the rows
@@ -99,7 +100,7 @@ def main():
         arguments = TrainingArguments(
             output_dir=scratch, per_device_train_batch_size=BATCH, max_steps=4, learning_rate=LR,
             adam_beta1=0.9, adam_beta2=0.999, adam_epsilon=EPS, weight_decay=0.0, lr_scheduler_type="linear",
-            warmup_steps=0, max_grad_norm=1.0, logging_steps=1, save_strategy="no", report_to=[], seed=SEED,
+            warmup_steps=0, max_grad_norm=100.0, logging_steps=1, save_strategy="no", report_to=[], seed=SEED,
             dataloader_drop_last=False, use_cpu=True)
         trainer = SequentialTrainer(model=model, args=arguments, train_dataset=rows,
                                     data_collator=DataCollatorWithPadding(tokenizer), callbacks=[norms])
