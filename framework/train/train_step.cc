@@ -9,7 +9,9 @@ namespace xlmr::train {
 
 int64_t GlobalLossTerms(Objective objective, const std::vector<data::Batch>& micro_batches,
                         int64_t global_examples, distributed::Communicator& comm) {
-  if (objective != Objective::kPerToken) return global_examples;
+  // Examples for one loss term each; per-token and span losses count their batches' terms
+  // (labelled tokens; a start and an end position per window), summed over the ranks.
+  if (objective != Objective::kPerToken && objective != Objective::kSpanStartEnd) return global_examples;
   double terms = 0;
   for (const data::Batch& batch : micro_batches) terms += static_cast<double>(batch.loss_terms);
   if (comm.world_size() > 1) comm.AllReduceSumDoubles(&terms, 1);

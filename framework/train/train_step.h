@@ -13,7 +13,8 @@
 //   scaler.Update(finite)                                // once per optimizer step
 //
 // Normalising every micro-batch's loss by the global batch's term count (examples; labelled
-// tokens for token classification: framework/train/objective.h), not by its own size, makes the accumulated, all-reduced gradient exactly the gradient of the mean loss over
+// tokens for token classification, start and end positions for question answering:
+// framework/train/objective.h), not by its own size, makes the accumulated, all-reduced gradient exactly the gradient of the mean loss over
 // the global batch, however it is split into micro-steps and ranks, partial batches included.
 #ifndef XLMR_FRAMEWORK_TRAIN_TRAIN_STEP_H_
 #define XLMR_FRAMEWORK_TRAIN_TRAIN_STEP_H_
@@ -52,8 +53,9 @@ struct StepOutcome {
 };
 
 // The loss terms a step's mean is over (TrainStep::Run's global_loss_terms): the global
-// batch's examples, or for kPerToken its labelled tokens, which only the ranks together know
-// (the sum of every rank's Batch::loss_terms: one all-reduce when there are several ranks).
+// batch's examples, or for kPerToken its labelled tokens and for kSpanStartEnd its start and
+// end positions (2 per window: HF's (start loss + end loss) / 2), which only the ranks together
+// know (the sum of every rank's Batch::loss_terms: one all-reduce when there are several ranks).
 int64_t GlobalLossTerms(Objective objective, const std::vector<data::Batch>& micro_batches,
                         int64_t global_examples, distributed::Communicator& comm);
 
