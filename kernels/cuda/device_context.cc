@@ -13,6 +13,7 @@
 #include "framework/tensor/tensor.h"
 #include "kernels/cuda/cuda_allocator.h"
 #include "kernels/cuda/cuda_check.h"
+#include "kernels/cuda/cupti_tracer.h"
 
 namespace xlmr::kernels::cuda {
 namespace {
@@ -90,6 +91,9 @@ absl::StatusOr<CudaContext*> CudaContext::Init(int device) {
   // Never freed, like the context that owns the stream it orders allocations on.
   RegisterAllocator(Device::kCuda, new CudaAllocator(current_context->compute_stream()));
   RegisterDeviceCopy(&CopyBytesWithCuda);
+  // Counts launches and waits from here on (metrics.jsonl) and records --profile_steps' device
+  // events; without libcupti it reports why and the counts stay unknown.
+  RegisterCuptiTracer();
   return current_context;
 }
 
