@@ -106,9 +106,9 @@ TEST_F(CuptiTracerTest, KernelsAndCopiesCarryTheirOpsAndTheCountsMove) {
     if (event.op_id == transfer->op_id && event.name == "memcpy HtoD") {
       ++upload_copies;
       EXPECT_EQ(event.bytes, transfer->bytes);
+      // Only the beginning: a pageable upload's cudaMemcpy may return once the data is staged,
+      // before the DMA to the device has finished.
       EXPECT_GE(event.begin_ns, transfer->begin_ns - kClockTolerance);
-      // A synchronous copy has finished when its call returns.
-      EXPECT_LE(event.end_ns, transfer->end_ns + kClockTolerance);
     }
   }
   EXPECT_GE(linear_kernels, 1) << "no kernel event carries ops::Linear's op id " << linear->op_id;
