@@ -353,9 +353,10 @@ std::string Initialize(TracerState* state) {
   const CuptiApi& api = state->api;
   if (const CUptiResult result = api.subscribe(&state->subscriber, &OnApiCall, nullptr);
       result != CUPTI_SUCCESS) {
-    return absl::StrCat("cuptiSubscribe failed (another CUPTI client, e.g. Nsight, may hold "
-                        "the subscription): ",
-                        ResultString(api, result));
+    return absl::StrCat("cuptiSubscribe failed: ", ResultString(api, result),
+                        result == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED
+                            ? " (another CUPTI client, e.g. Nsight, holds the subscription)"
+                            : "");
   }
   for (std::string error :
        {EnableCallbacks(api, state->subscriber, CUPTI_CB_DOMAIN_DRIVER_API, kLaunchCallbacks, true),
