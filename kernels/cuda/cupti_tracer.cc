@@ -7,7 +7,9 @@
 #include <dlfcn.h>
 
 #include <atomic>
+#include <climits>
 #include <cstdlib>
+#include <optional>
 #include <mutex>
 #include <unordered_map>
 #include <utility>
@@ -374,8 +376,8 @@ std::string Initialize(TracerState* state) {
 }
 
 // profile::NowNs() - cuptiGetTimestamp(): of a few samples, the one whose host readings around
-// the CUPTI reading are closest, taken at their midpoint.
-int64_t CalibrateClock(const CuptiApi& api) {
+// the CUPTI reading are closest, taken at their midpoint. nullopt when CUPTI gave no timestamp.
+std::optional<int64_t> CalibrateClock(const CuptiApi& api) {
   int64_t best_offset = 0, best_gap = INT64_MAX;
   for (int sample = 0; sample < 8; ++sample) {
     uint64_t device_ns = 0;
@@ -387,6 +389,7 @@ int64_t CalibrateClock(const CuptiApi& api) {
       best_offset = before + (after - before) / 2 - static_cast<int64_t>(device_ns);
     }
   }
+  if (best_gap == INT64_MAX) return std::nullopt;
   return best_offset;
 }
 
@@ -426,12 +429,14 @@ bool CuptiTracer::Start(std::string* why) {
   };
   if (!unavailable().empty()) return fail(unavailable());
   if (state.recording.load()) Stop();
+  const std::optional<int64_t> clock_offset = CalibrateClock(state.api);
+  if (!clock_offset) return fail("cuptiGetTimestamp failed: device times cannot be placed");
   {
     std::lock_guard<std::mutex> lock(state.mutex);
     state.op_of_correlation.clear();
     state.events.clear();
     state.event_correlations.clear();
-    state.clock_offset_ns = CalibrateClock(state.api);
+    state.clock_offset_ns = *clock_offset;
   }
   state.dropped = 0;
   if (std::string error = EnableCallbacks(state.api, state.subscriber, CUPTI_CB_DOMAIN_RUNTIME_API,
