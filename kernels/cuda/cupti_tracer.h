@@ -17,12 +17,13 @@
 //   host waits: the calls that block the calling host thread until the device has done work:
 //     cuStreamSynchronize(_ptsz), cuCtxSynchronize(_v2), cuEventSynchronize; the synchronous
 //     copies that touch host memory or may (cuMemcpy, cuMemcpyHtoD_v2, cuMemcpyDtoH_v2, the
-//     array and 2D/3D copies, cuMemcpyPeer/3DPeer, and their _ptds forms: a synchronous copy
-//     waits for the legacy default stream, which our blocking streams are ordered with); and
+//     array and 2D/3D copies, and their _ptds forms: a synchronous copy waits for the legacy
+//     default stream, which our blocking streams are ordered with); and
 //     cuMemFree_v2 / cuMemFreeHost, which synchronise the device. cuMemcpy and the 2D/3D copies
 //     count whatever direction their parameters give (the callback does not read them).
-//     Not waits: cuMemcpyDtoD_v2 (no host synchronisation), every *Async call, cuStreamQuery/
-//     cuEventQuery (they poll), cuStreamWaitValue* and cuStreamWaitEvent (the device waits).
+//     Not waits: cuMemcpyDtoD_v2 and cuMemcpyPeer/3DPeer (device to device: the host does not
+//     wait for them), every *Async call, cuStreamQuery/cuEventQuery (they poll),
+//     cuStreamWaitValue* and cuStreamWaitEvent (the device waits, not the host).
 //     The tracer's own synchronisation in Stop is not counted.
 #ifndef XLMR_KERNELS_CUDA_CUPTI_TRACER_H_
 #define XLMR_KERNELS_CUDA_CUPTI_TRACER_H_
