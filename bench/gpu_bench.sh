@@ -19,10 +19,16 @@
 #   --python=python3      the interpreter with torch and transformers
 #   --run_timeout=S       stop any one run (ours or HF) after S seconds and record it as
 #                         failed, so one hang leaves the others measured (default: no limit)
-#   --dry-run             sizes=tiny, seq_lens=64,32, batch_tokens=256, steps=4, warmup=1, cpu
+#   --profile=SIZE:SEQ,...  our runs of these shapes without checkpointing train 2 more steps
+#                         (steps+1 and steps+2, left out of the medians) under --profile_steps;
+#                         their profile goes to OUT/profile_SIZE_SEQ/ (default: none)
+#   --dry-run             sizes=tiny, seq_lens=64,32, batch_tokens=256, steps=4, warmup=1, cpu,
+#                         profile=tiny:64
 #
 # Output: the table on stdout and, under $OUT (else --out=DIR, else ./gpu_bench_out):
-# gpu_bench.md (table, device, versions, command), runs.jsonl, logs.tar.gz.
+# gpu_bench.md (table, device, versions, command; for our runs a second table of kernel launches
+# and host waits per step from metrics.jsonl), runs.jsonl, logs.tar.gz, and per --profile shape
+# profile_SIZE_SEQ/ (op_classes.md, op_classes.json, trace.json.gz: gzip -d, then Perfetto).
 #
 # Both trainers: fp16 AMP (fp32 master weights, dynamic loss scaling), AdamW lr 2e-5 without
 # weight decay, linear schedule, clipping at 1.0, dropout 0.1, every example filling seq_len
@@ -34,7 +40,10 @@ set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 bundle="" finetune="" sizes=base,large seq_lens=512,128 checkpointing=off,on runners=ours,eager,sdpa
 batch_tokens=8192 steps=30 warmup=10 device=cuda peak_tflops="" python=python3 out=${OUT:-} run_timeout=0
-usage() { sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+profile=""
+# The profiled steps of a --profile run, after the measured ones.
+profile_extra_steps=2
+usage() { sed -n '2,33p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 for arg in "$@"; do
   case "$arg" in
     --bundle=*) bundle=${arg#*=} ;; --finetune=*) finetune=${arg#*=} ;;
@@ -43,13 +52,15 @@ for arg in "$@"; do
     --batch_tokens=*) batch_tokens=${arg#*=} ;; --steps=*) steps=${arg#*=} ;; --warmup=*) warmup=${arg#*=} ;;
     --device=*) device=${arg#*=} ;; --peak_tflops=*) peak_tflops=${arg#*=} ;;
     --python=*) python=${arg#*=} ;; --out=*) out=${arg#*=} ;; --run_timeout=*) run_timeout=${arg#*=} ;;
-    --dry-run) sizes=tiny seq_lens=64,32 batch_tokens=256 steps=4 warmup=1 device=cpu ;;
+    --profile=*) profile=${arg#*=} ;;
+    --dry-run) sizes=tiny seq_lens=64,32 batch_tokens=256 steps=4 warmup=1 device=cpu profile=tiny:64 ;;
     *) usage ;;
   esac
 done
 [ "$warmup" -lt "$steps" ] || { echo "--warmup must be below --steps" >&2; exit 2; }
 [ "$device" = cuda ] || [ "$device" = cpu ] || { echo "--device: cuda or cpu" >&2; exit 2; }
 [[ $run_timeout =~ ^[0-9]+$ ]] || { echo "--run_timeout=$run_timeout: a whole number of seconds" >&2; exit 2; }
+[[ $profile =~ ^([a-z]+:[0-9]+(,[a-z]+:[0-9]+)*)?$ ]] || { echo "--profile=$profile: SIZE:SEQ[,SIZE:SEQ...]" >&2; exit 2; }
 out=${out:-$PWD/gpu_bench_out}
 mkdir -p "$out"
 work=$(mktemp -d "${TMPDIR:-/tmp}/gpu_bench.XXXXXX")
@@ -81,13 +92,32 @@ sentencepiece_model() {
 }
 
 # Appends one run to runs.jsonl (JSON written by Python: reasons may hold any character).
-record() {  # size seq batch checkpointing runner status reason result
+record() {  # size seq batch checkpointing runner status reason result [profile_steps profile_dir]
   "$python" - "$@" >>"$runs" <<'PYTHON'
 import json, sys
 size, seq, batch, ckpt, runner, status, reason, result = sys.argv[1:9]
-print(json.dumps({"size": size, "seq_len": int(seq), "batch_size": int(batch), "checkpointing": ckpt,
-                  "runner": runner, "status": status, "reason": reason, "result": result}))
+run = {"size": size, "seq_len": int(seq), "batch_size": int(batch), "checkpointing": ckpt,
+       "runner": runner, "status": status, "reason": reason, "result": result}
+if len(sys.argv) > 10 and sys.argv[9]:
+    run["profile_steps"], run["profile"] = sys.argv[9], sys.argv[10]  # steps left out of medians
+print(json.dumps(run))
 PYTHON
+}
+
+# Whether our run of this size, sequence length and checkpointing setting is profiled.
+profiled() {  # size seq checkpointing
+  [ "$3" = off ] && [[ ",$profile," == *",$1:$2,"* ]]
+}
+
+# Moves a run's profile (<output_dir>/profile) to OUT/profile_SIZE_SEQ, its trace gzipped (a
+# trace of XLM-R large is megabytes of JSON, a tenth of that compressed).
+keep_profile() {  # run_output_dir size seq
+  local from=$1/profile to="$out/profile_$2_$3"
+  [ -d "$from" ] || return 0
+  rm -rf "$to"
+  mv "$from" "$to"
+  [ -f "$to/trace.json" ] && gzip -f "$to/trace.json"
+  return 0
 }
 
 # Whether our binary trains on $device at all (a build without CUDA refuses --device=cuda).
@@ -103,22 +133,29 @@ probe_ours() {
 }
 
 run_ours() {  # model_dir data seq batch checkpointing tag
-  local model=$1 data=$2 seq=$3 batch=$4 ckpt=$5 tag=$6 flags=()
+  local model=$1 data=$2 seq=$3 batch=$4 ckpt=$5 tag=$6 flags=() run_steps=$steps window=""
   [ "$device" = cuda ] && flags+=(--fp16)
   [ "$ckpt" = on ] && flags+=(--gradient_checkpointing)
+  if profiled "$size" "$seq" "$ckpt"; then
+    run_steps=$((steps + profile_extra_steps))
+    window="$((steps + 1)):$run_steps"
+    flags+=(--profile_steps="$window")
+  fi
   if [ -n "$ours_unavailable" ]; then
     record "$size" "$seq" "$batch" "$ckpt" ours unavailable "$ours_unavailable" ""
     return
   fi
   echo "- ours: $tag" >&2
   if limited "${ours[@]}" --device="$device" "${flags[@]}" --model_dir="$model" --train_file="$data" \
-    --max_seq_length="$seq" --per_device_train_batch_size="$batch" --max_steps="$steps" \
+    --max_seq_length="$seq" --per_device_train_batch_size="$batch" --max_steps="$run_steps" \
     --learning_rate=2e-5 --max_grad_norm=1.0 --weight_decay=0 --logging_steps="$steps" \
     --save_total_limit=1 --cache_dir="$work/cache" --output_dir="$work/ours_$tag" >"$work/ours_$tag.log" 2>&1; then
-    record "$size" "$seq" "$batch" "$ckpt" ours ok "" "$work/ours_$tag/metrics.jsonl"
+    record "$size" "$seq" "$batch" "$ckpt" ours ok "" "$work/ours_$tag/metrics.jsonl" \
+      "$window" "${window:+profile_${size}_$seq}"
   else
     record "$size" "$seq" "$batch" "$ckpt" ours failed "exit $?: $(tail -n 1 "$work/ours_$tag.log")" ""
   fi
+  [ -z "$window" ] || keep_profile "$work/ours_$tag" "$size" "$seq"
 }
 
 run_hf() {  # model_dir data seq batch checkpointing attention tag
@@ -150,7 +187,9 @@ main() {
       batch=$((batch_tokens / seq))
       [ "$batch" -ge 1 ] || { echo "--batch_tokens=$batch_tokens is below seq_len $seq" >&2; exit 2; }
       data="$work/train_$seq.tsv"
-      [ -f "$data" ] || "$python" "$hf" write-data --rows=$((batch * steps)) --seq_len="$seq" --out="$data"
+      # Rows for the profiled steps too (HF reads only the first steps' batches).
+      [ -f "$data" ] || "$python" "$hf" write-data --rows=$((batch * (steps + profile_extra_steps))) \
+        --seq_len="$seq" --out="$data"
       for ckpt in ${checkpointing//,/ }; do
         local tag="${size}_${seq}_ckpt_$ckpt"
         case ",$runners," in *,ours,*) run_ours "$model" "$data" "$seq" "$batch" "$ckpt" "$tag" ;; esac

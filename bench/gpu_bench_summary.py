@@ -17,7 +17,8 @@ the recompute's share. MFU = FLOPs per token x tokens/s / peak dense fp16 tensor
 
 Step times: HF's are CUDA events around each step; ours come from xlmr_finetune's metrics.jsonl
 (tokens / tokens_per_second of each step, timed on the host around the whole step, which ends
-with the loss read back, so the GPU is idle at both ends). Peak memory: HF's
+with the loss read back, so the GPU is idle at both ends; steps a --profile run traced are
+left out). Peak memory: HF's
 torch.cuda.max_memory_allocated() over the training steps; ours the peak of the bytes our CUDA
 allocator holds in tensors (peak_device_bytes), weights, gradients and optimizer state included
 on both sides. Reserved: what each caching allocator held from the device at its peak, tensors
@@ -58,9 +59,24 @@ def flops_per_token(shape, seq_len):
     return 6 * layers * (4 * h * h + 2 * h * i) + 12 * layers * h * seq_len
 
 
-def ours_steps(metrics_path):
-    steps = [json.loads(line) for line in open(metrics_path)]
-    steps = [s for s in steps if s.get("type") == "train"]
+def profile_window(run):
+    """The steps --profile_steps recorded in `run` (inclusive), or None."""
+    if not run.get("profile_steps"):
+        return None
+    first, last = run["profile_steps"].split(":")
+    return int(first), int(last)
+
+
+def train_rows(run):
+    """Our run's train rows of metrics.jsonl, less the profiled steps (tracing slows them)."""
+    rows = [json.loads(line) for line in open(run["result"]) if line.strip()]
+    rows = [r for r in rows if r.get("type") == "train"]
+    window = profile_window(run)
+    return [r for r in rows if not window or not window[0] <= r.get("step", 0) <= window[1]]
+
+
+def ours_steps(run):
+    steps = train_rows(run)
     tokens, milliseconds, previous = [], [], 0
     for s in steps:
         tokens.append(s["tokens"] - previous)
@@ -79,7 +95,7 @@ def hf_steps(result_path):
 
 
 def measure(run, warmup, peak):
-    steps = ours_steps(run["result"]) if run["runner"] == "ours" else hf_steps(run["result"])
+    steps = ours_steps(run) if run["runner"] == "ours" else hf_steps(run["result"])
     ms, tokens = steps["step_ms"][warmup:], steps["step_tokens"][warmup:]
     if not ms:
         return {"error": f"no steps after the {warmup} warm-up steps"}
@@ -124,6 +140,23 @@ def group_rows(runs, warmup, peak):
     return rows
 
 
+def launch_rows(runs, warmup):
+    """Per successful run of ours: median kernel launches and host waits per measured step."""
+    rows = []
+    for run in runs:
+        if run["runner"] != "ours" or run["status"] != "ok":
+            continue
+        steps = train_rows(run)[warmup:]
+        cells = []
+        for key in ("kernel_launches", "host_waits"):
+            values = [s.get(key) for s in steps]
+            cells.append(f"{statistics.median(values):,.0f}" if values and None not in values else "n/a")
+        where = f"{run['profile']}/ (steps {run['profile_steps']})" if run.get("profile") else ""
+        rows.append(f"| {run['size']} | {run['seq_len']} | {run['batch_size']} | {run['checkpointing']} | "
+                    f"{cells[0]} | {cells[1]} | {where} |")
+    return rows
+
+
 def main():
     args = parse_args()
     runs = [json.loads(line) for line in open(args.runs) if line.strip()]
@@ -136,6 +169,15 @@ def main():
     print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for row in group_rows(runs, args.warmup, peak):
         print(row)
+    launches = launch_rows(runs, args.warmup)
+    if launches:
+        print("\nOurs per step (medians over the same steps, from metrics.jsonl): kernel launches "
+              "and blocking host waits as the CUDA backend's CUPTI tracer counts them (n/a: no "
+              "CUPTI; on the CPU, the ops dispatched and 0); the profile of the steps after them.\n")
+        print("| size | seq | batch | grad ckpt | kernel launches | host waits | profile |")
+        print("| --- | --- | --- | --- | --- | --- | --- |")
+        for row in launches:
+            print(row)
 
 
 if __name__ == "__main__":

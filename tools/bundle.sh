@@ -147,8 +147,9 @@ write_launcher() {
 # or its name when unique (cast_test). The binary runs inside its runfiles tree, as under
 # `bazel run`, so relative data paths resolve; BUILD_WORKING_DIRECTORY holds the caller's folder.
 # Libraries: the bundle's lib/, then LD_LIBRARY_PATH, then the host's CUDA libraries from
-# $CUDA_HOME/lib64, /usr/local/cuda/lib64 and the Python environment's nvidia/*/lib folders
-# (pip's CUDA wheels; XLMR_PYTHON picks the interpreter, default python3).
+# $CUDA_HOME/lib64, /usr/local/cuda/lib64, their extras/CUPTI/lib64 (libcupti, loaded at run
+# time by the profiler) and the Python environment's nvidia/*/lib folders (pip's CUDA wheels;
+# XLMR_PYTHON picks the interpreter, default python3).
 set -euo pipefail
 bundle=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 workspace_name=@WORKSPACE_NAME@
@@ -177,13 +178,16 @@ cuda_library_dirs() {
   local dir python
   for dir in "${CUDA_HOME:-}" "${CUDA_PATH:-}" /usr/local/cuda; do
     [ -n "$dir" ] && [ -d "$dir/lib64" ] && echo "$dir/lib64"
+    # CUPTI, which the CUDA backend's profiler dlopens (never a link-time dependency).
+    [ -n "$dir" ] && [ -d "$dir/extras/CUPTI/lib64" ] && echo "$dir/extras/CUPTI/lib64"
   done
   python=${XLMR_PYTHON:-python3}
   command -v "$python" >/dev/null 2>&1 || return 0
   "$python" - <<'PYTHON' 2>/dev/null || true
 import glob, os
 try:
-    import nvidia  # namespace package of pip's CUDA wheels (nvidia-cublas, nvidia-nccl, ...)
+    import nvidia  # namespace package of pip's CUDA wheels (nvidia-cublas, nvidia-nccl,
+                   # nvidia-cuda-cupti: nvidia/cuda_cupti/lib; CUDA 13's nvidia/cu13/lib, ...)
 except ImportError:
     raise SystemExit(0)
 for root in nvidia.__path__:

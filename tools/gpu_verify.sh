@@ -19,6 +19,11 @@
 #                       (XLMR_KIT_SECONDS=tests:240,e2e:260,bench:190 by default; tests and e2e
 #                       run side by side, the benchmark alone after them: under 8 minutes at
 #                       most). --long: only the benchmark, XLM-R large at seq 512 (limit 500 s).
+#                       Our base seq-128 run (short) and large seq-512 run (long), without
+#                       checkpointing, each train two more steps under --profile_steps: their
+#                       profile (op_classes.md/.json, trace.json.gz) is in logs.tar.gz under
+#                       bench/profile_SIZE_SEQ/, and the summary's benchmark section has our
+#                       kernel launches and host waits per step.
 #                       Writes exactly three files under OUT: summary.md (GPU, driver, CUDA
 #                       runtime, cuBLASLt and NCCL versions, every part's result),
 #                       results.json, logs.tar.gz (every log, at most 15 MiB).
@@ -47,7 +52,7 @@ repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # Builds share CI's disk cache (.ci/run), so a kit after a CI run compiles only what changed.
 disk_cache=()
 [ -n "${HOME:-}" ] && disk_cache=("--disk_cache=$HOME/.cache/xlmr_trainer_bazel")
-usage() { sed -n '2,43p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,48p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 [ $# -ge 1 ] || usage
 mode=$1
 shift
@@ -240,7 +245,7 @@ run_device() {
   local bench=("$repo/bench/gpu_bench.sh" --bundle="$bundle" --out="$work/bench" --runners=ours,sdpa)
   if [ $long -eq 1 ]; then
     TMPDIR=$work/tmp part long "$limit_long" "${bench[@]}" --sizes=large --seq_lens=512 \
-      --checkpointing=off,on --steps=20 --warmup=5 --run_timeout=$((limit_long / 5)) || failed=1
+      --checkpointing=off,on --steps=20 --warmup=5 --run_timeout=$((limit_long / 5)) --profile=large:512 || failed=1
   else
     # The tests and e2e share the GPU (neither is timed); the benchmark runs alone after them.
     part tests "$limit_tests" "$self" tests --bundle="$bundle" --out="$work" &
@@ -250,7 +255,7 @@ run_device() {
     wait "$tests_pid" || failed=1
     wait "$e2e_pid" || failed=1
     TMPDIR=$work/tmp part bench "$limit_bench" "${bench[@]}" --sizes=base --seq_lens=128,512 \
-      --checkpointing=off,on --steps=12 --warmup=4 --run_timeout=$((limit_bench / 6)) || failed=1
+      --checkpointing=off,on --steps=12 --warmup=4 --run_timeout=$((limit_bench / 6)) --profile=base:128 || failed=1
   fi
   python3 "$repo/tools/gpu_kit_report.py" --work="$work" --out="$out" --bundle="$bundle" \
     --mode="$([ $long -eq 1 ] && echo long || echo short)" || failed=1

@@ -13,6 +13,7 @@
 #include "framework/tensor/tensor.h"
 #include "kernels/cuda/cuda_allocator.h"
 #include "kernels/cuda/cuda_check.h"
+#include "kernels/cuda/cupti_tracer.h"
 
 namespace xlmr::kernels::cuda {
 namespace {
@@ -91,6 +92,9 @@ absl::StatusOr<CudaContext*> CudaContext::Init(int device) {
   RegisterAllocator(Device::kCuda, new CudaAllocator(current_context->compute_stream()));
   RegisterDeviceCopy(&CopyBytesWithCuda);
   StageHostToDeviceCopies(current_context->compute_stream());
+  // Counts launches and waits from here on (metrics.jsonl) and records --profile_steps' device
+  // events; without libcupti it reports why and the counts stay unknown.
+  RegisterCuptiTracer();
   return current_context;
 }
 

@@ -33,7 +33,8 @@ class CudaContext {
 
   // Binds the process to GPU `device` (an ordinal among the visible GPUs), creates the compute
   // stream, and registers the CUDA allocator and host<->device copy with framework/tensor, so
-  // that Tensor::Zeros(..., Device::kCuda) and Tensor::ToDevice work from then on.
+  // that Tensor::Zeros(..., Device::kCuda) and Tensor::ToDevice work from then on, and the CUPTI
+  // tracer (cupti_tracer.h) as Device::kCuda's profile::DeviceTracer.
   // Call once, from the main thread, before any CUDA tensor exists; calling it again with the
   // same ordinal returns the same context. The context lives until the process exits (never
   // destroyed, so no CUDA call runs during static destruction).
