@@ -84,6 +84,20 @@ LaunchCounts CountLaunches(Device device) {
   return {tracer->KernelLaunches(), tracer->HostWaits()};
 }
 
+LaunchCounts LaunchesSince(const LaunchCounts& before, Device device) {
+  LaunchCounts now = CountLaunches(device);
+  const auto since = [](std::optional<int64_t>& count, const std::optional<int64_t>& earlier) {
+    if (count.has_value() && earlier.has_value()) {
+      *count -= *earlier;
+    } else {
+      count.reset();
+    }
+  };
+  since(now.kernel_launches, before.kernel_launches);
+  since(now.host_waits, before.host_waits);
+  return now;
+}
+
 bool Active() { return State().active.load(std::memory_order_relaxed); }
 
 int64_t CurrentOpId() { return ThreadOpId(); }

@@ -85,6 +85,8 @@ struct LaunchCounts {
   std::optional<int64_t> host_waits;
 };
 LaunchCounts CountLaunches(Device device);
+// The launches and waits since `before` (a CountLaunches of the same device); unknown stays nullopt.
+LaunchCounts LaunchesSince(const LaunchCounts& before, Device device);
 
 // Starts a recording (clearing any previous one) of host events, and of `device`'s events when
 // it has a tracer that starts. Returns false with `why` when the device tracer failed to start:

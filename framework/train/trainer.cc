@@ -106,10 +106,6 @@ class Trainer::Run {
   absl::Status RecordStep(const StepOutcome& outcome, double step_seconds, int64_t step_tokens,
                           const profile::LaunchCounts& launches);
   // --profile_steps, on rank 0 (into write_dir_, which a publish may change).
-  absl::Status EndProfiledStep(int64_t step_number) {
-    profiler_.EndStep(step_number);
-    return profiler_.has_finished_window() ? FinishProfile() : absl::OkStatus();
-  }
   absl::Status FinishProfile() {
     profiler_.set_directory(write_dir_ + "/profile");
     return profiler_.Finish();
@@ -263,11 +259,7 @@ absl::Status Trainer::Run::TrainOneStep() {
   t_.comm_.AllReduceSumDoubles(&local_tokens, 1);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
   step_scope.reset();
-  profile::LaunchCounts launches = profile::CountLaunches(options_.device);
-  if (launches.kernel_launches && launches_before.kernel_launches) {
-    *launches.kernel_launches -= *launches_before.kernel_launches;
-  }
-  if (launches.host_waits && launches_before.host_waits) *launches.host_waits -= *launches_before.host_waits;
+  const profile::LaunchCounts launches = profile::LaunchesSince(launches_before, options_.device);
 
   ++state_.global_step;
   state_.examples_seen += assignment.global_examples;
@@ -280,7 +272,8 @@ absl::Status Trainer::Run::TrainOneStep() {
     state_.step_in_epoch = 0;
   }
   XLMR_RETURN_IF_ERROR(RecordStep(outcome, seconds, static_cast<int64_t>(local_tokens), launches));
-  return EndProfiledStep(step_number);
+  profiler_.EndStep(step_number);
+  return profiler_.has_finished_window() ? FinishProfile() : absl::OkStatus();
 }
 
 absl::Status Trainer::Run::RecordStep(const StepOutcome& outcome, double step_seconds, int64_t step_tokens,
