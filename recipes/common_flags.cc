@@ -33,8 +33,8 @@ ABSL_FLAG(int, max_answer_length, 30, "question answering: the longest answer in
 ABSL_FLAG(bool, version_2_with_negative, false, "question answering: some questions have no answer (SQuAD v2)");
 ABSL_FLAG(double, null_score_diff_threshold, 0.0, "question answering, v2: answer nothing when the null score "
           "beats the best span's by more than this");
-ABSL_FLAG(std::string, device, "auto", "auto | cpu | cuda (auto: the CPU until the CUDA backend is verified "
-          "on a GPU)");
+ABSL_FLAG(std::string, device, "auto", "auto | cpu | cuda (auto: the GPU when one is visible and this "
+          "binary's CUDA backend has passed the GPU tests, else the CPU)");
 
 namespace xlmr::recipes {
 

@@ -1,4 +1,4 @@
-// xlmr_finetune: fine-tunes XLM-RoBERTa for sequence classification, regression, token
+// xlmr_finetune: fine-tunes XLM-RoBERTa, RoBERTa, CamemBERT or BERT for sequence classification, regression, token
 // classification or extractive question answering (--task; docs/CONTRACT.md).
 //
 //   bazel run //recipes:xlmr_finetune                      # the embedded default, a few minutes on CPU
@@ -48,8 +48,9 @@ namespace {
 
 // What --help prints before the flags.
 constexpr char kUsage[] =
-    "fine-tunes XLM-RoBERTa for sequence classification, regression, token classification or question answering "
-    "(--task) and saves a Hugging Face model directory (docs/CONTRACT.md).\n\n"
+    "fine-tunes XLM-RoBERTa, RoBERTa, CamemBERT or BERT (config.json's model_type in --model_dir) for sequence "
+    "classification, regression, token classification or question answering (--task) and saves a Hugging Face "
+    "model directory (docs/CONTRACT.md).\n\n"
     "  xlmr_finetune                      the embedded default: a small model on recipes/data/langid, minutes on a CPU\n"
     "  xlmr_finetune --task=token_classification | --task=question_answering\n"
     "                                     the embedded examples of those tasks (recipes/data/langid_ner, langid_qa)\n"

@@ -1,5 +1,5 @@
 // xlmr_predict: predicts every row of a data file (every sentence, for token classification;
-// every question, for question answering) with a fine-tuned XLM-RoBERTa model directory, whose
+// every question, for question answering) with a fine-tuned model directory of any family, whose
 // config.json says the task (docs/CONTRACT.md).
 //
 //   bazel run //recipes:xlmr_predict -- --model_dir=xlmr_finetune_out --input_file=test.tsv
@@ -70,7 +70,8 @@ namespace {
 // What --help prints before the flags.
 constexpr char kUsage[] =
     "predicts every row (token classification: every sentence; question answering: every question) of a data "
-    "file with a fine-tuned XLM-RoBERTa model directory, whose config.json says the task; one JSON line per row, "
+    "file with a fine-tuned model directory (XLM-RoBERTa, RoBERTa, CamemBERT or BERT), whose config.json says the "
+    "task; one JSON line per row, "
     "or run_qa's prediction files for question answering (docs/CONTRACT.md).\n\n"
     "  xlmr_predict --model_dir=DIR --input_file=FILE --output_file=FILE [flags]\n"
     "  xlmr_predict --model_dir=QA_DIR --input_file=FILE.json --output_dir=DIR [flags]\n\n"

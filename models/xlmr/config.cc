@@ -475,10 +475,6 @@ std::optional<AttentionImplementation> ParseAttentionImplementation(const std::s
   return std::nullopt;
 }
 
-const char* AttentionImplementationName(AttentionImplementation implementation) {
-  return implementation == AttentionImplementation::kFused ? "fused" : "eager";
-}
-
 std::optional<XlmrTask> ParseXlmrTask(const std::string& text) {
   for (XlmrTask task : {XlmrTask::kSequenceClassification, XlmrTask::kRegression,
                         XlmrTask::kTokenClassification, XlmrTask::kQuestionAnswering}) {

@@ -33,7 +33,6 @@ enum class AttentionImplementation { kEager, kFused };
 
 // "eager" | "fused"; nullopt for anything else.
 std::optional<AttentionImplementation> ParseAttentionImplementation(const std::string& text);
-const char* AttentionImplementationName(AttentionImplementation implementation);
 
 // What the model's head computes, as Hugging Face chooses the class and the loss:
 //   kSequenceClassification  XLMRobertaForSequenceClassification, cross-entropy over labels;
