@@ -24,7 +24,9 @@ struct ArgRule {
 };
 
 std::vector<ArgRule> RulesOf(models::XlmrTask task) {
-  std::vector<ArgRule> rules = {{"max_seq_length", Kind::kCount, 3}};
+  // The evaluation batch size changes no answer, but it changes the roundings: the CPU's
+  // matrix products block their rows by the batch's, so byte-equal predictions need it too.
+  std::vector<ArgRule> rules = {{"max_seq_length", Kind::kCount, 3}, {"per_device_eval_batch_size", Kind::kCount, 1}};
   switch (task) {
     case models::XlmrTask::kSequenceClassification:
     case models::XlmrTask::kRegression:
@@ -127,9 +129,11 @@ std::vector<std::string> PredictionArgNames(models::XlmrTask task) {
   return names;
 }
 
-std::string PredictionArgsText(models::XlmrTask task, const TextFlags& text, const QaFlags& qa) {
+std::string PredictionArgsText(models::XlmrTask task, const TextFlags& text, const QaFlags& qa,
+                               int64_t eval_batch_size) {
   nlohmann::ordered_json values;
   values["max_seq_length"] = text.max_seq_length;
+  values["per_device_eval_batch_size"] = eval_batch_size;
   switch (task) {
     case models::XlmrTask::kSequenceClassification:
     case models::XlmrTask::kRegression:

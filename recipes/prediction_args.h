@@ -7,8 +7,8 @@
 // silently. Format (docs/CONTRACT.md): one JSON object of flag names and the values the run
 // used, exactly the keys of the model's task (PredictionArgNames), e.g. for question answering
 //
-//   {"max_seq_length": 64, "doc_stride": 32, "n_best_size": 20, "max_answer_length": 64,
-//    "version_2_with_negative": true, "null_score_diff_threshold": 0}
+//   {"max_seq_length": 64, "per_device_eval_batch_size": 64, "doc_stride": 32, "n_best_size": 20,
+//    "max_answer_length": 64, "version_2_with_negative": true, "null_score_diff_threshold": 0}
 //
 // A model directory without the file (the hub's, or written before this file existed) keeps
 // the flags' own defaults.
@@ -30,17 +30,19 @@ namespace xlmr::recipes {
 
 inline constexpr char kPredictionArgsFileName[] = "prediction_args.json";
 
-// The flags recorded for a model of `task`, in the file's order: max_seq_length for every
-// task; text_column and text_pair_column ('' for none) for sequence classification and
+// The flags recorded for a model of `task`, in the file's order: max_seq_length and
+// per_device_eval_batch_size for every task (the batch size moves roundings: the CPU's matrix
+// products block by the batch's rows); text_column and text_pair_column ('' for none) for sequence classification and
 // regression; tokens_column for token classification; doc_stride, n_best_size,
 // max_answer_length, version_2_with_negative and null_score_diff_threshold for question
-// answering. Not recorded: the precision (--fp16, --bf16), the batch size and the device, which
-// choose how a prediction is computed, not what it is (up to rounding).
+// answering. Not recorded: the precision (--fp16, --bf16) and the device, which choose how a
+// prediction is computed (what the machine at hand does well), not what it is (up to rounding).
 std::vector<std::string> PredictionArgNames(models::XlmrTask task);
 
 // The file's text for a model of `task` trained with `text` (the columns and the effective
-// max_seq_length) and, for question answering, `qa`.
-std::string PredictionArgsText(models::XlmrTask task, const TextFlags& text, const QaFlags& qa);
+// max_seq_length), `eval_batch_size` and, for question answering, `qa`.
+std::string PredictionArgsText(models::XlmrTask task, const TextFlags& text, const QaFlags& qa,
+                               int64_t eval_batch_size);
 
 // What a model directory recorded.
 struct RecordedPredictionArgs {

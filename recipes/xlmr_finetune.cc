@@ -232,7 +232,8 @@ absl::Status Prepare(const std::set<std::string>& given, PreparedRun& run) {
   c.trainer.pad_id = static_cast<int32_t>(run.model->config().pad_token_id);
   const TextFlags text{c.columns.text_column, c.columns.text_pair_column, c.tagged_columns.tokens_column,
                        c.max_seq_length};
-  run.prediction_args = PredictionArgsText(c.task, text, QaFlags{c.qa_features, c.qa_postprocess});
+  run.prediction_args = PredictionArgsText(c.task, text, QaFlags{c.qa_features, c.qa_postprocess},
+                                           c.trainer.per_device_eval_batch_size);
   if (run.comm->rank() == 0 && !c.trained_args_differences.empty()) {
     std::printf("%s\n", c.trained_args_differences.c_str());  // a note, not an error: stdout
   }
