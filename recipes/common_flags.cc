@@ -20,7 +20,7 @@ ABSL_FLAG(std::string, text_column, "text", "column holding the text");
 ABSL_FLAG(std::string, text_pair_column, "", "column holding the second text of a pair (none by default)");
 ABSL_FLAG(std::string, tokens_column, "tokens", "token classification, .jsonl data: the field holding the words");
 ABSL_FLAG(int, max_seq_length, 128, "tokens per example, special tokens included; question answering: per "
-          "window, default 384 (xlmr_predict: use the training value)");
+          "window, default 384 (xlmr_predict: the value the model recorded, prediction_args.json)");
 ABSL_FLAG(int64_t, per_device_eval_batch_size, 32, "examples per evaluation (xlmr_predict: prediction) batch "
           "per process");
 ABSL_FLAG(bool, fp16, false, "fp16 autocast: matrix products in fp16 with fp32 accumulation; training keeps "

@@ -19,6 +19,7 @@
 #include "recipes/common_flags.h"
 #include "recipes/embedded_default.h"
 #include "recipes/profile_flags.h"
+#include "recipes/prediction_args.h"
 #include "recipes/runfiles.h"
 
 // xlmr_finetune's own flags; those it shares with xlmr_predict (--model_dir, the text columns,
@@ -377,6 +378,29 @@ absl::Status ReadRunFlags(FinetuneConfig& c) {
   return absl::OkStatus();
 }
 
+// A --model_dir that a run of the same task saved recorded the settings its predictions depend
+// on (prediction_args.h): they are the defaults of those flags here too, so that training on
+// from it (and its evaluations) reads text as it was read, unless the command line says
+// otherwise; `set_flags` gains those applied. A model of another task keeps only its backbone,
+// and its settings do not carry over. An unreadable config.json is left for the model loader
+// to report, an invalid --task for ReadTaskFlag.
+absl::Status ApplyModelDirPredictionArgs(const std::set<std::string>& given, FinetuneConfig& c,
+                                         std::set<std::string>& set_flags) {
+  const std::string model_dir = ModelDirFlag();
+  if (model_dir.empty()) return absl::OkStatus();
+  const absl::StatusOr<models::XlmrConfig> model_config = models::LoadXlmrConfig(model_dir + "/config.json");
+  if (!model_config.ok()) return absl::OkStatus();
+  const std::string task = absl::GetFlag(FLAGS_task);
+  if (!task.empty() && models::ParseXlmrTask(task) != model_config->task) return absl::OkStatus();
+  XLMR_ASSIGN_OR_RETURN(const std::optional<RecordedPredictionArgs> recorded,
+                        ReadPredictionArgs(model_dir, *model_config));
+  if (!recorded.has_value()) return absl::OkStatus();
+  XLMR_ASSIGN_OR_RETURN(const AppliedPredictionArgs applied, ApplyPredictionArgs(*recorded, given, "xlmr_finetune"));
+  set_flags.insert(applied.applied.begin(), applied.applied.end());
+  c.trained_args_differences = applied.differences;
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 std::string EmbeddedDataFile(const std::string& name) {
@@ -419,6 +443,7 @@ absl::StatusOr<FinetuneConfig> ReadFinetuneFlags(const std::set<std::string>& gi
   for (const std::string& applied : config.embedded_training_args) {
     set_flags.insert(applied.substr(0, applied.find('=')));
   }
+  XLMR_RETURN_IF_ERROR(ApplyModelDirPredictionArgs(given, config, set_flags));
   XLMR_RETURN_IF_ERROR(ReadDataFlags(set_flags, config));
   XLMR_RETURN_IF_ERROR(ReadOptimizerFlags(config.trainer));
   if (config.task == models::XlmrTask::kQuestionAnswering) {

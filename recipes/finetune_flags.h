@@ -52,11 +52,15 @@ struct FinetuneConfig {
   // and the file they came from.
   std::vector<std::string> embedded_training_args;
   std::string embedded_training_args_file;
+  // --model_dir's recorded prediction settings (prediction_args.h) that differ from flags given
+  // on the command line: one line for the log, empty when none differs.
+  std::string trained_args_differences;
 };
 
 // Reads the absl flags (after absl::ParseCommandLine); `given` names the flags the command
-// line set (FlagsGiven), which decides the embedded default's training arguments.
-// InvalidArgument names the flag.
+// line set (FlagsGiven), which decides the embedded default's training arguments and which of
+// --model_dir's recorded prediction settings (prediction_args.json, when the run trains the
+// model's own task) become flag values. InvalidArgument names the flag (or the file).
 absl::StatusOr<FinetuneConfig> ReadFinetuneFlags(const std::set<std::string>& given);
 
 // The embedded default's files (recipes/data/langid) inside the runfiles tree.

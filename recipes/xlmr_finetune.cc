@@ -39,6 +39,7 @@
 #include "recipes/finetune_flags.h"
 #include "recipes/memory_plan.h"
 #include "recipes/output_dir_policy.h"
+#include "recipes/prediction_args.h"
 #include "recipes/program_usage.h"
 #include "recipes/runfiles.h"
 #include "recipes/tokenize_fn.h"
@@ -82,6 +83,9 @@ struct PreparedRun {
   std::optional<FinetuneData> data;
   std::unique_ptr<models::XlmrTaskModel> model;
   OutputDirPlan output_plan;
+  // prediction_args.json's text: the settings this run read its data with, which every saved
+  // directory records for xlmr_predict (prediction_args.h).
+  std::string prediction_args;
 };
 
 // The model: from --model_dir (or the checkpoint being resumed), else the embedded config
@@ -227,6 +231,13 @@ absl::Status Prepare(const std::set<std::string>& given, PreparedRun& run) {
   c.trainer.label_names = run.data->labels.id2label();
   c.trainer.objective = models::ObjectiveOf(c.task);
   c.trainer.pad_id = static_cast<int32_t>(run.model->config().pad_token_id);
+  const TextFlags text{c.columns.text_column, c.columns.text_pair_column, c.tagged_columns.tokens_column,
+                       c.max_seq_length};
+  run.prediction_args = PredictionArgsText(c.task, text, QaFlags{c.qa_features, c.qa_postprocess},
+                                           c.trainer.per_device_eval_batch_size);
+  if (run.comm->rank() == 0 && !c.trained_args_differences.empty()) {
+    std::printf("%s\n", c.trained_args_differences.c_str());  // a note, not an error: stdout
+  }
   if (run.comm->rank() == 0 && !c.embedded_training_args.empty()) {
     std::fprintf(stderr, "embedded default run: %s (from recipes/data/%s/training_args.json; "
                  "flags on the command line override them)\n",
@@ -235,8 +246,9 @@ absl::Status Prepare(const std::set<std::string>& given, PreparedRun& run) {
   return absl::OkStatus();
 }
 
-// Writes the model as a Hugging Face directory, with copies of the tokenizer files beside it;
-// returns the names of the files written (they go into the directory's manifest.json).
+// Writes the model as a Hugging Face directory, with copies of the tokenizer files and the
+// settings its predictions depend on (prediction_args.json) beside it; returns the names of the
+// files written (they go into the directory's manifest.json).
 absl::StatusOr<std::vector<std::string>> SaveModel(const models::XlmrTaskModel& model, const PreparedRun& run,
                                                    const std::string& directory) {
   XLMR_RETURN_IF_ERROR(models::SavePretrained(model, directory));
@@ -245,6 +257,8 @@ absl::StatusOr<std::vector<std::string>> SaveModel(const models::XlmrTaskModel& 
     XLMR_RETURN_IF_ERROR(io::WriteFileDurably(directory + "/" + file.name, file.bytes));
     written.push_back(file.name);
   }
+  XLMR_RETURN_IF_ERROR(io::WriteFileDurably(directory + "/" + kPredictionArgsFileName, run.prediction_args));
+  written.push_back(kPredictionArgsFileName);
   return written;
 }
 

@@ -13,7 +13,10 @@
 // (framework/data/tagged_sentence_reader.h); question answering SQuAD .json or .jsonl
 // (recipes/qa_file.h); the other tasks .tsv/.csv/.jsonl rows. The text is tokenized exactly as
 // xlmr_finetune does (same tokenizer function, same --max_seq_length rule, question answering's
-// same windows), and the forward pass is the evaluation's.
+// same windows), and the forward pass is the evaluation's. The settings the training run
+// recorded in the model directory (prediction_args.json: --max_seq_length, the columns, question
+// answering's flags; recipes/prediction_args.h) are the defaults of those flags; a flag given on
+// the command line wins, with one stdout line when it differs from the training run's.
 //
 // Exit status: 0 done; 2 a flag or file was invalid (one line says which; no output file or
 // directory is written); 1 the output could not be written after the predictions were computed.
@@ -47,6 +50,7 @@
 #include "recipes/embedded_default.h"
 #include "recipes/predict_writer.h"
 #include "recipes/profile_flags.h"
+#include "recipes/prediction_args.h"
 #include "recipes/program_usage.h"
 #include "recipes/qa_predict.h"
 #include "recipes/runfiles.h"
@@ -101,14 +105,14 @@ std::string ProfileDirectory(const std::string& output) {
 
 void PrintLine(const std::string& line) { std::fprintf(stderr, "xlmr_predict: %s\n", line.c_str()); }
 
-// The flags of every task; the output flags are checked once the task is known (CheckOutputFlags).
-absl::StatusOr<PredictConfig> ReadPredictFlags() {
+// The flags of every task (the recorded settings of `model_dir` already applied:
+// ApplyTrainedSettings); the output flags are checked once the task is known (CheckOutputFlags).
+absl::StatusOr<PredictConfig> ReadPredictFlags(const std::string& model_dir) {
   PredictConfig c;
-  c.model_dir = ModelDirFlag();
+  c.model_dir = model_dir;
   c.input_file = UserPath(absl::GetFlag(FLAGS_input_file));
   c.output_file = UserPath(absl::GetFlag(FLAGS_output_file));
   c.output_dir = UserPath(absl::GetFlag(FLAGS_output_dir));
-  XLMR_RETURN_IF_ERROR(ExpectFlag(!c.model_dir.empty(), "model_dir", "a fine-tuned model directory", c.model_dir));
   XLMR_RETURN_IF_ERROR(ExpectFlag(!c.input_file.empty(), "input_file", "a data file (.tsv, .csv, .jsonl; question answering .json, .jsonl)", c.input_file));
   XLMR_ASSIGN_OR_RETURN(c.text, ReadTextFlags());
   c.columns.text_column = c.text.text_column;
@@ -124,9 +128,25 @@ absl::StatusOr<PredictConfig> ReadPredictFlags() {
 }
 
 // --model_dir's config.json, read before its weights: the task it names decides which flags apply.
-absl::StatusOr<models::XlmrConfig> ReadModelConfig(const PredictConfig& c) {
-  XLMR_RETURN_IF_ERROR(CheckModelDir(c.model_dir));
-  return models::LoadXlmrConfig(c.model_dir + "/config.json");
+absl::StatusOr<models::XlmrConfig> ReadModelConfig(const std::string& model_dir) {
+  XLMR_RETURN_IF_ERROR(ExpectFlag(!model_dir.empty(), "model_dir", "a fine-tuned model directory", model_dir));
+  XLMR_RETURN_IF_ERROR(CheckModelDir(model_dir));
+  return models::LoadXlmrConfig(model_dir + "/config.json");
+}
+
+// The settings `model_dir`'s training run recorded (prediction_args.h) become the values of the
+// flags the command line does not give, and `set_flags` (FlagsGiven's) gains them: question
+// answering's --max_seq_length default of 384 is for a value neither sets. A given flag that
+// differs from the recorded value wins, and one stdout line says so (it is not an error).
+absl::Status ApplyTrainedSettings(const std::string& model_dir, const models::XlmrConfig& model_config,
+                                  std::set<std::string>& set_flags) {
+  XLMR_ASSIGN_OR_RETURN(const std::optional<RecordedPredictionArgs> recorded,
+                        ReadPredictionArgs(model_dir, model_config));
+  if (!recorded.has_value()) return absl::OkStatus();  // the hub's, or an older run's: the flags' defaults
+  XLMR_ASSIGN_OR_RETURN(const AppliedPredictionArgs applied, ApplyPredictionArgs(*recorded, set_flags, "xlmr_predict"));
+  set_flags.insert(applied.applied.begin(), applied.applied.end());
+  if (!applied.differences.empty()) std::printf("%s\n", applied.differences.c_str());
+  return absl::OkStatus();
 }
 
 // Question answering writes run_qa's files into a directory (--output_dir), the other tasks one
@@ -259,13 +279,13 @@ int PredictRows(PredictConfig config) {
 
 // Question answering: run_qa's prediction files in --output_dir (qa_predict.h).
 int AnswerQuestionsInFile(const PredictConfig& c, const models::XlmrConfig& model_config,
-                          const std::set<std::string>& given) {
+                          const std::set<std::string>& set_flags) {
   QaPredictOptions options;
   options.input_file = c.input_file;
   options.output_dir = c.output_dir;
   options.eval = c.eval;
   options.eval.pad_id = static_cast<int32_t>(model_config.pad_token_id);
-  absl::StatusOr<QaFlags> qa = ReadQuestionAnsweringFlags(c.text, given.count("max_seq_length") > 0);
+  absl::StatusOr<QaFlags> qa = ReadQuestionAnsweringFlags(c.text, set_flags.count("max_seq_length") > 0);
   if (!qa.ok()) return Fail(2, qa.status());
   options.qa = *std::move(qa);
   const absl::Status fits =
@@ -298,14 +318,19 @@ int AnswerQuestionsInFile(const PredictConfig& c, const models::XlmrConfig& mode
 }
 
 int Main(const std::set<std::string>& given) {
-  absl::StatusOr<PredictConfig> config = ReadPredictFlags();
-  if (!config.ok()) return Fail(2, config.status());
-  const absl::StatusOr<models::XlmrConfig> model_config = ReadModelConfig(*config);
+  // The model directory first: what its training run recorded is the default of the flags read next.
+  const std::string model_dir = ModelDirFlag();
+  const absl::StatusOr<models::XlmrConfig> model_config = ReadModelConfig(model_dir);
   if (!model_config.ok()) return Fail(2, model_config.status());
+  std::set<std::string> set_flags = given;
+  const absl::Status trained = ApplyTrainedSettings(model_dir, *model_config, set_flags);
+  if (!trained.ok()) return Fail(2, trained);
+  absl::StatusOr<PredictConfig> config = ReadPredictFlags(model_dir);
+  if (!config.ok()) return Fail(2, config.status());
   const absl::Status outputs = CheckOutputFlags(*config, model_config->task);
   if (!outputs.ok()) return Fail(2, outputs);
   if (model_config->task == models::XlmrTask::kQuestionAnswering) {
-    return AnswerQuestionsInFile(*config, *model_config, given);
+    return AnswerQuestionsInFile(*config, *model_config, set_flags);
   }
   return PredictRows(*std::move(config));
 }
@@ -322,6 +347,7 @@ int main(int argc, char** argv) {
     return *status;
   }
   xlmr::recipes::SetProgramPath(argv[0]);
-  // Which flags were given decides question answering's --max_seq_length default (384).
+  // Which flags were given decides which of the model's recorded settings apply, and question
+  // answering's --max_seq_length default (384).
   return xlmr::recipes::Main(xlmr::recipes::FlagsGiven(arguments));
 }

@@ -207,10 +207,13 @@ expect_predict_error "--doc_stride: expected a number in [0, max_seq_length - 5 
   --output_dir=answers_bad --max_seq_length=64 --doc_stride=-1
 expect_predict_error "--n_best_size: expected a positive number, got 0" --input_file="$examples" \
   --output_dir=answers_bad "${predict_flags[@]}" --n_best_size=0
-# Without --max_seq_length, question answering's default 384 (more than this model's 128 positions).
-expect_predict_error "--max_seq_length: expected at most 128" --input_file="$examples" --output_dir=answers_bad \
-  --doc_stride=16
-grep -qF "got 384" stderr.txt || fail "the question-answering default of --max_seq_length is not 384: $(cat stderr.txt)"
+# Without --max_seq_length, and in a model directory that does not record it (prediction_args.json:
+# the hub's, an older run's), question answering's default 384 (more than this model's 128 positions).
+rm -rf out_unrecorded && cp -r out_v2 out_unrecorded && rm out_unrecorded/prediction_args.json
+rm -rf answers_bad
+"$predict" --model_dir=out_unrecorded --input_file="$examples" --output_dir=answers_bad --doc_stride=16 > stdout.txt 2> stderr.txt
+[ $? -eq 2 ] && grep -qF "expected at most 128" stderr.txt && grep -qF "got 384" stderr.txt && [ ! -e answers_bad ] ||
+  fail "the question-answering default of --max_seq_length is not 384: $(cat stderr.txt)"
 printf 'not a directory\n' > answers_file
 expect_predict_error "--output_dir: expected a directory (or a path where one can be made), got" --input_file="$examples" \
   --output_dir=answers_file "${predict_flags[@]}"

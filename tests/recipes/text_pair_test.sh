@@ -40,7 +40,8 @@ run_predict() {  # INPUT OUTPUT [FLAGS...]
 }
 run_predict eval.tsv pred.jsonl --text_pair_column=second
 run_predict swapped.tsv pred_swapped.jsonl --text_pair_column=second
-run_predict eval.tsv pred_single.jsonl
+# The model records --text_pair_column=second (prediction_args.json); an empty one means none.
+run_predict eval.tsv pred_single.jsonl --text_pair_column=
 
 labels=$(sed -n '/"id2label"/,/}/p' model/config.json | grep -o '"[0-9]*": "[^"]*"' |
          sort -t'"' -k2,2n | sed 's/.*: "\(.*\)"/\1/' | tr '\n' ' ')
