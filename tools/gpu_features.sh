@@ -27,8 +27,11 @@
 #   --device=D            the side under test [cuda]; the oracle side is always cpu
 #                         (tests/tools/gpu_features_test.sh runs cpu against cpu)
 #   --steps=N             optimizer steps per run [20]
-#   --oracle_jobs=N       oracle runs at once [8]; each with OPENBLAS_NUM_THREADS=
+#   --oracle_jobs=N       oracle runs at once [4: 8 of the GPU host's 16 cores, the rest left
+#                         to e2e's CPU run beside them]; each with OPENBLAS_NUM_THREADS=
 #   --oracle_threads=N    [2] (results do not depend on it: tests/recipes:thread_count_test)
+#   --run_timeout=S       stop any one run after S seconds (exit status 124 in its row), so a
+#                         hang leaves the other runs compared [150]
 #   --only=RUN,...        these runs only
 #   --eval_rows=N         evaluate on N rows only (the first N of langid's test split, of
 #                         langid_ner's and langid_qa's dev splits, which must then be under
@@ -43,19 +46,23 @@ set -uo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 usage() { awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "${BASH_SOURCE[0]}" >&2; exit 2; }
-bundle="" finetune="" out=${OUT:-$PWD/gpu_features_out} device=cuda steps=20 oracle_jobs=8 oracle_threads=2
-only="" plants=() eval_rows=0
+bundle="" finetune="" out=${OUT:-$PWD/gpu_features_out} device=cuda steps=20 oracle_jobs=4 oracle_threads=2
+only="" plants=() eval_rows=0 run_timeout=150
 for arg in "$@"; do
   case "$arg" in
     --bundle=*) bundle=${arg#*=} ;; --finetune=*) finetune=${arg#*=} ;; --out=*) out=${arg#*=} ;;
     --device=*) device=${arg#*=} ;; --steps=*) steps=${arg#*=} ;;
     --oracle_jobs=*) oracle_jobs=${arg#*=} ;; --oracle_threads=*) oracle_threads=${arg#*=} ;;
-    --only=*) only=${arg#*=} ;; --eval_rows=*) eval_rows=${arg#*=} ;; --plant=*) plants+=("${arg#*=}") ;;
+    --only=*) only=${arg#*=} ;; --run_timeout=*) run_timeout=${arg#*=} ;;
+    --eval_rows=*) eval_rows=${arg#*=} ;; --plant=*) plants+=("${arg#*=}") ;;
     *) usage ;;
   esac
 done
-[[ $steps =~ ^[1-9][0-9]*$ && $eval_rows =~ ^[0-9]+$ && $oracle_jobs =~ ^[1-9][0-9]*$ && $oracle_threads =~ ^[1-9][0-9]*$ ]] ||
-  { echo "gpu_features.sh: --steps, --eval_rows, --oracle_jobs and --oracle_threads take whole numbers" >&2; exit 2; }
+positive='^[1-9][0-9]*$'
+[[ $steps =~ $positive && $eval_rows =~ ^[0-9]+$ && $run_timeout =~ $positive && $oracle_jobs =~ $positive &&
+  $oracle_threads =~ $positive ]] ||
+  { echo "gpu_features.sh: --steps, --eval_rows, --run_timeout, --oracle_jobs, --oracle_threads: whole numbers" >&2
+    exit 2; }
 if [ -n "$bundle" ]; then
   [ -x "$bundle/run.sh" ] || { echo "--bundle=$bundle: no run.sh" >&2; exit 2; }
   finetune_cmd=("$bundle/run.sh" recipes/xlmr_finetune)
@@ -105,17 +112,21 @@ if eval_rows:  # --eval_rows: short evaluation files for the runs on embedded da
 PYTHON
 
 # RUN|flags (the data paths relative to $data, the model directories to $golden).
+family="--train_file=@data/family_train.tsv --eval_file=@data/family_dev.tsv --per_device_train_batch_size=16"
+family+=" --learning_rate=1e-3"
+fixed="--train_file=@data/fixed_shape.tsv --per_device_train_batch_size=16"
 runs=(
   "token_classification|--task=token_classification"
   "question_answering|--task=question_answering"
-  "regression|--task=regression --train_file=@data/regression_train.tsv --eval_file=@data/regression_dev.tsv --per_device_train_batch_size=32 --learning_rate=1e-3"
-  "bert|--model_dir=@golden/tiny_bert/sequence_classification --train_file=@data/family_train.tsv --eval_file=@data/family_dev.tsv --max_seq_length=40 --per_device_train_batch_size=16 --learning_rate=1e-3"
-  "roberta|--model_dir=@golden/tiny_roberta/model --train_file=@data/family_train.tsv --eval_file=@data/family_dev.tsv --max_seq_length=64 --per_device_train_batch_size=16 --learning_rate=1e-3"
-  "camembert|--model_dir=@golden/tiny_camembert/model --train_file=@data/family_train.tsv --eval_file=@data/family_dev.tsv --max_seq_length=64 --per_device_train_batch_size=16 --learning_rate=1e-3"
+  "regression|--task=regression --train_file=@data/regression_train.tsv --eval_file=@data/regression_dev.tsv
+    --per_device_train_batch_size=32 --learning_rate=1e-3"
+  "bert|--model_dir=@golden/tiny_bert/sequence_classification $family --max_seq_length=40"
+  "roberta|--model_dir=@golden/tiny_roberta/model $family --max_seq_length=64"
+  "camembert|--model_dir=@golden/tiny_camembert/model $family --max_seq_length=64"
   "bf16|--bf16"
   "fp16_overflow|--fp16 --loss_scale_init=16777216"
-  "recompute_selective|--train_file=@data/fixed_shape.tsv --per_device_train_batch_size=16 --attention=eager --activation_memory_budget=0.95"
-  "recompute_packed|--train_file=@data/fixed_shape.tsv --per_device_train_batch_size=16 --activation_memory_budget=0.7"
+  "recompute_selective|$fixed --attention=eager --activation_memory_budget=0.95"
+  "recompute_packed|$fixed --activation_memory_budget=0.7"
 )
 
 # --eval_rows: the embedded runs evaluate on the short files instead.
@@ -154,12 +165,12 @@ run_side() {  # RUN SIDE(device|oracle) DEVICE [extra flags...]
   shift 3
   mapfile -t flags < <(run_flags "$name")
   rm -rf "${dir:?}/$side" "$dir/cache_$side"
-  "${finetune_cmd[@]}" --device="$on" --seed=42 --max_steps="$steps" --logging_steps=1 --save_total_limit=1 \
+  timeout -k 5 "$run_timeout" "${finetune_cmd[@]}" --device="$on" --seed=42 --max_steps="$steps" --logging_steps=1 --save_total_limit=1 \
     --output_dir="$dir/$side" --cache_dir="$dir/cache_$side" "${flags[@]}" "$@" >"$dir/$side.log" 2>&1
   local status=$?
   echo "$status" >"$dir/$side.status"
   if [[ $name == recompute_* ]]; then
-    "${finetune_cmd[@]}" --device="$on" --seed=42 --output_dir="$dir/plan_$side" --cache_dir="$dir/cache_$side" \
+    timeout -k 5 "$run_timeout" "${finetune_cmd[@]}" --device="$on" --seed=42 --output_dir="$dir/plan_$side" --cache_dir="$dir/cache_$side" \
       "${flags[@]}" "$@" --print_memory_plan >"$dir/plan_$side.txt" 2>"$dir/plan_$side.log" ||
       echo "--print_memory_plan exited $?" >>"$dir/plan_$side.txt"
   fi
