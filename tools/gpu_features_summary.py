@@ -21,20 +21,25 @@ Bounds (argued before any GPU run; cut to the measured values after the first on
   (summation_order_test) but with errors of both signs, so the norm moves far less; 1e-5
   still lets a different reduction tree through. Final eval_loss and test_loss (the summary
   record) <= 1e-4 relative: by step 20 the trajectories have drifted for 10 more steps
-  (growing roughly tenfold per 10 steps at these learning rates: 1e-6 -> ~1e-5), and the
+  (assumed to grow at most tenfold from step 10 to 20 at these learning rates), and the
   evaluation's own sums differ in order again.
 - bf16 (the default run under --bf16, cuda --bf16 against cpu --bf16): both round every
   autocast op's output to bf16 (8 bits of mantissa, one ulp 2^-8 = 3.9e-3 relative); a
   different summation order flips the rounding of some outputs by one ulp, and the loss
-  averages thousands of them. Loss steps 1-10 <= 2e-2 relative (5 ulps), grad_norm steps 1-10
-  <= 5e-2, final eval and test loss <= 2e-2.
+  averages thousands of them. Loss steps 1-10 <= 2e-2 relative (5 ulps; ours against HF in
+  bf16 on the H200, same inputs: 5.7e-3 on the loss, 3.6e-2 on the worst gradient element,
+  bench/results/gpu_first_contact.md), grad_norm steps 1-10 <= 5e-2, final eval and test
+  loss <= 2e-2.
 - fp16 overflow (the default run under --fp16 --loss_scale_init=2^24): the first steps'
   scaled gradients overflow fp16 on both sides by orders of magnitude, so the skip decision is
   no rounding matter: skipped and loss_scale are identical at every step (== ), and the oracle
   skips at least one step (else the run does not test what it is for). Losses steps 1-10 (of
-  skipped steps too: the loss is computed before the skip) <= 1e-3 relative (two fp16 ulps,
-  2^-11 = 4.9e-4 each), grad_norm of the steps neither side skipped <= 1e-2, final eval and
-  test loss <= 5e-3.
+  skipped steps too: the loss is computed before the skip) <= 5e-3 relative: ten fp16 ulps
+  (2^-11 = 4.9e-4 each), as the CPU's and the GPU's fused attention tile their fp16 sums
+  differently (ours against HF on an H200, same inputs: 1.1e-3 on the loss of the head-64
+  fp16 model, bench/results/gpu_first_contact.md), and wide enough for the updates after the
+  skips; a wrong unscale or a step not skipped moves the losses far more. grad_norm of the
+  steps neither side skipped <= 2e-2, final eval and test loss <= 1e-2.
 - recompute (--activation_memory_budget; selective: --attention=eager, plan SK; packed: fused,
   plan RK), on 16 rows that each fill 128 tokens at batch 16, so every step has the probed
   shape: both sides choose the same plan, and the plan has the expected kind of recompute.
@@ -43,10 +48,13 @@ Bounds (argued before any GPU run; cut to the measured values after the first on
   and its peak_device_bytes equals weights + gradients + optimizer state (--print_memory_plan's
   --zero_stage=0 column) + that prediction. The device's plan is probed on the device's own
   allocator, so the same holds there except for what lives in host memory on a GPU: the
-  prediction counts the trainer's host copies of the batch (external_bytes, 0.1% of the peak
-  at this shape), which the CPU holds in the same memory and the GPU does not. Bound: the
-  device's measured peak is at most its predicted peak and at least 99% of it (activations),
-  and within 1% of the predicted total (device bytes), at every step.
+  prediction counts the trainer's host copies of the batch (external_bytes, under 0.1% of the
+  peak at this shape), which the CPU holds in the same memory and the GPU does not. Bound: the
+  device's peak_activation_bytes is at most its predicted peak and at least 99% of it, at every
+  step. Its peak_device_bytes also holds what the CUDA backend allocates outside the plan's
+  categories: the 32 MiB cuBLASLt workspace (kernels/cuda/device_context.h,
+  MemoryCategory::kWorkspace) and the optimizer's scratch of a few bytes; bound: peak_device_bytes
+  minus the predicted total in [-1%, 32 MiB + 1%] of the predicted total, at every step.
 - every run: exit status 0 on both sides, and both wrote a train record for every step.
 """
 import argparse
@@ -61,13 +69,14 @@ KINDS = {
     "fp16_overflow": "fp16", "recompute_selective": "fp32", "recompute_packed": "fp32",
 }
 # Bounds by precision: loss and grad_norm over steps 1-10, eval/test loss at the end (relative).
-LOSS = {"fp32": 1e-6, "bf16": 2e-2, "fp16": 1e-3}
-GRAD_NORM = {"fp32": 1e-5, "bf16": 5e-2, "fp16": 1e-2}
-FINAL = {"fp32": 1e-4, "bf16": 2e-2, "fp16": 5e-3}
+LOSS = {"fp32": 1e-6, "bf16": 2e-2, "fp16": 5e-3}
+GRAD_NORM = {"fp32": 1e-5, "bf16": 5e-2, "fp16": 2e-2}
+FINAL = {"fp32": 1e-4, "bf16": 2e-2, "fp16": 1e-2}
 # The recompute each memory run's plan must use (a letter of its plan string).
 PLAN_KIND = {"recompute_selective": "S", "recompute_packed": "R"}
 COMPARED_STEPS = 10
 DEVICE_SLACK = 0.01  # of the prediction: the device's peak may sit this far below it
+WORKSPACE_BYTES = 32 << 20  # the CUDA backend's cuBLASLt workspace, outside the plan's categories
 
 
 def read_records(run_dir):
@@ -195,7 +204,7 @@ def compare_memory(table, root, run, dev, ora, common):
         table.row(run, "predicted activation peak in both logs", "missing", "present", False)
         return
     worst = max(abs(ora[s]["peak_activation_bytes"] - ora_predicted) for s in common)
-    table.row(run, f"oracle peak_activation_bytes - predicted ({ora_predicted}), every step, max |bytes|", worst,
+    table.row(run, f"oracle peak_activation_bytes - predicted ({ora_predicted}), every step, max abs bytes", worst,
               "== 0", worst == 0)
     below = [(dev_predicted - dev[s]["peak_activation_bytes"]) / dev_predicted for s in common]
     table.row(run, f"device (predicted {dev_predicted} - peak_activation_bytes) / predicted, every step, range",
@@ -209,12 +218,14 @@ def compare_memory(table, root, run, dev, ora, common):
         total = state + predicted
         if side == "oracle":
             worst = max(abs(records[s]["peak_device_bytes"] - total) for s in common)
-            table.row(run, f"oracle peak_device_bytes - predicted total ({total}), every step, max |bytes|", worst,
+            table.row(run, f"oracle peak_device_bytes - predicted total ({total}), every step, max abs bytes", worst,
                       "== 0", worst == 0)
         else:
-            worst = max(relative(records[s]["peak_device_bytes"], total) for s in common)
-            table.row(run, f"device peak_device_bytes vs predicted total ({total}), every step, max relative",
-                      worst, f"<= {DEVICE_SLACK:g}", worst <= DEVICE_SLACK)
+            excess = [records[s]["peak_device_bytes"] - total for s in common]
+            low, high = -DEVICE_SLACK * total, WORKSPACE_BYTES + DEVICE_SLACK * total
+            table.row(run, f"device peak_device_bytes - predicted total ({total}), every step, range",
+                      f"{min(excess)} .. {max(excess)}", f"in [{low:.0f}, {high:.0f}] (-1%, 32 MiB + 1%)",
+                      min(excess) >= low and max(excess) <= high)
 
 
 def main():
