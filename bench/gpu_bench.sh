@@ -50,7 +50,7 @@ batch_tokens=8192 steps=30 warmup=10 device=cuda peak_tflops="" python=python3 o
 profile="" variants=""
 # The profiled steps of a --profile run, after the measured ones.
 profile_extra_steps=2
-usage() { sed -n '2,40p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,37p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 for arg in "$@"; do
   case "$arg" in
     --bundle=*) bundle=${arg#*=} ;; --finetune=*) finetune=${arg#*=} ;;
