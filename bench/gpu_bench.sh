@@ -22,15 +22,22 @@
 #   --profile=SIZE:SEQ,...  our runs of these shapes without checkpointing train 2 more steps
 #                         (steps+1 and steps+2, left out of the medians) under --profile_steps;
 #                         their profile goes to OUT/profile_SIZE_SEQ/ (default: none)
+#   --variants=SEQ:VARIANT,...  more runs at that sequence length, per size and runner, without
+#                         checkpointing: accumN (N micro-batches of batch_tokens per optimizer
+#                         step: --gradient_accumulation_steps=N, HF's --accumulation=N; accum4 at
+#                         seq 128 is the 32k-token step) or bf16 (ours --bf16, HF bf16 autocast
+#                         without a scaler); the same --steps and --warmup, in optimizer steps
+#                         (default: none)
 #   --dry-run             sizes=tiny, seq_lens=64,32, batch_tokens=256, steps=4, warmup=1, cpu,
-#                         profile=tiny:64
+#                         profile=tiny:64, variants=64:accum2,64:bf16
 #
 # Output: the table on stdout and, under $OUT (else --out=DIR, else ./gpu_bench_out):
 # gpu_bench.md (table, device, versions, command; for our runs a second table of kernel launches
 # and host waits per step from metrics.jsonl), runs.jsonl, logs.tar.gz, and per --profile shape
 # profile_SIZE_SEQ/ (op_classes.md, op_classes.json, trace.json.gz: gzip -d, then Perfetto).
 #
-# Both trainers: fp16 AMP (fp32 master weights, dynamic loss scaling), AdamW lr 2e-5 without
+# Both trainers: fp16 AMP (fp32 master weights, dynamic loss scaling; a bf16 variant: bf16
+# autocast, no loss scaling; on the CPU fp32), AdamW lr 2e-5 without
 # weight decay, linear schedule, clipping at 1.0, dropout 0.1, every example filling seq_len
 # (long random-word texts, truncated) so each step has exactly batch x seq_len tokens. If our
 # binary cannot train on the device (built without CUDA, or it fails), the script says so in the
@@ -40,10 +47,10 @@ set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 bundle="" finetune="" sizes=base,large seq_lens=512,128 checkpointing=off,on runners=ours,eager,sdpa
 batch_tokens=8192 steps=30 warmup=10 device=cuda peak_tflops="" python=python3 out=${OUT:-} run_timeout=0
-profile=""
+profile="" variants=""
 # The profiled steps of a --profile run, after the measured ones.
 profile_extra_steps=2
-usage() { sed -n '2,33p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,37p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 for arg in "$@"; do
   case "$arg" in
     --bundle=*) bundle=${arg#*=} ;; --finetune=*) finetune=${arg#*=} ;;
@@ -52,8 +59,9 @@ for arg in "$@"; do
     --batch_tokens=*) batch_tokens=${arg#*=} ;; --steps=*) steps=${arg#*=} ;; --warmup=*) warmup=${arg#*=} ;;
     --device=*) device=${arg#*=} ;; --peak_tflops=*) peak_tflops=${arg#*=} ;;
     --python=*) python=${arg#*=} ;; --out=*) out=${arg#*=} ;; --run_timeout=*) run_timeout=${arg#*=} ;;
-    --profile=*) profile=${arg#*=} ;;
-    --dry-run) sizes=tiny seq_lens=64,32 batch_tokens=256 steps=4 warmup=1 device=cpu profile=tiny:64 ;;
+    --profile=*) profile=${arg#*=} ;; --variants=*) variants=${arg#*=} ;;
+    --dry-run) sizes=tiny seq_lens=64,32 batch_tokens=256 steps=4 warmup=1 device=cpu profile=tiny:64
+      variants=64:accum2,64:bf16 ;;
     *) usage ;;
   esac
 done
@@ -61,6 +69,11 @@ done
 [ "$device" = cuda ] || [ "$device" = cpu ] || { echo "--device: cuda or cpu" >&2; exit 2; }
 [[ $run_timeout =~ ^[0-9]+$ ]] || { echo "--run_timeout=$run_timeout: a whole number of seconds" >&2; exit 2; }
 [[ $profile =~ ^([a-z]+:[0-9]+(,[a-z]+:[0-9]+)*)?$ ]] || { echo "--profile=$profile: SIZE:SEQ[,SIZE:SEQ...]" >&2; exit 2; }
+[[ $variants =~ ^([0-9]+:(accum[1-9][0-9]*|bf16)(,[0-9]+:(accum[1-9][0-9]*|bf16))*)?$ ]] ||
+  { echo "--variants=$variants: SEQ:accumN|SEQ:bf16[,...]" >&2; exit 2; }
+# The precision of the runs that are not a bf16 variant.
+default_precision=fp16
+[ "$device" = cpu ] && default_precision=fp32
 out=${out:-$PWD/gpu_bench_out}
 mkdir -p "$out"
 work=$(mktemp -d "${TMPDIR:-/tmp}/gpu_bench.XXXXXX")
@@ -92,21 +105,25 @@ sentencepiece_model() {
 }
 
 # Appends one run to runs.jsonl (JSON written by Python: reasons may hold any character).
+# precision and accumulation are those of the current configuration ($precision, $accumulation).
 record() {  # size seq batch checkpointing runner status reason result [profile_steps profile_dir]
-  "$python" - "$@" >>"$runs" <<'PYTHON'
+  "$python" - "$precision" "$accumulation" "$@" >>"$runs" <<'PYTHON'
 import json, sys
-size, seq, batch, ckpt, runner, status, reason, result = sys.argv[1:9]
+precision, accumulation, size, seq, batch, ckpt, runner, status, reason, result = sys.argv[1:11]
 run = {"size": size, "seq_len": int(seq), "batch_size": int(batch), "checkpointing": ckpt,
+       "precision": precision, "accumulation": int(accumulation),
        "runner": runner, "status": status, "reason": reason, "result": result}
-if len(sys.argv) > 10 and sys.argv[9]:
-    run["profile_steps"], run["profile"] = sys.argv[9], sys.argv[10]  # steps left out of medians
+if len(sys.argv) > 12 and sys.argv[11]:
+    run["profile_steps"], run["profile"] = sys.argv[11], sys.argv[12]  # steps left out of medians
 print(json.dumps(run))
 PYTHON
 }
 
-# Whether our run of this size, sequence length and checkpointing setting is profiled.
+# Whether our run of this size, sequence length and checkpointing setting is profiled (never a
+# variant's run).
 profiled() {  # size seq checkpointing
-  [ "$3" = off ] && [[ ",$profile," == *",$1:$2,"* ]]
+  [ "$3" = off ] && [ "$precision" = "$default_precision" ] && [ "$accumulation" = 1 ] &&
+    [[ ",$profile," == *",$1:$2,"* ]]
 }
 
 # Moves a run's profile (<output_dir>/profile) to OUT/profile_SIZE_SEQ, its trace gzipped (a
@@ -134,7 +151,9 @@ probe_ours() {
 
 run_ours() {  # model_dir data seq batch checkpointing tag
   local model=$1 data=$2 seq=$3 batch=$4 ckpt=$5 tag=$6 flags=() run_steps=$steps window=""
-  [ "$device" = cuda ] && flags+=(--fp16)
+  [ "$precision" = fp16 ] && flags+=(--fp16)
+  [ "$precision" = bf16 ] && flags+=(--bf16)
+  [ "$accumulation" -gt 1 ] && flags+=(--gradient_accumulation_steps="$accumulation")
   [ "$ckpt" = on ] && flags+=(--gradient_checkpointing)
   if profiled "$size" "$seq" "$ckpt"; then
     run_steps=$((steps + profile_extra_steps))
@@ -160,7 +179,7 @@ run_ours() {  # model_dir data seq batch checkpointing tag
 
 run_hf() {  # model_dir data seq batch checkpointing attention tag
   local model=$1 data=$2 seq=$3 batch=$4 ckpt=$5 attention=$6 tag=$7 flags=()
-  [ "$device" = cpu ] && flags+=(--no_fp16)
+  flags+=(--precision="$precision" --accumulation="$accumulation")
   [ "$ckpt" = on ] && flags+=(--gradient_checkpointing)
   echo "- HF $attention: $tag" >&2
   if PYTHONUNBUFFERED=1 limited "$python" "$hf" train --model_dir="$model" --train_file="$data" --batch_size="$batch" \
@@ -172,8 +191,25 @@ run_hf() {  # model_dir data seq batch checkpointing attention tag
   fi
 }
 
+# The variants of VARIANTS at sequence length SEQ, one a line.
+variants_at() {  # seq
+  local item
+  for item in ${variants//,/ }; do
+    [ "${item%%:*}" = "$1" ] && echo "${item#*:}"
+  done
+  return 0
+}
+
+# Runs every requested runner on one configuration ($precision and $accumulation set).
+run_configuration() {  # model data seq batch checkpointing tag
+  local model=$1 data=$2 seq=$3 batch=$4 ckpt=$5 tag=$6
+  case ",$runners," in *,ours,*) run_ours "$model" "$data" "$seq" "$batch" "$ckpt" "$tag" ;; esac
+  case ",$runners," in *,eager,*) run_hf "$model" "$data" "$seq" "$batch" "$ckpt" eager "$tag" ;; esac
+  case ",$runners," in *,sdpa,*) run_hf "$model" "$data" "$seq" "$batch" "$ckpt" sdpa "$tag" ;; esac
+}
+
 main() {
-  local spm size seq batch ckpt model data vocab
+  local spm size seq batch ckpt model data vocab variant most
   spm=$(sentencepiece_model)
   probe_ours
   # The tiny dry-run model keeps the langid vocabulary; base and large get XLM-R's 250002.
@@ -187,14 +223,22 @@ main() {
       batch=$((batch_tokens / seq))
       [ "$batch" -ge 1 ] || { echo "--batch_tokens=$batch_tokens is below seq_len $seq" >&2; exit 2; }
       data="$work/train_$seq.tsv"
-      # Rows for the profiled steps too (HF reads only the first steps' batches).
-      [ -f "$data" ] || "$python" "$hf" write-data --rows=$((batch * (steps + profile_extra_steps))) \
+      # Rows for the profiled steps too (HF reads only the first steps' batches), times the
+      # largest accumulation a variant asks for at this length.
+      most=1
+      for variant in $(variants_at "$seq"); do
+        [[ $variant == accum* ]] && [ "${variant#accum}" -gt "$most" ] && most=${variant#accum}
+      done
+      [ -f "$data" ] || "$python" "$hf" write-data --rows=$((batch * (steps + profile_extra_steps) * most)) \
         --seq_len="$seq" --out="$data"
+      precision=$default_precision accumulation=1
       for ckpt in ${checkpointing//,/ }; do
-        local tag="${size}_${seq}_ckpt_$ckpt"
-        case ",$runners," in *,ours,*) run_ours "$model" "$data" "$seq" "$batch" "$ckpt" "$tag" ;; esac
-        case ",$runners," in *,eager,*) run_hf "$model" "$data" "$seq" "$batch" "$ckpt" eager "$tag" ;; esac
-        case ",$runners," in *,sdpa,*) run_hf "$model" "$data" "$seq" "$batch" "$ckpt" sdpa "$tag" ;; esac
+        run_configuration "$model" "$data" "$seq" "$batch" "$ckpt" "${size}_${seq}_ckpt_$ckpt"
+      done
+      for variant in $(variants_at "$seq"); do
+        precision=$default_precision accumulation=1
+        case "$variant" in accum*) accumulation=${variant#accum} ;; bf16) precision=bf16 ;; esac
+        run_configuration "$model" "$data" "$seq" "$batch" off "${size}_${seq}_$variant"
       done
     done
     rm -rf "$model"  # gigabytes of weights; the logs keep what was measured

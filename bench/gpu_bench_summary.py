@@ -1,11 +1,14 @@
 #!/usr/bin/env python3
 """Turns the runs of bench/gpu_bench.sh into one markdown table: ours against Hugging Face
-transformers + PyTorch AMP (eager and sdpa attention), per model size, sequence length and
-gradient-checkpointing setting.
+transformers + PyTorch AMP (eager and sdpa attention), per model size, sequence length,
+gradient-checkpointing setting, precision (fp16, bf16; fp32 on the CPU) and gradient
+accumulation (micro-batches per optimizer step).
 
-Per run, over the steps after --warmup: the median step time, tokens/s as the median of per-step
-tokens / step time, MFU, and the peak memory. Ratios are against HF sdpa in the same group:
-speed as tokens/s / HF sdpa's (> 1: faster than HF sdpa), memory as peak / HF sdpa's (< 1: less).
+Per run, over the optimizer steps after --warmup: the median step time, the tokens of one
+optimizer step (batch x seq x accumulation: 8k at accumulation 1, 32k at 4), tokens/s as the
+median of per-step tokens / step time, MFU, and the peak memory. Ratios are against HF sdpa in
+the same group (same size, sequence length, checkpointing, precision and accumulation): speed as
+tokens/s / HF sdpa's (> 1: faster than HF sdpa), memory as peak / HF sdpa's (< 1: less).
 
 FLOPs per token (counted, not measured): 6 x matmul parameters + 12 x layers x hidden x seq, where
 the matmul parameters are the encoder's projection and feed-forward weights, layers x (4 H^2 +
@@ -13,7 +16,8 @@ the matmul parameters are the encoder's projection and feed-forward weights, lay
 context (3 x 4 S H per token per layer). Embedding lookups, the classification head (one token
 per sequence), LayerNorm, softmax, GELU and the optimizer are left out. With gradient
 checkpointing the recomputed forward is not counted (model FLOPs utilization), so MFU drops by
-the recompute's share. MFU = FLOPs per token x tokens/s / peak dense fp16 tensor FLOP/s.
+the recompute's share. MFU = FLOPs per token x tokens/s / peak dense fp16 tensor FLOP/s (bf16's
+peak is the same on every device listed below), whatever the run's precision.
 
 Step times: HF's are CUDA events around each step; ours come from xlmr_finetune's metrics.jsonl
 (tokens / tokens_per_second of each step, timed on the host around the whole step, which ends
@@ -30,7 +34,7 @@ import argparse
 import json
 import statistics
 
-# Dense fp16/bf16 tensor-core peak (no sparsity), from NVIDIA's datasheets, by device-name
+# Dense fp16/bf16 tensor-core peak (no sparsity; the two are equal on each), from NVIDIA's datasheets, by device-name
 # substring, most specific first.
 PEAK_TFLOPS = [("H100 PCIe", 756.0), ("H100", 989.4), ("H200", 989.4), ("GH200", 989.4),
                ("A100", 312.0), ("L40S", 362.1), ("A10G", 125.0), ("L4", 121.0)]
@@ -50,7 +54,7 @@ def peak_flops(device_name, override):
         return override * 1e12, f"{override} TFLOP/s (given)"
     for name, tflops in PEAK_TFLOPS:
         if name in device_name:
-            return tflops * 1e12, f"{tflops} TFLOP/s ({name} dense fp16)"
+            return tflops * 1e12, f"{tflops} TFLOP/s ({name} dense fp16/bf16)"
     return None, "unknown for this device: pass --peak_tflops"
 
 
@@ -99,13 +103,29 @@ def measure(run, warmup, peak):
     ms, tokens = steps["step_ms"][warmup:], steps["step_tokens"][warmup:]
     if not ms:
         return {"error": f"no steps after the {warmup} warm-up steps"}
-    expected = run["batch_size"] * run["seq_len"]
+    expected = step_tokens(run)
     if any(t != expected for t in tokens):
         return {"error": f"steps had {sorted(set(tokens))} tokens, expected {expected} (padding?)"}
     tokens_per_second = statistics.median(t / (m / 1e3) for t, m in zip(tokens, ms))
     mfu = flops_per_token(run["shape"], run["seq_len"]) * tokens_per_second / peak if peak else None
     return {"step_ms": statistics.median(ms), "tokens_per_second": tokens_per_second, "mfu": mfu,
             "peak_bytes": steps["peak_bytes"], "reserved_bytes": steps["reserved_bytes"], "steps": len(ms)}
+
+
+def step_tokens(run):
+    """Tokens of one optimizer step: every row fills the sequence."""
+    return run["batch_size"] * run["seq_len"] * run.get("accumulation", 1)
+
+
+def configuration(run):
+    """What a run's ratios compare against HF sdpa's: everything but the runner."""
+    return (run["size"], run["seq_len"], run["checkpointing"], run.get("precision", "fp16"),
+            run.get("accumulation", 1))
+
+
+def head_cells(run):
+    return (f"| {run['size']} | {run['seq_len']} | {run['batch_size']} | {run.get('accumulation', 1)} | "
+            f"{step_tokens(run):,} | {run.get('precision', 'fp16')} | {run['checkpointing']} |")
 
 
 def ratio(value, reference):
@@ -121,11 +141,11 @@ def group_rows(runs, warmup, peak):
     for run in runs:
         m = measured[id(run)]
         if run["runner"] == "hf-sdpa" and "error" not in m:
-            reference[(run["size"], run["seq_len"], run["checkpointing"])] = m
+            reference[configuration(run)] = m
     for run in runs:
         m = measured[id(run)]
-        key = (run["size"], run["seq_len"], run["checkpointing"])
-        head = f"| {run['size']} | {run['seq_len']} | {run['batch_size']} | {run['checkpointing']} | {run['runner']} |"
+        key = configuration(run)
+        head = f"{head_cells(run)} {run['runner']} |"
         if "error" in m:
             rows.append(f"{head} not run: {m['error']} | | | | | | |")
             continue
@@ -152,8 +172,7 @@ def launch_rows(runs, warmup):
             values = [s.get(key) for s in steps]
             cells.append(f"{statistics.median(values):,.0f}" if values and None not in values else "n/a")
         where = f"{run['profile']}/ (steps {run['profile_steps']})" if run.get("profile") else ""
-        rows.append(f"| {run['size']} | {run['seq_len']} | {run['batch_size']} | {run['checkpointing']} | "
-                    f"{cells[0]} | {cells[1]} | {where} |")
+        rows.append(f"{head_cells(run)} {cells[0]} | {cells[1]} | {where} |")
     return rows
 
 
@@ -161,12 +180,13 @@ def main():
     args = parse_args()
     runs = [json.loads(line) for line in open(args.runs) if line.strip()]
     peak, peak_note = peak_flops(args.device_name, args.peak_tflops)
-    print(f"Device: {args.device_name}; MFU peak: {peak_note}. Medians over the steps after "
-          f"{args.warmup} warm-up steps. Speed ratio: tokens/s / HF sdpa's; memory ratio: peak / "
-          f"HF sdpa's (same size, sequence length and checkpointing).\n")
-    print("| size | seq | batch | grad ckpt | runner | step ms | tokens/s | MFU | peak GiB | "
-          "reserved GiB | speed vs HF sdpa | memory vs HF sdpa |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    print(f"Device: {args.device_name}; MFU peak: {peak_note}. Medians over the optimizer steps after "
+          f"{args.warmup} warm-up steps; accum: micro-batches of `batch` per optimizer step, whose "
+          f"tokens are `tokens/step`. Speed ratio: tokens/s / HF sdpa's; memory ratio: peak / "
+          f"HF sdpa's (same size, sequence length, checkpointing, precision and accumulation).\n")
+    print("| size | seq | batch | accum | tokens/step | precision | grad ckpt | runner | step ms | tokens/s | "
+          "MFU | peak GiB | reserved GiB | speed vs HF sdpa | memory vs HF sdpa |")
+    print("|" + " --- |" * 15)
     for row in group_rows(runs, args.warmup, peak):
         print(row)
     launches = launch_rows(runs, args.warmup)
@@ -174,8 +194,9 @@ def main():
         print("\nOurs per step (medians over the same steps, from metrics.jsonl): kernel launches "
               "and blocking host waits as the CUDA backend's CUPTI tracer counts them (n/a: no "
               "CUPTI; on the CPU, the ops dispatched and 0); the profile of the steps after them.\n")
-        print("| size | seq | batch | grad ckpt | kernel launches | host waits | profile |")
-        print("| --- | --- | --- | --- | --- | --- | --- |")
+        print("| size | seq | batch | accum | tokens/step | precision | grad ckpt | kernel launches | host waits | "
+              "profile |")
+        print("|" + " --- |" * 10)
         for row in launches:
             print(row)
 

@@ -18,9 +18,13 @@ Three subcommands:
 Training, as Hugging Face's Trainer does it with --fp16: torch.autocast(float16) around the forward
 pass, torch.amp.GradScaler, unscale then clip_grad_norm_(1.0), AdamW (fused=True on CUDA, the
 Trainer's default "adamw_torch_fused" with torch >= 2.8; lr 2e-5, no weight decay), a linear
-schedule, zero_grad(set_to_none=True). A step is timed from the batch on the device to zeroed
-gradients. --gradient_checkpointing calls gradient_checkpointing_enable(use_reentrant=False).
---device=cpu (with --no_fp16) is for checking the script on a machine without a GPU.
+schedule, zero_grad(set_to_none=True). --precision=bf16 is the Trainer's --bf16:
+torch.autocast(bfloat16) and no scaler; fp32 (or --no_fp16) neither. --accumulation=N is its
+--gradient_accumulation_steps: N micro-batches of --batch_size, each loss divided by N and
+backpropagated, then one optimizer step. A step (an optimizer step) is timed from its first
+batch on the device to zeroed gradients. --gradient_checkpointing calls
+gradient_checkpointing_enable(use_reentrant=False). --device=cpu (with --no_fp16 or
+--precision=bf16) is for checking the script on a machine without a GPU.
 """
 
 import argparse
@@ -72,7 +76,10 @@ def parse_args():
     train.add_argument("--steps", type=int, default=30)
     train.add_argument("--attn_implementation", choices=["eager", "sdpa"], default="sdpa")
     train.add_argument("--gradient_checkpointing", action="store_true")
-    train.add_argument("--no_fp16", dest="fp16", action="store_false", help="fp32 (the CPU check)")
+    train.add_argument("--precision", choices=["fp16", "bf16", "fp32"], default="fp16",
+                       help="autocast dtype (fp16 with a GradScaler, bf16 without), or none")
+    train.add_argument("--no_fp16", dest="precision", action="store_const", const="fp32", help="--precision=fp32")
+    train.add_argument("--accumulation", type=int, default=1, help="micro-batches per optimizer step")
     train.add_argument("--device", choices=["cuda", "cpu"], default="cuda")
     train.add_argument("--learning_rate", type=float, default=2e-5)
     train.add_argument("--seed", type=int, default=42)
@@ -111,9 +118,9 @@ def write_data(args):
 def load_batches(args, tokenizer):
     with open(args.train_file, encoding="utf-8", newline="") as handle:
         rows = list(csv.DictReader(handle, delimiter="\t", quoting=csv.QUOTE_NONE))
-    needed = args.steps * args.batch_size
+    needed = args.steps * args.accumulation * args.batch_size
     if len(rows) < needed:
-        raise SystemExit(f"{args.train_file}: {len(rows)} rows, need {needed} (steps x batch size)")
+        raise SystemExit(f"{args.train_file}: {len(rows)} rows, need {needed} (steps x accumulation x batch size)")
     rows = rows[:needed]
     ids = tokenizer([r["text"] for r in rows], truncation=True, max_length=args.seq_len)["input_ids"]
     short = [len(x) for x in ids if len(x) != args.seq_len]
@@ -121,10 +128,13 @@ def load_batches(args, tokenizer):
         raise SystemExit(f"{args.train_file}: {len(short)} rows tokenize to fewer than {args.seq_len} "
                          f"tokens (e.g. {short[0]}); every row must fill the sequence")
     labels = [LABELS.index(r["label"]) for r in rows]
-    batches = []
+    batches = []  # per optimizer step, its micro-batches
     for step in range(args.steps):
-        chunk = slice(step * args.batch_size, (step + 1) * args.batch_size)
-        batches.append((torch.tensor(ids[chunk]), torch.tensor(labels[chunk])))
+        micro = []
+        for index in range(step * args.accumulation, (step + 1) * args.accumulation):
+            chunk = slice(index * args.batch_size, (index + 1) * args.batch_size)
+            micro.append((torch.tensor(ids[chunk]), torch.tensor(labels[chunk])))
+        batches.append(micro)
     return batches
 
 
@@ -170,19 +180,23 @@ def train(args):
     optimizer = torch.optim.AdamW(model.parameters(), lr=args.learning_rate, betas=(0.9, 0.999), eps=1e-8,
                                   weight_decay=0.0, fused=device.type == "cuda")
     schedule = transformers.get_linear_schedule_with_warmup(optimizer, 0, args.steps)
-    scaler = torch.amp.GradScaler(device.type, enabled=args.fp16)
+    scaler = torch.amp.GradScaler(device.type, enabled=args.precision == "fp16")
+    dtype = {"fp16": torch.float16, "bf16": torch.bfloat16}.get(args.precision)
     timer = StepTimer(device)
     if device.type == "cuda":
         torch.cuda.synchronize()
         torch.cuda.reset_peak_memory_stats()
     step_ms, losses = [], []
-    for input_ids, labels in batches:
-        input_ids, labels = input_ids.to(device), labels.to(device)
-        attention_mask = torch.ones_like(input_ids)
+    for micro_batches in batches:
+        on_device = [(ids.to(device), labels.to(device)) for ids, labels in micro_batches]
         timer.start()
-        with torch.autocast(device.type, dtype=torch.float16, enabled=args.fp16):
-            loss = model(input_ids=input_ids, attention_mask=attention_mask, labels=labels).loss
-        scaler.scale(loss).backward()
+        loss_sum = 0.0
+        for input_ids, labels in on_device:
+            with torch.autocast(device.type, dtype=dtype or torch.bfloat16, enabled=dtype is not None):
+                loss = model(input_ids=input_ids, attention_mask=torch.ones_like(input_ids), labels=labels).loss
+            scaler.scale(loss / args.accumulation).backward()
+            loss_sum = loss_sum + loss.detach() / args.accumulation
+        loss = loss_sum
         scaler.unscale_(optimizer)
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         scaler.step(optimizer)
@@ -193,10 +207,11 @@ def train(args):
         losses.append(loss.item())
     result = {
         "attn_implementation": args.attn_implementation, "gradient_checkpointing": args.gradient_checkpointing,
-        "fp16": args.fp16, "device": torch.cuda.get_device_name() if device.type == "cuda" else "cpu",
+        "fp16": args.precision == "fp16", "precision": args.precision, "accumulation": args.accumulation,
+        "device": torch.cuda.get_device_name() if device.type == "cuda" else "cpu",
         "torch": torch.__version__, "transformers": transformers.__version__,
         "batch_size": args.batch_size, "seq_len": args.seq_len, "step_ms": step_ms,
-        "step_tokens": [args.batch_size * args.seq_len] * len(step_ms), "losses": losses,
+        "step_tokens": [args.accumulation * args.batch_size * args.seq_len] * len(step_ms), "losses": losses,
         "parameters": sum(p.numel() for p in model.parameters()),
         "peak_allocated_bytes": torch.cuda.max_memory_allocated() if device.type == "cuda" else None,
         "peak_reserved_bytes": torch.cuda.max_memory_reserved() if device.type == "cuda" else None,
@@ -204,7 +219,8 @@ def train(args):
     if not all(math.isfinite(x) for x in losses):
         print(f"warning: non-finite losses {losses}", file=sys.stderr)
     print(json.dumps(result))
-    print(f"HF {args.attn_implementation} ckpt={args.gradient_checkpointing}: median step "
+    print(f"HF {args.attn_implementation} ckpt={args.gradient_checkpointing} {args.precision} "
+          f"accumulation={args.accumulation}: median step "
           f"{statistics.median(step_ms):.1f} ms", file=sys.stderr)
 
 

@@ -6,7 +6,8 @@ usage: gpu_kit_report.py --work=DIR --out=DIR --bundle=DIR --mode=short|long
 Reads what the device mode left in its work folder, whatever finished: host/ (nvidia-smi,
 tools/cuda_versions' JSON, the Python versions), parts/NAME.json (exit code, seconds and limit
 of each part; 124 or 137 means its time limit stopped it), tests.md (a row per GPU test binary,
-written as each one ends), e2e.md (the comparisons of tools/gpu_verify_summary.py) and the
+written as each one ends), e2e.md (the comparisons of tools/gpu_verify_summary.py), features.md
+(those of tools/gpu_features_summary.py) and the
 benchmark's gpu_bench.md and runs.jsonl (under bench/, or the benchmark's own work folder when
 its time limit stopped it before it copied them). A part that never wrote its report is
 reported as such; nothing here fails because a part did.
@@ -20,7 +21,7 @@ import os
 import re
 import sys
 
-PARTS = {"short": ["tests", "e2e", "bench"], "long": ["long"]}
+PARTS = {"short": ["tests", "e2e", "features", "bench"], "long": ["long"]}
 TIMED_OUT = {124, 137}
 
 
@@ -107,6 +108,9 @@ def main():
     tests = [{"binary": r[0], "result": r[1], "seconds": r[2]} for r in table_rows(tests_md) if len(r) == 3]
     e2e = [{"comparison": r[0], "measured": r[1], "bound": r[2], "result": r[3]}
            for r in table_rows(e2e_md) if len(r) == 4]
+    features_md = read_text(os.path.join(work, "features.md"))
+    features = [{"run": r[0], "comparison": r[1], "measured": r[2], "bound": r[3], "result": r[4]}
+                for r in table_rows(features_md) if len(r) == 5 and r[4]]
     passed = all(p["status"] == "passed" for p in parts.values())
     results = {
         "mode": args.mode,
@@ -116,6 +120,7 @@ def main():
         "parts": parts,
         "tests": tests,
         "e2e": e2e,
+        "features": features,
         "bench": bench_runs,
     }
     os.makedirs(args.out, exist_ok=True)
@@ -141,6 +146,9 @@ def main():
     if "e2e" in parts:
         lines += ["", "## End to end", ""]
         lines.append(e2e_md.split("\n", 1)[1] if e2e_md else "e2e.md was not written: see logs.tar.gz, e2e.out")
+    if "features" in parts:
+        lines += ["", "## Features, GPU against the CPU oracle (tools/gpu_features.sh)", ""]
+        lines.append(features_md or "features.md was not written: see logs.tar.gz, features.out and features/")
     lines += ["", "## Benchmark", ""]
     if bench_md:
         lines.append(bench_md)

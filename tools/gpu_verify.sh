@@ -13,12 +13,19 @@
 #                       building (tests/tools/gpu_kit_test.sh).
 #   tools/gpu_verify.sh device [--long] [--out=DIR]
 #                       on the GPU host, inside an unpacked kit: the GPU tests (with
-#                       XLMR_REQUIRE_GPU=1: a test that sees no device fails), e2e and a short
-#                       benchmark (XLM-R base, seq 128 and 512, ours vs HF + PyTorch AMP, with
-#                       and without --gradient_checkpointing), each under its own time limit
-#                       (XLMR_KIT_SECONDS=tests:240,e2e:260,bench:190 by default; tests and e2e
-#                       run side by side, the benchmark alone after them: under 8 minutes at
-#                       most). --long: only the benchmark, XLM-R large at seq 512 (limit 500 s).
+#                       XLMR_REQUIRE_GPU=1: a test that sees no device fails), e2e, the
+#                       features (tools/gpu_features.sh: token classification, question
+#                       answering, regression, BERT, RoBERTa, CamemBERT, bf16, an fp16 overflow
+#                       that skips steps, recompute under --activation_memory_budget with its
+#                       measured peak against the plan's; each run on the GPU against the same
+#                       run on the CPU) and a short benchmark (XLM-R base, seq 128 and 512, ours
+#                       vs HF + PyTorch AMP, with and without --gradient_checkpointing; at seq
+#                       128 also 32k-token optimizer steps (accumulation 4) and bf16), each
+#                       under its own time limit (XLMR_KIT_SECONDS=
+#                       tests:240,e2e:260,features:240,bench:210 by default; tests, e2e and
+#                       features run side by side, the benchmark alone after them: under 8
+#                       minutes at most). --long: only the benchmark, XLM-R large at seq 512
+#                       (limit 500 s).
 #                       Our base seq-128 run (short) and large seq-512 run (long), without
 #                       checkpointing, each train two more steps under --profile_steps: their
 #                       profile (op_classes.md/.json, trace.json.gz) is in logs.tar.gz under
@@ -52,7 +59,7 @@ repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # Builds share CI's disk cache (.ci/run), so a kit after a CI run compiles only what changed.
 disk_cache=()
 [ -n "${HOME:-}" ] && disk_cache=("--disk_cache=$HOME/.cache/xlmr_trainer_bazel")
-usage() { sed -n '2,48p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,55p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 [ $# -ge 1 ] || usage
 mode=$1
 shift
@@ -83,8 +90,12 @@ fi
 # What the kit carries besides the bundle: the device mode's scripts and data, at their
 # repository paths, so that the unpacked kit's root stands in for the repository.
 kit_files=(tools/gpu_verify.sh tools/gpu_verify_summary.py tools/gpu_kit_report.py
-  tools/check_hf_load.py bench/gpu_bench.sh bench/gpu_bench_summary.py bench/hf_train_gpu.py
-  recipes/data/langid/test.tsv recipes/data/langid/sentencepiece.bpe.model)
+  tools/check_hf_load.py tools/gpu_features.sh tools/gpu_features_summary.py
+  bench/gpu_bench.sh bench/gpu_bench_summary.py bench/hf_train_gpu.py
+  recipes/data/langid/test.tsv recipes/data/langid/sentencepiece.bpe.model
+  tests/golden/tiny_bert/sequence_classification/{config.json,model.safetensors,tokenizer_config.json,vocab.txt}
+  tests/golden/tiny_roberta/model/{config.json,merges.txt,model.safetensors,tokenizer_config.json,vocab.json}
+  tests/golden/tiny_camembert/model/{config.json,model.safetensors,sentencepiece.bpe.model})
 # The device runner's limits: 64 MiB of files travel with the call (the repository included, so
 # the archive keeps 16 MiB of room) and one command line of at most 2000 characters.
 kit_archive_limit=$((48 * 1024 * 1024))
@@ -150,7 +161,7 @@ make_kit() {
   tracked=$(cd "$repo" && git ls-files -z 2>/dev/null | xargs -0 -r stat -c %s 2>/dev/null | awk '{s += $1} END {print s + 0}')
   echo "with the repository's tracked files ($tracked bytes): $((tracked + bytes)) of the 67108864 bytes a device call takes"
   echo "device call: run(command=<below>, carry=[\"$relative\"], timeout_s=600)"
-  echo "short check (GPU tests, e2e, base benchmark), ${#short} characters:"
+  echo "short check (GPU tests, e2e, features, base benchmark), ${#short} characters:"
   echo "$short"
   echo "long benchmark (XLM-R large, seq 512), ${#long} characters:"
   echo "$long"
@@ -163,16 +174,17 @@ make_kit() {
 
 # ---- device: everything the GPU host checks, in one command, three files back ----
 
-# Seconds per part: XLMR_KIT_SECONDS=tests:240,e2e:260,bench:190[,long:500]. Sets limit_NAME.
+# Seconds per part: XLMR_KIT_SECONDS=tests:240,e2e:260,features:240,bench:210[,long:500]. Sets
+# limit_NAME.
 read_limits() {
   local item name value
-  limit_tests=240 limit_e2e=260 limit_bench=190 limit_long=500
+  limit_tests=240 limit_e2e=260 limit_features=240 limit_bench=210 limit_long=500
   IFS=, read -ra items <<<"${XLMR_KIT_SECONDS:-}"
   for item in "${items[@]}"; do
     name=${item%%:*} value=${item#*:}
-    case "$name" in tests | e2e | bench | long) ;; *) name="" ;; esac
+    case "$name" in tests | e2e | features | bench | long) ;; *) name="" ;; esac
     if [ -z "$name" ] || ! [[ $value =~ ^[0-9]+$ ]]; then
-      echo "XLMR_KIT_SECONDS=${XLMR_KIT_SECONDS}: '$item' is not tests|e2e|bench|long:SECONDS" >&2
+      echo "XLMR_KIT_SECONDS=${XLMR_KIT_SECONDS}: '$item' is not tests|e2e|features|bench|long:SECONDS" >&2
       exit 2
     fi
     printf -v "limit_$name" %s "$value"
@@ -247,15 +259,22 @@ run_device() {
     TMPDIR=$work/tmp part long "$limit_long" "${bench[@]}" --sizes=large --seq_lens=512 \
       --checkpointing=off,on --steps=20 --warmup=5 --run_timeout=$((limit_long / 5)) --profile=large:512 || failed=1
   else
-    # The tests and e2e share the GPU (neither is timed); the benchmark runs alone after them.
+    # The tests, e2e and the features share the GPU (none is timed; their CPU oracle runs use
+    # the host's cores); the benchmark runs alone after them.
     part tests "$limit_tests" "$self" tests --bundle="$bundle" --out="$work" &
     local tests_pid=$!
     part e2e "$limit_e2e" "$self" e2e --bundle="$bundle" --out="$work" &
     local e2e_pid=$!
+    part features "$limit_features" "$repo/tools/gpu_features.sh" --bundle="$bundle" --out="$work" &
+    local features_pid=$!
     wait "$tests_pid" || failed=1
     wait "$e2e_pid" || failed=1
+    wait "$features_pid" || failed=1
+    # 12 runs: seq 128 and 512 with and without checkpointing, and at seq 128 the 32k-token step
+    # (accumulation 4) and bf16, each ours and HF sdpa; 12 optimizer steps, 4 of them warm-up.
     TMPDIR=$work/tmp part bench "$limit_bench" "${bench[@]}" --sizes=base --seq_lens=128,512 \
-      --checkpointing=off,on --steps=12 --warmup=4 --run_timeout=$((limit_bench / 6)) --profile=base:128 || failed=1
+      --checkpointing=off,on --variants=128:accum4,128:bf16 --steps=12 --warmup=4 \
+      --run_timeout=$((limit_bench / 6)) --profile=base:128 || failed=1
   fi
   python3 "$repo/tools/gpu_kit_report.py" --work="$work" --out="$out" --bundle="$bundle" \
     --mode="$([ $long -eq 1 ] && echo long || echo short)" || failed=1

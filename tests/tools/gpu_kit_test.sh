@@ -18,8 +18,12 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 # A repository skeleton with the kit's scripts and data at their paths.
 repo=$tmp/repo
 for file in WORKSPACE tools/bundle.sh tools/gpu_verify.sh tools/gpu_verify_summary.py \
-  tools/gpu_kit_report.py tools/check_hf_load.py bench/gpu_bench.sh bench/gpu_bench_summary.py \
-  bench/hf_train_gpu.py recipes/data/langid/test.tsv recipes/data/langid/sentencepiece.bpe.model; do
+  tools/gpu_kit_report.py tools/check_hf_load.py tools/gpu_features.sh tools/gpu_features_summary.py \
+  bench/gpu_bench.sh bench/gpu_bench_summary.py \
+  bench/hf_train_gpu.py recipes/data/langid/test.tsv recipes/data/langid/sentencepiece.bpe.model \
+  tests/golden/tiny_bert/sequence_classification/{config.json,model.safetensors,tokenizer_config.json,vocab.txt} \
+  tests/golden/tiny_roberta/model/{config.json,merges.txt,model.safetensors,tokenizer_config.json,vocab.json} \
+  tests/golden/tiny_camembert/model/{config.json,model.safetensors,sentencepiece.bpe.model}; do
   mkdir -p "$repo/$(dirname "$file")"
   cp -L "$runfiles/$file" "$repo/$file"
 done
@@ -70,6 +74,9 @@ check_returned() {  # out_dir parts...
   done
   tar tzf "$out_dir/logs.tar.gz" >/dev/null || fail "logs.tar.gz is not a readable archive"
   grep -q '^- GPU' "$out_dir/summary.md" || fail "summary.md names no GPU line"
+  if [ "$1" = tests ]; then
+    grep -q '^## Features, GPU against the CPU oracle' "$out_dir/summary.md" || fail "summary.md has no features section"
+  fi
   python3 - "$out_dir/results.json" "$@" <<'PYTHON' || fail "results.json does not report the parts"
 import json, sys
 results = json.load(open(sys.argv[1]))
@@ -92,11 +99,11 @@ while IFS= read -r command; do
   mkdir -p "$out"
   start=$SECONDS
   status=0
-  (cd "$device" && OUT=$out TMPDIR=$tmp XLMR_KIT_SECONDS=tests:20,e2e:10,bench:20,long:20 \
+  (cd "$device" && OUT=$out TMPDIR=$tmp XLMR_KIT_SECONDS=tests:20,e2e:10,features:20,bench:20,long:20 \
     bash -c "$command") >"$tmp/device_$mode.log" 2>&1 || status=$?
   echo "command $mode: exit $status after $((SECONDS - start)) s"
   [ "$status" -ne 0 ] || { cat "$tmp/device_$mode.log"; fail "command $mode passed on a machine without a GPU"; }
   [ $((SECONDS - start)) -le 120 ] || fail "command $mode outlived its part limits (10-20 s each)"
-  if [ $mode -eq 1 ]; then check_returned "$out" tests e2e bench; else check_returned "$out" long; fi
+  if [ $mode -eq 1 ]; then check_returned "$out" tests e2e features bench; else check_returned "$out" long; fi
 done <"$commands"
 echo "PASS"
