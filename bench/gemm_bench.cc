@@ -22,6 +22,8 @@
 //   dnnl_sgemm       oneDNN's BLAS-like dnnl_sgemm (row-major), OpenMP threads
 //   dnnl_matmul      oneDNN's matmul primitive on the strided operands (created once per shape,
 //                    not timed)
+//   dnnl_matmul_packed  the same with B in oneDNN's preferred layout (format_tag::any), reordered
+//                    once untimed: only where B is a weight (forward, input gradient, square)
 //   blis             bli_sgemm (BLIS's typed API; BLIS is dlopen'ed, see blis_gemm.h)
 // Each library's result is compared with openblas_pool's (max |c - ref| / max |ref|); a value
 // above --tolerance marks the row FAILED and the exit status is 1.
@@ -41,6 +43,7 @@
 #include <cmath>
 #include <cstdio>
 #include <functional>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -57,6 +60,8 @@ ABSL_FLAG(bool, quick, false, "tiny shapes, few repeats: a smoke test, not a mea
 ABSL_FLAG(int, repeats, 10, "timed calls per library and shape (median reported)");
 ABSL_FLAG(int, warmup, 2, "untimed calls first");
 ABSL_FLAG(double, tolerance, 1e-4, "largest max|c - ref| / max|ref| that passes");
+ABSL_FLAG(std::string, cases, "",
+          "comma-separated substrings: run only the cases whose name contains one (empty: all)");
 
 namespace xlmr::bench {
 namespace {
@@ -179,16 +184,23 @@ void RunDnnlSgemm(const Case& c, const float* a, const float* b, float* out) {
 }
 
 // oneDNN's matmul primitive for one case: op(A) and op(B) described by strides (a transposed
-// operand is the same memory read column-major), beta 1 as a sum post-op. Built once.
+// operand is the same memory read column-major), beta 1 as a sum post-op. Built once, not timed.
+// With pack_weights, B's layout is oneDNN's choice (format_tag::any) and PackWeights reorders B
+// into it once, untimed: the rate of a product whose weight is packed once per optimizer step
+// (forward and input gradient: B is the weight).
 class DnnlMatmul {
  public:
-  explicit DnnlMatmul(const Case& c) : engine_(dnnl::engine::kind::cpu, 0), stream_(engine_) {
+  DnnlMatmul(const Case& c, bool pack_weights)
+      : engine_(dnnl::engine::kind::cpu, 0), stream_(engine_) {
     using dims = dnnl::memory::dims;
     const auto f32 = dnnl::memory::data_type::f32;
     const dnnl::memory::desc a_md(dims{c.m, c.k}, f32,
                                   c.trans_a ? dims{1, c.lda} : dims{c.lda, 1});
-    const dnnl::memory::desc b_md(dims{c.k, c.n}, f32,
-                                  c.trans_b ? dims{1, c.ldb} : dims{c.ldb, 1});
+    user_b_md_ = dnnl::memory::desc(dims{c.k, c.n}, f32,
+                                    c.trans_b ? dims{1, c.ldb} : dims{c.ldb, 1});
+    const dnnl::memory::desc b_md =
+        pack_weights ? dnnl::memory::desc(dims{c.k, c.n}, f32, dnnl::memory::format_tag::any)
+                     : user_b_md_;
     const dnnl::memory::desc c_md(dims{c.m, c.n}, f32, dims{c.ldc, 1});
     dnnl::primitive_attr attr;
     if (c.beta != 0.0f) {
@@ -198,16 +210,24 @@ class DnnlMatmul {
     }
     const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a_md, b_md, c_md), attr, engine_);
     implementation_ = pd.impl_info_str();
+    packed_ = pack_weights;
     matmul_ = dnnl::matmul(pd);
     a_ = dnnl::memory(a_md, engine_, nullptr);
-    b_ = dnnl::memory(b_md, engine_, nullptr);
+    b_ = dnnl::memory(pd.weights_desc(), engine_, pack_weights ? DNNL_MEMORY_ALLOCATE : nullptr);
     c_ = dnnl::memory(c_md, engine_, nullptr);
+  }
+
+  // B reordered into the primitive's layout (once, before the timed calls; with pack_weights).
+  void PackWeights(const float* b) {
+    dnnl::memory user(user_b_md_, engine_, const_cast<float*>(b));
+    dnnl::reorder(user, b_).execute(stream_, user, b_);
+    stream_.wait();
   }
 
   void Run(const Case& c, const float* a, const float* b, float* out) {
     for (int64_t i = 0; i < c.batch(); ++i) {
       a_.set_data_handle(const_cast<float*>(a + c.offset_a[i]));
-      b_.set_data_handle(const_cast<float*>(b + c.offset_b[i]));
+      if (!packed_) b_.set_data_handle(const_cast<float*>(b + c.offset_b[i]));
       c_.set_data_handle(out + c.offset_c[i]);
       matmul_.execute(stream_, {{DNNL_ARG_SRC, a_}, {DNNL_ARG_WEIGHTS, b_}, {DNNL_ARG_DST, c_}});
     }
@@ -220,7 +240,9 @@ class DnnlMatmul {
   dnnl::engine engine_;
   dnnl::stream stream_;
   dnnl::matmul matmul_;
+  dnnl::memory::desc user_b_md_;
   dnnl::memory a_, b_, c_;
+  bool packed_ = false;
   std::string implementation_;
 };
 
@@ -235,10 +257,6 @@ void RunBlis(const Case& c, const float* a, const float* b, float* out) {
 
 using RunFn = std::function<void(const float* a, const float* b, float* out)>;
 
-struct Result {
-  double gflops = 0.0;
-  double rel_err = 0.0;
-};
 
 double MaxRelativeError(const std::vector<float>& got, const std::vector<float>& ref) {
   double max_diff = 0.0, max_ref = 0.0;
@@ -249,8 +267,9 @@ double MaxRelativeError(const std::vector<float>& got, const std::vector<float>&
   return max_ref > 0.0 ? max_diff / max_ref : max_diff;
 }
 
-// One checked call from C0 (its output is returned in *checked), then warm-up and timed calls.
-Result Measure(const Case& c, const RunFn& run, const std::vector<float>& a,
+// GFLOP/s of `run`: one checked call from C0 (its output returned in *checked), then warm-up
+// calls and timed calls (median).
+double Measure(const Case& c, const RunFn& run, const std::vector<float>& a,
                const std::vector<float>& b, const std::vector<float>& c0,
                std::vector<float>* checked, int warmup, int repeats) {
   *checked = c0;
@@ -264,7 +283,7 @@ Result Measure(const Case& c, const RunFn& run, const std::vector<float>& a,
     seconds.push_back(std::chrono::duration<double>(Clock::now() - start).count());
   }
   std::nth_element(seconds.begin(), seconds.begin() + seconds.size() / 2, seconds.end());
-  return {c.Flops() / seconds[seconds.size() / 2] / 1e9, 0.0};
+  return c.Flops() / seconds[seconds.size() / 2] / 1e9;
 }
 
 std::vector<float> Random(int64_t size, uint32_t seed) {
@@ -296,7 +315,18 @@ std::string DnnlIsa() {
   }
 }
 
-int Main(bool quick, int warmup, int repeats, double tolerance) {
+bool Selected(const std::string& name, const std::string& filter) {
+  if (filter.empty()) return true;
+  size_t begin = 0;
+  while (begin <= filter.size()) {
+    const size_t end = std::min(filter.find(',', begin), filter.size());
+    if (end > begin && name.find(filter.substr(begin, end - begin)) != std::string::npos) return true;
+    begin = end + 1;
+  }
+  return false;
+}
+
+int Main(bool quick, int warmup, int repeats, double tolerance, const std::string& filter) {
   const int threads = kernels::cpu::CpuThreadCount();  // OPENBLAS_NUM_THREADS, read at load
   std::string error;
   if (!LoadBlis(&error)) {
@@ -319,15 +349,23 @@ int Main(bool quick, int warmup, int repeats, double tolerance) {
               "max|c - c_openblas_pool| / max|c_openblas_pool|\n\n",
               repeats, warmup);
   std::printf("| case | m | n | k | batch | openblas_pool | openblas_threads | dnnl_sgemm | "
-              "dnnl_matmul | blis | max rel err | dnnl_matmul impl |\n");
-  std::printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
+              "dnnl_matmul | dnnl_matmul_packed | blis | max rel err | dnnl_matmul impl (packed) |\n");
+  std::printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
 
   bool all_pass = true;
   uint32_t seed = 1;
   for (const Case& c : Cases(quick)) {
+    if (!Selected(c.name, filter)) continue;
     const std::vector<float> a = Random(c.SizeA(), seed++), b = Random(c.SizeB(), seed++);
     const std::vector<float> c0 = Random(c.SizeC(), seed++);
-    DnnlMatmul matmul(c);
+    DnnlMatmul matmul(c, /*pack_weights=*/false);
+    // Packed weights only where B is a weight: one product (no heads), B not the activations.
+    const bool weight_b = c.batch() == 1 && c.name.find("wgrad") == std::string::npos;
+    std::optional<DnnlMatmul> packed;
+    if (weight_b) {
+      packed.emplace(c, /*pack_weights=*/true);
+      packed->PackWeights(b.data());
+    }
     const std::vector<std::pair<const char*, RunFn>> libraries = {
         {"openblas_pool", [&](auto a, auto b, auto o) { RunOpenblasPool(c, a, b, o); }},
         {"openblas_threads",
@@ -338,25 +376,34 @@ int Main(bool quick, int warmup, int repeats, double tolerance) {
          }},
         {"dnnl_sgemm", [&](auto a, auto b, auto o) { RunDnnlSgemm(c, a, b, o); }},
         {"dnnl_matmul", [&](auto a, auto b, auto o) { matmul.Run(c, a, b, o); }},
+        {"dnnl_matmul_packed",
+         [&](auto a, auto b, auto o) { packed.has_value() ? packed->Run(c, a, b, o) : void(); }},
         {"blis", [&](auto a, auto b, auto o) { RunBlis(c, a, b, o); }},
     };
     std::vector<float> reference, checked;
     std::string row;
     double worst = 0.0;
     for (const auto& [name, run] : libraries) {
-      const Result r = Measure(c, run, a, b, c0, reference.empty() ? &reference : &checked,
+      if (std::string(name) == "dnnl_matmul_packed" && !packed.has_value()) {
+        row += " - |";
+        continue;
+      }
+      const double gflops = Measure(c, run, a, b, c0, reference.empty() ? &reference : &checked,
                                warmup, repeats);
       if (!checked.empty()) worst = std::max(worst, MaxRelativeError(checked, reference));
       char cell[32];
-      std::snprintf(cell, sizeof(cell), " %.1f |", r.gflops);
+      std::snprintf(cell, sizeof(cell), " %.1f |", gflops);
       row += cell;
     }
     const bool pass = worst <= tolerance;
     all_pass = all_pass && pass;
+    const std::string impl =
+        matmul.implementation() +
+        (packed.has_value() ? " (" + packed->implementation() + ")" : std::string());
     std::printf("| %s | %lld | %lld | %lld | %lld |%s %.1e%s | %s |\n", c.name.c_str(),
                 static_cast<long long>(c.m), static_cast<long long>(c.n),
                 static_cast<long long>(c.k), static_cast<long long>(c.batch()), row.c_str(), worst,
-                pass ? "" : " FAILED", matmul.implementation().c_str());
+                pass ? "" : " FAILED", impl.c_str());
     std::fflush(stdout);
   }
   std::printf("\ncheck: %s (tolerance %.0e)\n", all_pass ? "pass" : "FAILED", tolerance);
@@ -371,5 +418,5 @@ int main(int argc, char** argv) {
   const bool quick = absl::GetFlag(FLAGS_quick);
   return xlmr::bench::Main(quick, quick ? 1 : absl::GetFlag(FLAGS_warmup),
                            quick ? 3 : absl::GetFlag(FLAGS_repeats),
-                           absl::GetFlag(FLAGS_tolerance));
+                           absl::GetFlag(FLAGS_tolerance), absl::GetFlag(FLAGS_cases));
 }
