@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 
 namespace xlmr::bench {
 namespace {
@@ -13,6 +14,7 @@ struct Blis {
   void* handle = nullptr;
   decltype(&bli_sgemm) sgemm = nullptr;
   decltype(&bli_thread_set_num_threads) set_threads = nullptr;
+  decltype(&bli_thread_get_num_threads) get_threads = nullptr;
   decltype(&bli_arch_query_id) arch_query_id = nullptr;
   decltype(&bli_arch_string) arch_string = nullptr;
   decltype(&bli_info_get_version_str) version = nullptr;
@@ -42,6 +44,7 @@ bool LoadBlis(std::string* error) {
   }
   return Resolve(blis.handle, "bli_sgemm", &blis.sgemm, error) &&
          Resolve(blis.handle, "bli_thread_set_num_threads", &blis.set_threads, error) &&
+         Resolve(blis.handle, "bli_thread_get_num_threads", &blis.get_threads, error) &&
          Resolve(blis.handle, "bli_arch_query_id", &blis.arch_query_id, error) &&
          Resolve(blis.handle, "bli_arch_string", &blis.arch_string, error) &&
          Resolve(blis.handle, "bli_info_get_version_str", &blis.version, error);
@@ -52,7 +55,8 @@ std::string BlisDescription() {
   Dl_info info{};
   dladdr(reinterpret_cast<void*>(blis.sgemm), &info);
   return std::string("BLIS ") + blis.version() + ", arch " +
-         blis.arch_string(blis.arch_query_id()) + ", bli_sgemm from " +
+         blis.arch_string(blis.arch_query_id()) + ", " +
+         std::to_string(blis.get_threads()) + " thread(s), bli_sgemm from " +
          (info.dli_fname != nullptr ? info.dli_fname : "?");
 }
 

@@ -14,7 +14,8 @@ namespace xlmr::bench {
 // Loads libblis.so.4; false (with *error set) when it is missing.
 bool LoadBlis(std::string* error);
 
-// "BLIS <version>, arch <name>, from <path of the loaded library>". After LoadBlis.
+// "BLIS <version>, arch <name>, <n> thread(s), bli_sgemm from <path of the loaded library>".
+// After LoadBlis.
 std::string BlisDescription();
 
 // bli_thread_set_num_threads.

@@ -25,8 +25,9 @@
 //   dnnl_matmul_packed  the same with B in oneDNN's preferred layout (format_tag::any), reordered
 //                    once untimed: only where B is a weight (forward, input gradient, square)
 //   blis             bli_sgemm (BLIS's typed API; BLIS is dlopen'ed, see blis_gemm.h)
-// Each library's result is compared with openblas_pool's (max |c - ref| / max |ref|); a value
-// above --tolerance marks the row FAILED and the exit status is 1.
+// Each library's result is compared with openblas_pool's (max |c - ref| / max |ref|); the worst
+// is shown, and a value above --tolerance marks the row "FAILED: <library>" and the exit status
+// is 1.
 //
 // Threads: the backend's pool has OPENBLAS_NUM_THREADS threads (read when it loads), and every
 // library is given the same count. Run it once per thread count:
@@ -46,6 +47,7 @@
 #include <optional>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/flags/flag.h"
@@ -272,6 +274,9 @@ double MaxRelativeError(const std::vector<float>& got, const std::vector<float>&
 double Measure(const Case& c, const RunFn& run, const std::vector<float>& a,
                const std::vector<float>& b, const std::vector<float>& c0,
                std::vector<float>* checked, int warmup, int repeats) {
+  // The previous library's idle threads poll for a while before they sleep (OpenBLAS's for up to
+  // ~0.1 s, OpenMP's briefly): let them, so that they do not take this library's cores.
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
   *checked = c0;
   run(a.data(), b.data(), checked->data());
   std::vector<float> out = c0;
@@ -383,6 +388,7 @@ int Main(bool quick, int warmup, int repeats, double tolerance, const std::strin
     std::vector<float> reference, checked;
     std::string row;
     double worst = 0.0;
+    std::string worst_library;
     for (const auto& [name, run] : libraries) {
       if (std::string(name) == "dnnl_matmul_packed" && !packed.has_value()) {
         row += " - |";
@@ -390,7 +396,11 @@ int Main(bool quick, int warmup, int repeats, double tolerance, const std::strin
       }
       const double gflops = Measure(c, run, a, b, c0, reference.empty() ? &reference : &checked,
                                warmup, repeats);
-      if (!checked.empty()) worst = std::max(worst, MaxRelativeError(checked, reference));
+      const double err = checked.empty() ? 0.0 : MaxRelativeError(checked, reference);
+      if (err > worst) {
+        worst = err;
+        worst_library = name;
+      }
       char cell[32];
       std::snprintf(cell, sizeof(cell), " %.1f |", gflops);
       row += cell;
@@ -403,7 +413,7 @@ int Main(bool quick, int warmup, int repeats, double tolerance, const std::strin
     std::printf("| %s | %lld | %lld | %lld | %lld |%s %.1e%s | %s |\n", c.name.c_str(),
                 static_cast<long long>(c.m), static_cast<long long>(c.n),
                 static_cast<long long>(c.k), static_cast<long long>(c.batch()), row.c_str(), worst,
-                pass ? "" : " FAILED", impl.c_str());
+                pass ? "" : (" FAILED: " + worst_library).c_str(), impl.c_str());
     std::fflush(stdout);
   }
   std::printf("\ncheck: %s (tolerance %.0e)\n", all_pass ? "pass" : "FAILED", tolerance);
