@@ -62,6 +62,9 @@ ABSL_FLAG(bool, quick, false, "tiny shapes, few repeats: a smoke test, not a mea
 ABSL_FLAG(int, repeats, 10, "timed calls per library and shape (median reported)");
 ABSL_FLAG(int, warmup, 2, "untimed calls first");
 ABSL_FLAG(double, tolerance, 1e-4, "largest max|c - ref| / max|ref| that passes");
+ABSL_FLAG(int, settle_ms, 300,
+          "pause before each library, so that the previous one's idle threads stop polling "
+          "(OpenBLAS's poll for up to ~0.1 s); 0 with --quick");
 ABSL_FLAG(std::string, cases, "",
           "comma-separated substrings: run only the cases whose name contains one (empty: all)");
 
@@ -276,7 +279,7 @@ double Measure(const Case& c, const RunFn& run, const std::vector<float>& a,
                std::vector<float>* checked, int warmup, int repeats) {
   // The previous library's idle threads poll for a while before they sleep (OpenBLAS's for up to
   // ~0.1 s, OpenMP's briefly): let them, so that they do not take this library's cores.
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  std::this_thread::sleep_for(std::chrono::milliseconds(absl::GetFlag(FLAGS_settle_ms)));
   *checked = c0;
   run(a.data(), b.data(), checked->data());
   std::vector<float> out = c0;
@@ -426,6 +429,7 @@ int Main(bool quick, int warmup, int repeats, double tolerance, const std::strin
 int main(int argc, char** argv) {
   absl::ParseCommandLine(argc, argv);
   const bool quick = absl::GetFlag(FLAGS_quick);
+  if (quick) absl::SetFlag(&FLAGS_settle_ms, 0);
   return xlmr::bench::Main(quick, quick ? 1 : absl::GetFlag(FLAGS_warmup),
                            quick ? 3 : absl::GetFlag(FLAGS_repeats),
                            absl::GetFlag(FLAGS_tolerance), absl::GetFlag(FLAGS_cases));
