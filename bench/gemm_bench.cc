@@ -2,13 +2,14 @@
 //
 // What it measures: GFLOP/s (2*m*n*k*batch / time, the median of --repeats timed calls after
 // --warmup untimed ones) of row-major fp32 products, with no environment variable choosing a
-// kernel, for
+// kernel (bench/gemm_bench.sh unsets those that would), for
 //   - every Linear of the base (hidden 768) and large (1024) encoders, as kernels/cpu/linear.cc
 //     issues them for T tokens: forward y = x w^T (NoTrans, Trans), input gradient dx = dy w
 //     (NoTrans, NoTrans), weight gradient dw += dy^T x (Trans, NoTrans, beta 1);
 //   - attention's per-head products (kernels/cpu/attention.cc): scores = q_h k_h^T [L, 64] x
 //     [64, L] and context = p v_h [L, L] x [L, 64], q/k/v heads strided by the hidden size,
-//     batch * heads of them;
+//     batch * heads of them (the forward's two; the backward's four have the same sizes, two of
+//     them with A transposed);
 //   - one large square product, for the machine's peak.
 // Why: the product's step spends most of its time in OpenBLAS's sgemm, and Debian's OpenBLAS
 // falls back to generic kernels on CPUs it does not recognise; this table decides which library
