@@ -83,6 +83,12 @@ def system_libraries():
         name = "openblas",
         modules = ["openblas"],
     )
+    # oneDNN (Debian's libdnnl-dev ships no pkg-config file): dnnl.h, dnnl.hpp under /usr/include.
+    system_library(name = "dnnl", extra_linkopts = ["-ldnnl"])
+    # BLIS (libblis-dev, no pkg-config file): blis.h is /usr/include/<multiarch>/blis.h, the
+    # alternative of the installed threading flavour. BLIS also exports cblas_* and sgemm_, as
+    # OpenBLAS does: never link both into one binary (bench/blis_gemm.cc loads it with dlopen).
+    system_library(name = "blis", extra_linkopts = ["-lblis"])
     system_library(
         name = "openmpi",
         modules = ["ompi-c"],

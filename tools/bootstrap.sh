@@ -15,6 +15,7 @@ PACKAGES=(
   libisal-dev                                        # CRC32C of checkpoint files (Intel ISA-L)
   libutf8proc-dev                                    # Unicode normalisation and categories (BERT and RoBERTa tokenizers)
   libopenblas-dev                                    # CPU GEMM
+  libdnnl-dev libblis-dev                            # CPU GEMM candidates (bench/gemm_bench.cc)
   libopenmpi-dev openmpi-bin                         # mpirun and the MPI communicator
   strace                                             # tests: fsync before rename (checkpoint_durability_test)
   python3-protobuf python3-crcmod                    # tests: event files read without TensorBoard (tensorboard_test)
