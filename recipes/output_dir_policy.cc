@@ -20,6 +20,7 @@
 #include "nlohmann/json.hpp"
 #include "models/model_tokenizer.h"
 #include "recipes/prediction_args.h"
+#include "recipes/test_predictions.h"
 #include "recipes/runfiles.h"
 
 namespace xlmr::recipes {
@@ -165,10 +166,12 @@ bool IsRunOutput(const std::string& entry_name) {
       if (std::find(files.begin(), files.end(), entry_name) != files.end()) return true;
     }
   }
-  // The recorded prediction settings, question answering's prediction files (the final
+  // The recorded prediction settings, the test data's row predictions, question answering's prediction files (the final
   // evaluations'), and the temporary name a kill can leave while one is written
   // (io::WriteFileDurably).
-  if (entry_name == kPredictionArgsFileName || entry_name == absl::StrCat(kPredictionArgsFileName, ".tmp")) return true;
+  for (const char* file : {kPredictionArgsFileName, kTestPredictionsFileName}) {
+    if (entry_name == file || entry_name == absl::StrCat(file, ".tmp")) return true;
+  }
   for (const char* prefix : {"eval_", "predict_"}) {
     for (const char* file : {"predictions.json", "nbest_predictions.json", "null_odds.json"}) {
       const std::string name = absl::StrCat(prefix, file);

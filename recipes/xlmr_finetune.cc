@@ -42,6 +42,7 @@
 #include "recipes/prediction_args.h"
 #include "recipes/program_usage.h"
 #include "recipes/runfiles.h"
+#include "recipes/test_predictions.h"
 #include "recipes/tokenize_fn.h"
 
 
@@ -289,11 +290,30 @@ absl::Status LoadWeights(models::XlmrTaskModel& model, const PreparedRun& run, c
 // its prediction of the test data predict_predictions.json (and nbest_, null_odds likewise).
 std::string QaPredictionFilePrefix(const std::string& split) { return split == "test" ? "predict_" : "eval_"; }
 
+// The other tasks: the Trainer's own evaluation, and for the test data the per-row predictions
+// (predict_predictions.jsonl: recipes/test_predictions.h), which the Trainer writes for the
+// final evaluation only, on rank 0.
+train::EvaluateFn RowPredictionEvaluation(PreparedRun& run) {
+  return [&run](const data::TokenizedDataset& data, const std::string& split) {
+    const train::TrainerOptions& t = run.config.trainer;
+    const train::EvalSettings settings = train::EvalSettingsFor(t);
+    train::EvalResult result = train::Evaluate(*run.model, data, t.label_names, *run.comm, settings);
+    if (split == "test") {
+      const TestPredictionSource source{&data, t.label_names, settings, run.config.test_file,
+                                        run.config.tagged_columns};
+      result.write_files = [&run, source](const std::string& directory) {
+        return WriteTestPredictions(*run.model, source, directory);
+      };
+    }
+    return result;
+  };
+}
+
 // Question answering: each evaluation post-processes the windows' logits into answers and
 // scores them (train::EvaluateQa), and keeps the answers for run_qa's prediction files, which
-// the Trainer writes for the final evaluations only; other tasks: the Trainer's own evaluation.
-train::EvaluateFn QuestionAnsweringEvaluation(PreparedRun& run) {
-  if (run.config.task != models::XlmrTask::kQuestionAnswering) return nullptr;
+// the Trainer writes for the final evaluations only; other tasks: RowPredictionEvaluation.
+train::EvaluateFn TaskEvaluation(PreparedRun& run) {
+  if (run.config.task != models::XlmrTask::kQuestionAnswering) return RowPredictionEvaluation(run);
   return [&run](const data::TokenizedDataset& windows, const std::string& split) {
     const QaSplit& qa = split == "test" ? *run.data->qa_test : *run.data->qa_eval;
     const train::TrainerOptions& t = run.config.trainer;
@@ -330,7 +350,7 @@ int Main(const std::set<std::string>& given) {
                          run.data->test ? &*run.data->test : nullptr, run.config.trainer, *run.comm,
                          [&](const std::string& dir) { return SaveModel(model, run, dir); },
                          [&](const std::string& dir) { return LoadWeights(*run.model, run, dir); },
-                         QuestionAnsweringEvaluation(run));
+                         TaskEvaluation(run));
   const OutputDirStart start = DescribeStart(run.output_plan, run.config.trainer.output_dir, trainer.total_steps());
   for (const std::string& line : start.lines) {
     if (run.comm->rank() == 0) std::fprintf(stderr, "%s\n", line.c_str());

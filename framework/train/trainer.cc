@@ -574,15 +574,18 @@ Trainer::Trainer(TrainableModel& model, const data::TokenizedDataset& train_data
   if (options_.group_by_length) {
     for (int64_t i = 0; i < train_data_.size(); ++i) batch_plan_.lengths.push_back(train_data_.num_tokens(i));
   }
-  eval_settings_ = EvalSettings{options_.per_device_eval_batch_size, options_.autocast,
-                                options_.pad_id, options_.device, options_.objective,
-                                options_.label_smoothing_factor, options_.padding_free,
-                                options_.segment_separator_id};
+  eval_settings_ = EvalSettingsFor(options_);
   if (evaluate_ == nullptr) {
     evaluate_ = [this](const data::TokenizedDataset& data, const std::string&) {
       return Evaluate(model_, data, options_.label_names, comm_, eval_settings_);
     };
   }
+}
+
+EvalSettings EvalSettingsFor(const TrainerOptions& options) {
+  return EvalSettings{options.per_device_eval_batch_size, options.autocast, options.pad_id, options.device,
+                      options.objective, options.label_smoothing_factor, options.padding_free,
+                      options.segment_separator_id};
 }
 
 int64_t Trainer::steps_per_epoch() const { return batch_plan_.steps_per_epoch(); }

@@ -117,6 +117,9 @@ using LoadModelFn = std::function<absl::Status(const std::string& directory)>;
 using EvaluateFn =
     std::function<EvalResult(const data::TokenizedDataset& data, const std::string& split)>;
 
+// The settings of every evaluation the Trainer runs (eval and test data) under `options`.
+EvalSettings EvalSettingsFor(const TrainerOptions& options);
+
 class Trainer {
  public:
   // `eval_data` and `test_data` may be null. `save_model` writes the model as a HF directory

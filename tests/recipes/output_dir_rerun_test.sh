@@ -169,7 +169,7 @@ run overwrite.log "${new[@]}" --output_dir=whole --overwrite_output_dir
 run fresh.log "${new[@]}" --output_dir=fresh
 [ "$status" -eq 0 ] || { cat fresh.log; fail "fresh run: status $status"; }
 [ -e whole.overwriting ] && fail "--overwrite_output_dir: the staging directory is left behind"
-[ "$(ls whole | tr '\n' ' ')" = "checkpoint-30 config.json eval_results.json manifest.json metrics.jsonl model.safetensors prediction_args.json sentencepiece.bpe.model trainer_state.json " ] ||
+[ "$(ls whole | tr '\n' ' ')" = "checkpoint-30 config.json eval_results.json manifest.json metrics.jsonl model.safetensors predict_predictions.jsonl prediction_args.json sentencepiece.bpe.model trainer_state.json " ] ||
   fail "--overwrite_output_dir: whole/ holds $(ls whole | tr '\n' ' ')"
 diff <(without_run_history whole/metrics.jsonl) <(without_run_history fresh/metrics.jsonl) > /dev/null ||
   fail "--overwrite_output_dir: metrics.jsonl is not the new run's alone"

@@ -6,12 +6,14 @@
 #     tokens, stride 32, evaluation batches of 64): xlmr_predict with no flag but the input and
 #     the output directory writes run_qa's files byte-equal to the training run's predict_ files
 #     of the same test file;
-#  2. token classification with --max_seq_length=16 (words cut off): the word accuracy this test
-#     computes from xlmr_predict's labels against the gold tags of test.conll equals the
+#  2. token classification with --max_seq_length=16 (words cut off): xlmr_predict's lines are
+#     byte-equal to the training run's predict_predictions.jsonl of the same test file, and the
+#     word accuracy this test computes from them against the gold tags of test.conll equals the
 #     training run's eval_accuracy, exactly (the same counts give the same double);
-#  3. sequence classification with --max_seq_length=8: the mean -log p(gold) and the accuracy
-#     from xlmr_predict's probabilities equal eval_loss (1e-12 relative: the same model and
-#     batches; only the mean's summation order differs) and eval_accuracy;
+#  3. sequence classification with --max_seq_length=8: byte-equal likewise, and the mean
+#     -log p(gold) and the accuracy from xlmr_predict's probabilities equal eval_loss (1e-12
+#     relative: the same model and batches; only the mean's summation order differs) and
+#     eval_accuracy;
 #  4. xlmr_finetune --model_dir=<the token-classification model> at learning rate 0 evaluates
 #     with the recorded max_seq_length: the same eval_accuracy;
 #  5. a given flag wins, with one stdout line naming it and the recorded value; a directory
@@ -79,6 +81,7 @@ for gold, predicted in zip(sentences, predictions):
 print(repr(correct / total), cut)
 EOF
 }
+cmp -s ner.jsonl ner/predict_predictions.jsonl || fail "ner.jsonl differs from the training run's predict_predictions.jsonl"
 read -r accuracy cut <<< "$(word_accuracy ner.jsonl "$data/langid_ner/test.conll")"
 trained=$(python3 -c 'import json,sys; print(repr(json.load(open(sys.argv[1]))["eval_accuracy"]))' ner/eval_results.json)
 echo "token classification: word accuracy $accuracy from xlmr_predict ($cut words cut off), eval_accuracy $trained"
@@ -98,6 +101,7 @@ grep -q '"max_seq_length": 16' ner_again/prediction_args.json || fail "ner_again
   > cls.log 2>&1 || { cat cls.log; fail "the sequence-classification run"; }
 "$predict" --model_dir=cls --input_file="$data/langid/test.tsv" --output_file=cls.jsonl 2> err.txt ||
   { cat err.txt; fail "xlmr_predict on the sequence-classification model"; }
+cmp -s cls.jsonl cls/predict_predictions.jsonl || fail "cls.jsonl differs from the training run's predict_predictions.jsonl"
 python3 - cls.jsonl "$data/langid/test.tsv" cls/config.json cls/eval_results.json <<'EOF' || fail "sequence classification"
 import csv, json, math, sys
 predictions = [json.loads(line) for line in open(sys.argv[1], encoding="utf-8")]
