@@ -27,6 +27,7 @@
 
 #include "absl/status/status.h"
 #include "framework/tensor/tensor.h"
+#include "kernels/common/step_state.h"
 
 namespace xlmr::amp {
 
@@ -73,6 +74,16 @@ class DynamicLossScaler {
   absl::Status Update(bool finite);
 
   LossScalerState GetState() const { return state_; }
+
+  // The rules as the device applies them (kernels/common/step_state.h's FinishStepRow, the same
+  // arithmetic as Update): TrainStep decides on the device and mirrors the result back here.
+  kernels::LossScaleRule rule() const;
+  // The device's state after a step, as the host learns it (TrainStep): no checks, since the
+  // device computed it with Update's rules (a collapsed scale may be below min_scale).
+  void MirrorDeviceState(const LossScalerState& state) { if (enabled()) state_ = state; }
+  // Update's error for an overflow at scale `overflowed_at` that took the scale below
+  // min_scale after `consecutive_overflows` overflows in a row.
+  absl::Status CollapseError(float overflowed_at, int64_t consecutive_overflows) const;
   // Restores a checkpoint (scale > 0 and finite, counters >= 0); ignored when disabled, so a
   // run resumed without --fp16 keeps scale 1.
   absl::Status RestoreState(const LossScalerState& state);
