@@ -11,6 +11,10 @@
 //     not finite: scale = float(scale * backoff_factor), tracker = 0
 // Products are formed in double and rounded to float, as torch's _amp_update_scale_ does with
 // its float32 scale tensor and double factors.
+// In training, TrainStep applies these rules on the device (kernels/common/step_state.h's
+// FinishStepRow, the same arithmetic) and mirrors the result back here (MirrorDeviceState) when
+// it reads a step; UnscaleAndCheckFinite and Update remain the host statement of the rules
+// (and the tests' oracle for the device's).
 //
 // One addition to torch: min_scale (--loss_scale_min). torch halves the scale forever, down to
 // 0, and keeps "training" on skipped steps; we stop with an error once the scale falls below

@@ -33,7 +33,7 @@ double* HostRow(const Tensor& state, int row) {
 }  // namespace
 
 Tensor MakeStepState(Device device) {
-  return Tensor::Zeros({int64_t{kStepStateRows} * kStepSlots}, DType::kI64, device, MemoryCategory::kOptimizer);
+  return Tensor::Zeros({int64_t{kStepStateRows} * kStepSlots}, DType::kI64, device, MemoryCategory::kWorkspace);
 }
 
 std::vector<double> ReadStepRow(const Tensor& state, int row) {

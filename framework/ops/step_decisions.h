@@ -29,7 +29,8 @@ namespace xlmr::ops {
 using kernels::AdamWCandidates;
 using kernels::LossScaleRule;
 
-// A zeroed ring on `device`, category kOptimizer.
+// A zeroed ring on `device`, category kWorkspace (768 bytes; optimizer_bytes and the memory
+// plan count the moments alone).
 Tensor MakeStepState(Device device);
 
 // Host <-> state copies of whole rows (the host's initial row; its reads of a step's

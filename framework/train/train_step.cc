@@ -76,9 +76,11 @@ void TrainStep::Enqueue(int64_t step, const std::vector<data::Batch>& micro_batc
   }
   ++enqueued_;
   ops::BeginStepState(state_, row, previous);
-  PendingStep pending{row, 0.0, static_cast<int>(micro_batches.size())};
-  // The scale this step multiplies the loss by, which the previous step decided.
-  const double loss_scale = ops::ReadStepRow(state_, previous)[kernels::kSlotScale];
+  PendingStep record{row, 0.0, static_cast<int>(micro_batches.size())};
+  // The scale this step multiplies the loss by, which the previous step decided: the host's
+  // mirror when that step was read (no wait), else read from its row.
+  const double loss_scale =
+      pending() == 0 ? scaler_.scale() : ops::ReadStepRow(state_, previous)[kernels::kSlotScale];
   model_.parameters().ZeroGrads();
   sync_.BeginStep();
   // d(mean loss)/d(logits) times the loss scale: the 1/N of the mean over the global batch.
@@ -96,7 +98,7 @@ void TrainStep::Enqueue(int64_t step, const std::vector<data::Batch>& micro_batc
   }
   sync_.Finish();
   sync_.communicator().AllReduceSumDoubles(&loss_sum, 1);
-  pending.loss = loss_sum / static_cast<double>(global_loss_terms);
+  record.loss = loss_sum / static_cast<double>(global_loss_terms);
 
   // The summed gradients this rank holds: all of them, or under ZeRO stage 1 its shard's only.
   const FlatRange owned = sync_.owned();
@@ -109,7 +111,7 @@ void TrainStep::Enqueue(int64_t step, const std::vector<data::Batch>& micro_batc
   SumOverRanks(row, kernels::kSlotFoundInf);
   ApplyUpdate(grads, row);
   ops::FinishStepState(state_, row, scaler_.rule());
-  pending_.push_back(pending);
+  pending_.push_back(record);
 }
 
 ops::AdamWCandidates TrainStep::Candidates() const {
