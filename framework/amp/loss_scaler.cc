@@ -73,10 +73,19 @@ absl::Status DynamicLossScaler::Update(bool finite) {
   state_.growth_tracker = 0;
   ++state_.consecutive_overflows;
   if (state_.scale >= options_.min_scale) return absl::OkStatus();
+  return CollapseError(overflowed_at, state_.consecutive_overflows);
+}
+
+absl::Status DynamicLossScaler::CollapseError(float overflowed_at, int64_t consecutive_overflows) const {
   return absl::FailedPreconditionError(absl::StrCat(
       "fp16 loss scale fell below --loss_scale_min (", options_.min_scale, ") after ",
-      state_.consecutive_overflows, " consecutive overflows: the gradients are inf/nan even at "
+      consecutive_overflows, " consecutive overflows: the gradients are inf/nan even at "
       "scale ", overflowed_at, "; the model or learning rate diverged"));
+}
+
+kernels::LossScaleRule DynamicLossScaler::rule() const {
+  return kernels::LossScaleRule{enabled_, options_.growth_factor, options_.backoff_factor,
+                                options_.growth_interval, options_.min_scale};
 }
 
 absl::Status DynamicLossScaler::RestoreState(const LossScalerState& state) {

@@ -11,6 +11,10 @@
 //     not finite: scale = float(scale * backoff_factor), tracker = 0
 // Products are formed in double and rounded to float, as torch's _amp_update_scale_ does with
 // its float32 scale tensor and double factors.
+// In training, TrainStep applies these rules on the device (kernels/common/step_state.h's
+// FinishStepRow, the same arithmetic) and mirrors the result back here (MirrorDeviceState) when
+// it reads a step; UnscaleAndCheckFinite and Update remain the host statement of the rules
+// (and the tests' oracle for the device's).
 //
 // One addition to torch: min_scale (--loss_scale_min). torch halves the scale forever, down to
 // 0, and keeps "training" on skipped steps; we stop with an error once the scale falls below
@@ -27,6 +31,7 @@
 
 #include "absl/status/status.h"
 #include "framework/tensor/tensor.h"
+#include "kernels/common/step_state.h"
 
 namespace xlmr::amp {
 
@@ -73,6 +78,16 @@ class DynamicLossScaler {
   absl::Status Update(bool finite);
 
   LossScalerState GetState() const { return state_; }
+
+  // The rules as the device applies them (kernels/common/step_state.h's FinishStepRow, the same
+  // arithmetic as Update): TrainStep decides on the device and mirrors the result back here.
+  kernels::LossScaleRule rule() const;
+  // The device's state after a step, as the host learns it (TrainStep): no checks, since the
+  // device computed it with Update's rules (a collapsed scale may be below min_scale).
+  void MirrorDeviceState(const LossScalerState& state) { if (enabled()) state_ = state; }
+  // Update's error for an overflow at scale `overflowed_at` that took the scale below
+  // min_scale after `consecutive_overflows` overflows in a row.
+  absl::Status CollapseError(float overflowed_at, int64_t consecutive_overflows) const;
   // Restores a checkpoint (scale > 0 and finite, counters >= 0); ignored when disabled, so a
   // run resumed without --fp16 keeps scale 1.
   absl::Status RestoreState(const LossScalerState& state);

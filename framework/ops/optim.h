@@ -6,6 +6,8 @@
 // summation order and the clipping in framework/optim/grad_clip.h, the unscale in
 // framework/amp/loss_scaler.h. Both backends give the same bits, except the sum of squares,
 // whose CUDA reduction adds in another (also fixed) order (kernels/cuda/optim.h).
+// framework/ops/step_decisions.h runs the same passes with their decisions (flag, norm, clip
+// coefficient, AdamW's scalars, the skip) kept on the device, as the training step does.
 #ifndef XLMR_FRAMEWORK_OPS_OPTIM_H_
 #define XLMR_FRAMEWORK_OPS_OPTIM_H_
 

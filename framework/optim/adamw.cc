@@ -131,6 +131,16 @@ void AdamW::Step(double lr) {
   ops::AdamWStep(scalars, runs_, master, grads, exp_avg_, exp_avg_sq_, half.defined() ? &half : nullptr);
 }
 
+void AdamW::StepWithState(const ops::AdamWCandidates& candidates, const Tensor& step_state, int row) {
+  if (segments_.empty()) return;
+  Tensor master = store_.master().View(shard_.offset, {shard_.size});
+  const Tensor grads = store_.grads().View(shard_.offset, {shard_.size});
+  Tensor half = store_.half_copy();
+  if (half.defined()) half = half.View(shard_.offset, {shard_.size});
+  ops::AdamWStepWithState(candidates, runs_, master, grads, exp_avg_, exp_avg_sq_,
+                          half.defined() ? &half : nullptr, step_state, row);
+}
+
 absl::Status AdamW::RestoreState(int64_t step_count, const Tensor& exp_avg,
                                  const Tensor& exp_avg_sq) {
   if (step_count < 0) {

@@ -32,6 +32,7 @@
 
 #include "absl/status/status.h"
 #include "framework/ops/optim.h"
+#include "framework/ops/step_decisions.h"
 #include "framework/tensor/parameter_store.h"
 #include "framework/tensor/tensor.h"
 
@@ -90,6 +91,15 @@ class AdamW {
   // from the new masters in the same pass (ops::AdamWStep), so callers never refresh it
   // themselves.
   void Step(double lr);
+
+  // Step with the decisions on the device (framework/ops/step_decisions.h): the scalars are
+  // candidates.scalars[i] for the update count the step-state row holds (count before + 1 =
+  // candidates.first_count + i, each computed by ComputeAdamWStepScalars with that count and
+  // its scheduled rate), and nothing is updated when the row says the step skips. The count
+  // advances on the device (FinishStepState); the host learns it later (SetStepCount).
+  void StepWithState(const ops::AdamWCandidates& candidates, const Tensor& step_state, int row);
+  // The update count the device reached, as the host reads it (TrainStep).
+  void SetStepCount(int64_t step_count) { step_count_ = step_count; }
 
   int64_t step_count() const { return step_count_; }
   const AdamWOptions& options() const { return options_; }

@@ -34,7 +34,8 @@ double SumOfSquares(const Tensor& flat_grads);
 //   t.reciprocal() * max_norm), clamped to at most 1.0f.
 // max_norm <= 0 disables clipping (factor 1): the Trainer skips clipping for
 // --max_grad_norm 0. [in] total_norm: finite, >= 0 (checked; steps with non-finite gradients
-// are skipped before clipping).
+// are skipped before clipping). TrainStep evaluates the same on the device from the step's sum
+// of squares (kernels/common/step_state.h's ClipCoefficientOf).
 float ClipCoefficient(double total_norm, double max_norm);
 
 // Multiplies every gradient by ClipCoefficient(total_norm, max_norm) when it is below 1 (a

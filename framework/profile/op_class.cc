@@ -36,6 +36,12 @@ OpClass ClassOfOp(absl::string_view op) {
       {"ops::AllFinite", OpClass::kOptimizer},
       {"ops::SumOfSquares", OpClass::kOptimizer},
       {"ops::UnscaleAndCheckFinite", OpClass::kOptimizer},
+      {"ops::BeginStepState", OpClass::kOptimizer},
+      {"ops::UnscaleAndFlagNonFinite", OpClass::kOptimizer},
+      {"ops::SumOfSquaresIntoState", OpClass::kOptimizer},
+      {"ops::ClipGradNormWithState", OpClass::kOptimizer},
+      {"ops::AdamWStepWithState", OpClass::kOptimizer},
+      {"ops::FinishStepState", OpClass::kOptimizer},
       {"transfer", OpClass::kTransfer},
   };
   for (const auto& [name, op_class] : kExact) {

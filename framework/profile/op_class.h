@@ -18,7 +18,7 @@ enum class OpClass {
   kElementwise,         // adds (residuals), scaling
   kEmbedding,           // lookups, their backward, position ids
   kLoss,                // the objectives and their gradients
-  kOptimizer,           // finite check, unscale, norm, AdamW
+  kOptimizer,           // finite check, unscale, norm, AdamW, the step-state decisions
   kCommunication,       // all-reduce, reduce-scatter, all-gather, broadcast
   kTransfer,            // copies between host and device memory
   kOther,               // any other op (e.g. selecting the first token)

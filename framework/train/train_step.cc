@@ -3,7 +3,8 @@
 #include <cmath>
 
 #include "framework/core/check.h"
-#include "framework/optim/grad_clip.h"
+#include "framework/ops/step_decisions.h"
+#include "kernels/common/step_state.h"
 
 namespace xlmr::train {
 
@@ -38,17 +39,52 @@ double TrainStep::RunMicroStep(const data::Batch& batch, const PassContext& cont
   return loss.sum;
 }
 
-absl::StatusOr<StepOutcome> TrainStep::Run(int64_t step, const std::vector<data::Batch>& micro_batches,
-                                           int64_t global_loss_terms) {
+TrainStep::TrainStep(TrainableModel& model, distributed::GradientSynchronizer& sync,
+                     amp::DynamicLossScaler& scaler, optim::AdamW& optimizer,
+                     const optim::LrSchedule& schedule, StepSettings settings)
+    : model_(model), sync_(sync), scaler_(scaler), optimizer_(optimizer), schedule_(schedule),
+      settings_(settings), state_(ops::MakeStepState(settings.device)) {}
+
+namespace {
+
+int RowOf(int64_t step) { return static_cast<int>(step % kernels::kStepStateRows); }
+
+}  // namespace
+
+void TrainStep::Enqueue(int64_t step, const std::vector<data::Batch>& micro_batches,
+                        int64_t global_loss_terms) {
   XLMR_CHECK(global_loss_terms > 0) << "a global batch without loss terms";
-  StepOutcome outcome;
-  outcome.loss_scale = scaler_.scale();
-  outcome.micro_steps = static_cast<int>(micro_batches.size());
+  XLMR_CHECK(pending() < kernels::kStepStateRows) << "more than " << kernels::kStepStateRows << " steps unread";
+  // Rows go round the ring in call order (the step numbers need not be consecutive).
+  const int row = RowOf(enqueued_);
+  const int previous = RowOf(enqueued_ + kernels::kStepStateRows - 1);
+  // The ring starts from the host's state (fresh or restored), and starts again from it when
+  // someone changed it since the last read (a RestoreState between steps).
+  const amp::LossScalerState scaler = scaler_.GetState();
+  if (enqueued_ == 0 || (pending() == 0 && (scaler.scale != mirrored_.scale ||
+                                            scaler.growth_tracker != mirrored_.growth_tracker ||
+                                            scaler.consecutive_overflows != mirrored_.consecutive_overflows ||
+                                            optimizer_.step_count() != collected_count_))) {
+    std::vector<double> initial(kernels::kStepSlots, 0.0);
+    initial[kernels::kSlotScale] = scaler.scale;
+    initial[kernels::kSlotGrowthTracker] = static_cast<double>(scaler.growth_tracker);
+    initial[kernels::kSlotConsecutiveOverflows] = static_cast<double>(scaler.consecutive_overflows);
+    initial[kernels::kSlotUpdateCount] = static_cast<double>(optimizer_.step_count());
+    ops::WriteStepRow(state_, previous, initial);
+    collected_count_ = optimizer_.step_count();
+    mirrored_ = scaler;
+  }
+  ++enqueued_;
+  ops::BeginStepState(state_, row, previous);
+  PendingStep record{row, 0.0, static_cast<int>(micro_batches.size())};
+  // The scale this step multiplies the loss by, which the previous step decided: the host's
+  // mirror when that step was read (no wait), else read from its row.
+  const double loss_scale =
+      pending() == 0 ? scaler_.scale() : ops::ReadStepRow(state_, previous)[kernels::kSlotScale];
   model_.parameters().ZeroGrads();
   sync_.BeginStep();
   // d(mean loss)/d(logits) times the loss scale: the 1/N of the mean over the global batch.
-  const float gradient_scale =
-      static_cast<float>(outcome.loss_scale / static_cast<double>(global_loss_terms));
+  const float gradient_scale = static_cast<float>(loss_scale / static_cast<double>(global_loss_terms));
   double loss_sum = 0;
   for (size_t m = 0; m < micro_batches.size(); ++m) {
     if (micro_batches[m].labels.numel() == 0) continue;  // a rank's share of a partial batch
@@ -61,35 +97,90 @@ absl::StatusOr<StepOutcome> TrainStep::Run(int64_t step, const std::vector<data:
     loss_sum += RunMicroStep(micro_batches[m], context, gradient_scale, m + 1 == micro_batches.size());
   }
   sync_.Finish();
-  distributed::Communicator& comm = sync_.communicator();
-  comm.AllReduceSumDoubles(&loss_sum, 1);
-  outcome.loss = loss_sum / static_cast<double>(global_loss_terms);
+  sync_.communicator().AllReduceSumDoubles(&loss_sum, 1);
+  record.loss = loss_sum / static_cast<double>(global_loss_terms);
 
   // The summed gradients this rank holds: all of them, or under ZeRO stage 1 its shard's only.
   const FlatRange owned = sync_.owned();
   Tensor grads = model_.parameters().grads().View(owned.offset, {owned.size});
-  // Identical gradients on every rank give identical flags; agreeing explicitly keeps the
-  // ranks in lockstep even if a backend ever reduced non-deterministically. Sharded, each rank
-  // sees only its shard, and the agreement is what makes the flag global.
-  const bool finite = comm.AllTrue(owned.size == 0 || scaler_.UnscaleAndCheckFinite(grads));
-  outcome.skipped = !finite;
-  // The schedule advances with updates, not with steps: a skipped step leaves it where it was.
-  outcome.learning_rate = schedule_.LearningRate(optimizer_.step_count() + 1);
-  if (finite) ApplyUpdate(outcome, grads);
-  absl::Status update = scaler_.Update(finite);
-  if (!update.ok()) return update;
+  // found_inf: this rank's view (nothing for an empty shard), then any rank's. Identical
+  // gradients on every rank give identical flags; agreeing explicitly keeps the ranks in
+  // lockstep even if a backend ever reduced non-deterministically. Sharded, each rank sees only
+  // its shard, and the agreement is what makes the flag global.
+  ops::UnscaleAndFlagNonFinite(grads, state_, row, scaler_.enabled());
+  SumOverRanks(row, kernels::kSlotFoundInf);
+  ApplyUpdate(grads, row);
+  ops::FinishStepState(state_, row, scaler_.rule());
+  pending_.push_back(record);
+}
+
+ops::AdamWCandidates TrainStep::Candidates() const {
+  ops::AdamWCandidates candidates;
+  candidates.first_count = collected_count_ + 1;
+  candidates.count = pending() + 1;
+  for (int i = 0; i < candidates.count; ++i) {
+    // The schedule advances with updates, not with steps: a skipped step leaves it where it was.
+    const int64_t count = candidates.first_count + i;
+    const double lr = schedule_.LearningRate(count);
+    XLMR_CHECK(std::isfinite(lr) && lr >= 0.0) << "learning rate " << lr;
+    candidates.scalars[i] = optim::ComputeAdamWStepScalars(optimizer_.options(), lr, count);
+  }
+  return candidates;
+}
+
+void TrainStep::SumOverRanks(int row, int slot) {
+  distributed::Communicator& comm = sync_.communicator();
+  if (comm.world_size() == 1) return;
+  // On the CPU the row is host memory; on CUDA it goes through the host (a wait) until the
+  // communicator reduces device doubles.
+  std::vector<double> values = ops::ReadStepRow(state_, row);
+  comm.AllReduceSumDoubles(&values[slot], 1);
+  ops::WriteStepRow(state_, row, values);
+}
+
+absl::StatusOr<StepOutcome> TrainStep::Collect() {
+  XLMR_CHECK(!pending_.empty()) << "no step to collect";
+  const PendingStep step = pending_.front();
+  pending_.pop_front();
+  const std::vector<double> row = ops::ReadStepRow(state_, step.row);
+  XLMR_CHECK(row[kernels::kSlotCandidateError] == 0.0) << "no AdamW candidate for update count "
+                                                       << row[kernels::kSlotCountBefore] + 1;
+  StepOutcome outcome;
+  outcome.loss = step.loss;
+  outcome.micro_steps = step.micro_steps;
+  outcome.loss_scale = row[kernels::kSlotScaleUsed];
+  outcome.skipped = row[kernels::kSlotSkipped] != 0.0;
+  outcome.learning_rate = schedule_.LearningRate(static_cast<int64_t>(row[kernels::kSlotCountBefore]) + 1);
+  // The norm of the whole gradient: sharded, the root of every rank's squares.
+  if (!outcome.skipped) outcome.grad_norm = std::sqrt(row[kernels::kSlotSumOfSquares]);
+  collected_count_ = static_cast<int64_t>(row[kernels::kSlotUpdateCount]);
+  optimizer_.SetStepCount(collected_count_);
+  mirrored_ = {static_cast<float>(row[kernels::kSlotScale]), static_cast<int64_t>(row[kernels::kSlotGrowthTracker]),
+               static_cast<int64_t>(row[kernels::kSlotConsecutiveOverflows])};
+  scaler_.MirrorDeviceState(mirrored_);
+  mirrored_ = scaler_.GetState();  // disabled: the scaler keeps scale 1 whatever the row says
+  if (row[kernels::kSlotCollapsed] != 0.0) {
+    return scaler_.CollapseError(static_cast<float>(row[kernels::kSlotOverflowedAt]),
+                                 static_cast<int64_t>(row[kernels::kSlotConsecutiveOverflows]));
+  }
   return outcome;
 }
 
-void TrainStep::ApplyUpdate(StepOutcome& outcome, Tensor& grads) {
-  // The norm of the whole gradient: sharded, the sum of every rank's squares.
-  double sum_of_squares = optim::SumOfSquares(grads);
-  if (sync_.sharded()) sync_.communicator().AllReduceSumDoubles(&sum_of_squares, 1);
-  const double norm = std::sqrt(sum_of_squares);
-  outcome.grad_norm = norm;
-  if (settings_.max_grad_norm > 0 && grads.numel() > 0) optim::ClipGradNorm(grads, norm, settings_.max_grad_norm);
-  optimizer_.Step(outcome.learning_rate);  // also refreshes the fp16/bf16 working copy (its shard)
-  sync_.AllGatherWeights();                // sharded: every rank gets every shard's new weights
+absl::StatusOr<StepOutcome> TrainStep::Run(int64_t step, const std::vector<data::Batch>& micro_batches,
+                                           int64_t global_loss_terms) {
+  Enqueue(step, micro_batches, global_loss_terms);
+  return Collect();
+}
+
+void TrainStep::ApplyUpdate(Tensor& grads, int row) {
+  // Every pass below reads the row's decisions and does nothing when the step skips.
+  ops::SumOfSquaresIntoState(grads, state_, row);
+  if (sync_.sharded()) SumOverRanks(row, kernels::kSlotSumOfSquares);
+  ops::ClipGradNormWithState(grads, state_, row, settings_.max_grad_norm);
+  // Also refreshes the fp16/bf16 working copy (its shard).
+  optimizer_.StepWithState(Candidates(), state_, row);
+  // Sharded: every rank gets every shard's new weights (unchanged ones when skipped).
+  sync_.AllGatherWeights();
 }
 
 }  // namespace xlmr::train

@@ -5,12 +5,25 @@
 //       d_logits = d loss / d logits * loss_scale / N    // N = loss terms in the GLOBAL batch
 //       model.Backward(d_logits, hook = sync on m == last only)
 //   sync.Finish()                                        // no communication before the last micro-step
-//   finite = all ranks agree that UnscaleAndCheckFinite(grads)
-//   if finite: clip to max_grad_norm; AdamW step at the scheduled LR; refresh fp16 weights
+//   found_inf = any rank saw inf/NaN while unscaling grads
+//   unless found_inf: clip to max_grad_norm; AdamW step at the scheduled LR; refresh fp16 weights
 // Under ZeRO stage 1 (a sharded GradientSynchronizer) the buckets are reduce-scattered instead,
 // the check, the norm's sum of squares, clipping and AdamW read this rank's shard (the finite
 // flag and the sum agreed over ranks), and the updated weights are all-gathered at the end.
-//   scaler.Update(finite)                                // once per optimizer step
+//   scaler.Update(!found_inf)                            // once per optimizer step
+//
+// Everything after the backward is decided on the device (framework/ops/step_decisions.h, as
+// PyTorch's _amp_update_scale_ and fused optimizers with found_inf): the flag, the norm, the
+// clip coefficient, the skip, AdamW's scalars (picked among host-computed candidates by the
+// update count, which only the device knows at once) and the next scale are written into a
+// step-state ring, and no host code branches on them. The host reads a step's row later
+// (Collect), to learn its StepOutcome and to mirror the scale and the update count into the
+// scaler and the optimizer (checkpoints, SIGTERM). The results are bit for bit those of the host
+// decisions this replaced (tests/recipes/step_decisions_test.sh's golden).
+// Still read on the host in a step (issue 38 item 2, not done): the loss (ops::LossSum), the
+// loss scale the backward multiplies by (read from the previous row: free on the CPU, a wait on
+// CUDA, until the loss gradient reads it from the device), and under several ranks on CUDA the
+// flag and the sharded sum of squares (agreed through the host).
 //
 // Normalising every micro-batch's loss by the global batch's term count (examples; labelled
 // tokens for token classification, start and end positions for question answering:
@@ -20,6 +33,7 @@
 #define XLMR_FRAMEWORK_TRAIN_TRAIN_STEP_H_
 
 #include <cstdint>
+#include <deque>
 #include <optional>
 #include <vector>
 
@@ -59,27 +73,50 @@ struct StepOutcome {
 int64_t GlobalLossTerms(Objective objective, const std::vector<data::Batch>& micro_batches,
                         int64_t global_examples, distributed::Communicator& comm);
 
+// One object for the whole run: it holds the step-state ring, which starts (at the first
+// Enqueue) from the scaler's and the optimizer's state at that time (fresh or restored). The
+// scaler's state and the optimizer's count are then mirrors of the device's, written by
+// Collect; a change made to them on the host while no step is pending (RestoreState) restarts
+// the ring from them at the next Enqueue.
 class TrainStep {
  public:
   TrainStep(TrainableModel& model, distributed::GradientSynchronizer& sync,
             amp::DynamicLossScaler& scaler, optim::AdamW& optimizer,
-            const optim::LrSchedule& schedule, StepSettings settings)
-      : model_(model), sync_(sync), scaler_(scaler), optimizer_(optimizer),
-        schedule_(schedule), settings_(settings) {}
+            const optim::LrSchedule& schedule, StepSettings settings);
 
-  // Runs optimizer step `step` (0-based) over this rank's micro-batches (host batches; empty
-  // ones allowed), `global_loss_terms` being the loss terms of the global batch over all ranks
-  // (the sum of every rank's Batch::loss_terms; > 0).
-  // Fails only when the loss scale collapses (the run cannot continue meaningfully).
+  // Queues optimizer step `step` (0-based) over this rank's
+  // micro-batches (host batches; empty ones allowed), `global_loss_terms` being the loss terms of
+  // the global batch over all ranks (the sum of every rank's Batch::loss_terms; > 0). At most
+  // kernels::kStepStateRows steps may be pending (enqueued, not collected).
+  void Enqueue(int64_t step, const std::vector<data::Batch>& micro_batches, int64_t global_loss_terms);
+  // The oldest pending step's outcome, read from the device, and the scaler's and optimizer's
+  // state after it mirrored into them. Fails when that step's overflow took the loss scale
+  // below min_scale (the run cannot continue meaningfully; the device updates nothing from
+  // then on, so the weights are those of the failure however late the host reads).
+  absl::StatusOr<StepOutcome> Collect();
+  int pending() const { return static_cast<int>(pending_.size()); }
+
+  // Enqueue, then Collect: the trainer's call (metrics.jsonl has a line per step).
   absl::StatusOr<StepOutcome> Run(int64_t step, const std::vector<data::Batch>& micro_batches,
                                   int64_t global_loss_terms);
 
  private:
+  struct PendingStep {
+    int row = 0;
+    double loss = 0;
+    int micro_steps = 0;
+  };
+  // The AdamW scalars for every update count the step may start from: the count after the
+  // last collected step plus 0 .. pending() updates.
+  ops::AdamWCandidates Candidates() const;
+  // Sums `slot` of `row` over the ranks (in place).
+  void SumOverRanks(int row, int slot);
+
   // Forward + backward of one micro-batch; returns its summed (unscaled) loss.
   double RunMicroStep(const data::Batch& batch, const PassContext& context, float gradient_scale,
                       bool last);
   // [in,out] grads: the summed gradients this rank owns (GradientSynchronizer::owned()).
-  void ApplyUpdate(StepOutcome& outcome, Tensor& grads);
+  void ApplyUpdate(Tensor& grads, int row);
 
   TrainableModel& model_;
   distributed::GradientSynchronizer& sync_;
@@ -87,6 +124,11 @@ class TrainStep {
   optim::AdamW& optimizer_;
   const optim::LrSchedule& schedule_;
   StepSettings settings_;
+  Tensor state_;                   // ops::MakeStepState on settings_.device
+  int64_t enqueued_ = 0;           // steps enqueued so far: step k uses row k % kStepStateRows
+  int64_t collected_count_ = 0;    // AdamW's update count after the last collected step
+  amp::LossScalerState mirrored_;  // the scaler's state after the last collected step
+  std::deque<PendingStep> pending_;
 };
 
 }  // namespace xlmr::train

@@ -133,6 +133,7 @@ class Trainer::Run {
   std::optional<data::BatchPlanner> planner_;
   Progress progress_;
   std::optional<optim::LrSchedule> schedule_;
+  std::optional<TrainStep> step_;  // from the first step on: it holds the device's step decisions
   std::optional<MetricsWriter> metrics_;
   std::optional<TrainingLog> log_;
   TrainingState state_;
@@ -250,12 +251,9 @@ absl::Status Trainer::Run::TrainOneStep() {
   const profile::LaunchCounts launches_before = profile::CountLaunches(options_.device);
   std::optional<profile::StepScope> step_scope = profiler_.BeginStep(step_number);
   const auto begin = std::chrono::steady_clock::now();
-  TrainStep step(t_.model_, sync_, scaler_, optimizer_, *schedule_,
-                 StepSettings{options_.autocast, options_.max_grad_norm, options_.seed,
-                              options_.device, options_.objective,
-                              static_cast<float>(options_.label_smoothing_factor)});
-  XLMR_ASSIGN_OR_RETURN(StepOutcome outcome,
-                        step.Run(state_.global_step, micro_batches, loss_terms));
+  if (!step_) step_.emplace(t_.model_, sync_, scaler_, optimizer_, *schedule_, StepSettings{options_.autocast,
+      options_.max_grad_norm, options_.seed, options_.device, options_.objective, static_cast<float>(options_.label_smoothing_factor)});
+  XLMR_ASSIGN_OR_RETURN(StepOutcome outcome, step_->Run(state_.global_step, micro_batches, loss_terms));
   t_.comm_.AllReduceSumDoubles(&local_tokens, 1);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
   step_scope.reset();

@@ -57,6 +57,7 @@ struct Scratch {
   double partial_sums[kMaxReductionBlocks];
   double sum;
   int32_t non_finite;
+  AdamWStepScalars chosen;  // AdamWStepWithState's candidate, picked on the device
 };
 
 // Allocated on first use and never freed, like the context: no CUDA call may run during static
@@ -108,10 +109,14 @@ __device__ __forceinline__ void StoreRounded(__nv_bfloat16* out, float value) {
 // writes none (half_param is null).
 template <typename H>
 __global__ void __launch_bounds__(kThreadsPerBlock)
-    AdamWKernel(const AdamWStepScalars s, const __grid_constant__ RunGroup group,
+    AdamWKernel(const AdamWStepScalars by_value, const __grid_constant__ RunGroup group,
                 float* __restrict__ param, const float* __restrict__ grad,
                 float* __restrict__ exp_avg, float* __restrict__ exp_avg_sq,
-                H* __restrict__ half_param) {
+                H* __restrict__ half_param, const AdamWStepScalars* __restrict__ chosen,
+                const double* __restrict__ row) {
+  // With the step state: nothing when the step skips or no candidate matched (the row says).
+  if (row != nullptr && (StepSkips(row) || row[kSlotCandidateError] != 0.0)) return;
+  const AdamWStepScalars s = chosen != nullptr ? *chosen : by_value;
   const int64_t end = group.ends[group.count - 1];
   const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
   // i only grows, so each thread's run cursor only moves forward: over the whole launch a
@@ -272,9 +277,12 @@ __global__ void __launch_bounds__(kThreadsPerBlock)
 
 }  // namespace
 
-void AdamWStep(const AdamWStepScalars& scalars, const std::vector<AdamWDecayRun>& runs,
-               Tensor& param, const Tensor& grad, Tensor& exp_avg, Tensor& exp_avg_sq,
-               Tensor* half_param) {
+namespace {
+
+// AdamWStep's launches; chosen and row null: the scalars by value, never skipped.
+void LaunchAdamW(const AdamWStepScalars& scalars, const std::vector<AdamWDecayRun>& runs,
+                 Tensor& param, const Tensor& grad, Tensor& exp_avg, Tensor& exp_avg_sq,
+                 Tensor* half_param, const AdamWStepScalars* chosen, const double* row) {
   constexpr const char* kFn = "AdamWStep";
   CheckDeviceF32(kFn, "param", param);
   CheckDeviceF32(kFn, "grad", grad);
@@ -299,16 +307,103 @@ void AdamWStep(const AdamWStepScalars& scalars, const std::vector<AdamWDecayRun>
     float* v = exp_avg_sq.data<float>();
     if (half != nullptr && half_param->dtype() == DType::kF16) {
       AdamWKernel<__half><<<blocks, kThreadsPerBlock, 0, ComputeStream()>>>(
-          scalars, group, p, grad.data<float>(), m, v, static_cast<__half*>(half));
+          scalars, group, p, grad.data<float>(), m, v, static_cast<__half*>(half), chosen, row);
     } else if (half != nullptr) {
       AdamWKernel<__nv_bfloat16><<<blocks, kThreadsPerBlock, 0, ComputeStream()>>>(
-          scalars, group, p, grad.data<float>(), m, v, static_cast<__nv_bfloat16*>(half));
+          scalars, group, p, grad.data<float>(), m, v, static_cast<__nv_bfloat16*>(half), chosen, row);
     } else {
       AdamWKernel<float><<<blocks, kThreadsPerBlock, 0, ComputeStream()>>>(
-          scalars, group, p, grad.data<float>(), m, v, nullptr);
+          scalars, group, p, grad.data<float>(), m, v, nullptr, chosen, row);
     }
     KERNEL_LAUNCH_CHECK();
   }
+}
+
+// ---- The step state's scalar decisions, one thread each ----
+
+__global__ void BeginStepStateKernel(const double* previous, double* row) { BeginStepRow(previous, row); }
+
+__global__ void FinishStepStateKernel(double* row, const LossScaleRule rule) { FinishStepRow(row, rule); }
+
+__global__ void SelectAdamWKernel(const AdamWCandidates candidates, double* row, AdamWStepScalars* chosen) {
+  const int index = AdamWCandidateOf(row, candidates);
+  if (index < 0) {
+    row[kSlotCandidateError] = 1.0;
+    return;
+  }
+  *chosen = candidates.scalars[index];
+}
+
+// UnscaleKernel with the inverse scale read from the row and the flag written into it.
+__global__ void __launch_bounds__(kThreadsPerBlock)
+    UnscaleWithStateKernel(float* __restrict__ values, int64_t count, bool multiply, double* row) {
+  const float inv_scale = InverseScaleOf(row);
+  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  bool all_finite = true;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count;
+       i += stride) {
+    const float value = values[i];
+    all_finite &= IsFiniteBits(value);
+    if (multiply) values[i] = __fmul_rn(value, inv_scale);
+  }
+  // Every writer stores the same 1, so the unordered stores need no atomics.
+  if (!all_finite) row[kSlotFoundInf] = 1.0;
+}
+
+__global__ void __launch_bounds__(kThreadsPerBlock)
+    ClipWithStateKernel(float* __restrict__ values, int64_t count, const double* row, double max_norm) {
+  const float factor = ClipCoefficientOf(row, max_norm);
+  if (factor == 1.0f) return;
+  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count;
+       i += stride) {
+    values[i] = __fmul_rn(values[i], factor);
+  }
+}
+
+}  // namespace
+
+void AdamWStep(const AdamWStepScalars& scalars, const std::vector<AdamWDecayRun>& runs,
+               Tensor& param, const Tensor& grad, Tensor& exp_avg, Tensor& exp_avg_sq,
+               Tensor* half_param) {
+  LaunchAdamW(scalars, runs, param, grad, exp_avg, exp_avg_sq, half_param, nullptr, nullptr);
+}
+
+void AdamWStepWithState(const AdamWCandidates& candidates, const std::vector<AdamWDecayRun>& runs,
+                        Tensor& param, const Tensor& grad, Tensor& exp_avg, Tensor& exp_avg_sq,
+                        Tensor* half_param, double* row) {
+  Scratch* scratch = DeviceScratch();
+  SelectAdamWKernel<<<1, 1, 0, ComputeStream()>>>(candidates, row, &scratch->chosen);
+  KERNEL_LAUNCH_CHECK();
+  LaunchAdamW(AdamWStepScalars{}, runs, param, grad, exp_avg, exp_avg_sq, half_param, &scratch->chosen, row);
+}
+
+void BeginStepState(const double* previous, double* row) {
+  BeginStepStateKernel<<<1, 1, 0, ComputeStream()>>>(previous, row);
+  KERNEL_LAUNCH_CHECK();
+}
+
+void FinishStepState(double* row, const LossScaleRule& rule) {
+  FinishStepStateKernel<<<1, 1, 0, ComputeStream()>>>(row, rule);
+  KERNEL_LAUNCH_CHECK();
+}
+
+void UnscaleAndFlagNonFinite(Tensor& grads, double* row, bool unscale) {
+  CheckDeviceF32("UnscaleAndFlagNonFinite", "grads", grads);
+  const int64_t count = grads.numel();
+  if (count == 0) return;
+  UnscaleWithStateKernel<<<GridFor(count), kThreadsPerBlock, 0, ComputeStream()>>>(
+      grads.data<float>(), count, unscale, row);
+  KERNEL_LAUNCH_CHECK();
+}
+
+void ClipGradNormWithState(Tensor& values, const double* row, double max_norm) {
+  CheckDeviceF32("ClipGradNormWithState", "values", values);
+  const int64_t count = values.numel();
+  if (count == 0) return;
+  ClipWithStateKernel<<<GridFor(count), kThreadsPerBlock, 0, ComputeStream()>>>(
+      values.data<float>(), count, row, max_norm);
+  KERNEL_LAUNCH_CHECK();
 }
 
 bool UnscaleAndCheckFinite(Tensor& grads, float inv_scale) {
@@ -322,20 +417,28 @@ bool AllFinite(const Tensor& values) {
   return LaunchUnscale<false>(values.data<float>(), values.numel(), 1.0f);
 }
 
-double SumOfSquares(const Tensor& values) {
+void SumOfSquaresInto(const Tensor& values, double* result) {
   CheckDeviceF32("SumOfSquares", "values", values);
   const int64_t count = values.numel();
-  if (count == 0) return 0.0;
+  if (count == 0) {
+    CUDA_CHECK(cudaMemsetAsync(result, 0, sizeof(double), ComputeStream()));
+    return;
+  }
   const int blocks = static_cast<int>(std::min<int64_t>(
       (count + kThreadsPerBlock - 1) / kThreadsPerBlock, kMaxReductionBlocks));
   Scratch* scratch = DeviceScratch();
   PartialSumsOfSquaresKernel<<<blocks, kThreadsPerBlock, 0, ComputeStream()>>>(
       values.data<float>(), count, scratch->partial_sums);
   KERNEL_LAUNCH_CHECK();
-  SumPartialsKernel<<<1, kThreadsPerBlock, 0, ComputeStream()>>>(scratch->partial_sums, blocks,
-                                                                  &scratch->sum);
+  SumPartialsKernel<<<1, kThreadsPerBlock, 0, ComputeStream()>>>(scratch->partial_sums, blocks, result);
   KERNEL_LAUNCH_CHECK();
-  return ReadBack(&scratch->sum);
+}
+
+double SumOfSquares(const Tensor& values) {
+  CheckDeviceF32("SumOfSquares", "values", values);
+  if (values.numel() == 0) return 0.0;
+  SumOfSquaresInto(values, &DeviceScratch()->sum);
+  return ReadBack(&DeviceScratch()->sum);
 }
 
 void ScaleInPlace(Tensor& values, float factor) {

@@ -15,6 +15,7 @@
 
 #include "framework/tensor/tensor.h"
 #include "kernels/common/adamw_step.h"
+#include "kernels/common/step_state.h"
 
 namespace xlmr::kernels::cuda {
 
@@ -66,6 +67,29 @@ void ScaleInPlace(Tensor& values, float factor);
 // Asynchronous. Linking this target also registers it as ParameterStore's device refresh
 // (framework/tensor/parameter_store.h, RegisterDeviceHalfCopyRefresh).
 void RefreshHalfCopy(const Tensor& master, Tensor& half);
+
+// ---- With the device step state (framework/ops/step_decisions.h): nothing waits. ----
+// `row` / `previous` point at a row of the step-state ring in device memory (kStepSlots
+// doubles). The scalar decisions are kernels/common/step_state.h's functions, evaluated by the
+// kernels themselves (every thread computes the same value from the row); the passes are the
+// ones above, so their bits are the CPU's as stated there.
+
+// BeginStepRow(previous, row), one thread.
+void BeginStepState(const double* previous, double* row);
+// UnscaleAndCheckFinite's pass with InverseScaleOf(row) (unscale false: AllFinite's), the flag
+// written into row[kSlotFoundInf] instead of read back. [in,out] grads: [n] F32, n > 0.
+void UnscaleAndFlagNonFinite(Tensor& grads, double* row, bool unscale);
+// SumOfSquares's reduction, its result stored at `result` (device memory) instead of read back.
+void SumOfSquaresInto(const Tensor& values, double* result);
+// values *= ClipCoefficientOf(row, max_norm) where that is below 1.
+void ClipGradNormWithState(Tensor& values, const double* row, double max_norm);
+// AdamWStep with the candidate AdamWCandidateOf(row) picked on the device (one thread copies it
+// to device scratch; no candidate sets row[kSlotCandidateError]); nothing when StepSkips(row).
+void AdamWStepWithState(const AdamWCandidates& candidates, const std::vector<AdamWDecayRun>& runs,
+                        Tensor& param, const Tensor& grad, Tensor& exp_avg, Tensor& exp_avg_sq,
+                        Tensor* half_param, double* row);
+// FinishStepRow(row, rule), one thread.
+void FinishStepState(double* row, const LossScaleRule& rule);
 
 // Runs per AdamW launch (they are passed by value in the kernel's parameter space, 4 KiB).
 inline constexpr int kRunsPerLaunch = 192;

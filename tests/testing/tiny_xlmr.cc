@@ -17,6 +17,8 @@ namespace {
 amp::LossScalerOptions ScalerOptions(const TinyTrainerOptions& options) {
   amp::LossScalerOptions scaler;
   scaler.init_scale = options.loss_scale;
+  scaler.growth_interval = options.loss_scale_growth_interval;
+  scaler.min_scale = options.loss_scale_min;
   return scaler;
 }
 

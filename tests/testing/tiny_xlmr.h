@@ -68,6 +68,8 @@ struct TinyTrainerOptions {
   // Autocast dtype, as TrainerOptions::autocast: kF16 scales the loss, kBF16 does not.
   DType autocast = DType::kF32;
   double loss_scale = 1024.0;  // initial scale under fp16
+  int64_t loss_scale_growth_interval = 2000;
+  double loss_scale_min = 1.0;
   std::string lr_schedule = "constant";
   double learning_rate = 1e-3;
   int64_t warmup_steps = 0;
@@ -89,6 +91,9 @@ class TinyTrainer {
   models::XlmrTaskModel& model() { return model_; }
   optim::AdamW& optimizer() { return optimizer_; }
   const optim::LrSchedule& schedule() const { return schedule_; }
+  amp::DynamicLossScaler& scaler() { return scaler_; }
+  // The step itself, for tests that enqueue steps and read their outcomes later.
+  train::TrainStep& train_step() { return step_; }
 
   // One optimizer step over this rank's micro-batches; `global_loss_terms` < 0 means what the
   // trainer computes (train::GlobalLossTerms over these batches: their examples, or their

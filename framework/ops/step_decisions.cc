@@ -1,0 +1,143 @@
+#include "framework/ops/step_decisions.h"
+
+#include "framework/core/check.h"
+#include "framework/ops/dispatch.h"
+#include "kernels/cpu/optim.h"
+
+#ifdef XLMR_WITH_CUDA
+#include "kernels/cuda/optim.h"
+#endif
+
+namespace xlmr::ops {
+namespace {
+
+using kernels::kStepSlots;
+using kernels::kStepStateRows;
+
+void CheckState(const char* op, const Tensor& state, int row) {
+  XLMR_CHECK(state.defined() && state.dtype() == DType::kI64 &&
+             state.numel() == int64_t{kStepStateRows} * kStepSlots)
+      << op << ": the step state must come from MakeStepState";
+  XLMR_CHECK(row >= 0 && row < kStepStateRows) << op << ": row " << row;
+}
+
+void CheckF32(const char* op, const Tensor& t) {
+  XLMR_CHECK(t.defined() && t.dtype() == DType::kF32) << op << ": gradients must be f32";
+}
+
+// The row's doubles in host memory (CPU tensors only).
+double* HostRow(const Tensor& state, int row) {
+  return static_cast<double*>(state.raw_data()) + int64_t{row} * kStepSlots;
+}
+
+}  // namespace
+
+Tensor MakeStepState(Device device) {
+  return Tensor::Zeros({int64_t{kStepStateRows} * kStepSlots}, DType::kI64, device, MemoryCategory::kWorkspace);
+}
+
+std::vector<double> ReadStepRow(const Tensor& state, int row) {
+  CheckState("ops::ReadStepRow", state, row);
+  std::vector<double> values(kStepSlots);
+  CopyBytes(values.data(), Device::kCpu, HostRow(state, row), state.device(), kStepSlots * sizeof(double));
+  return values;
+}
+
+void WriteStepRow(Tensor& state, int row, const std::vector<double>& values) {
+  CheckState("ops::WriteStepRow", state, row);
+  XLMR_CHECK(values.size() == kStepSlots) << "ops::WriteStepRow: " << values.size() << " values";
+  CopyBytes(HostRow(state, row), state.device(), values.data(), Device::kCpu, kStepSlots * sizeof(double));
+}
+
+void BeginStepState(Tensor& state, int row, int previous) {
+  constexpr const char* kOp = "ops::BeginStepState";
+  CheckState(kOp, state, row);
+  CheckState(kOp, state, previous);
+  DispatchByDevice(
+      kOp, state.device(), [&] { kernels::BeginStepRow(HostRow(state, previous), HostRow(state, row)); },
+      XLMR_CUDA_KERNEL(kernels::cuda::BeginStepState(HostRow(state, previous), HostRow(state, row))));
+}
+
+void UnscaleAndFlagNonFinite(Tensor& grads, Tensor& state, int row, bool unscale) {
+  constexpr const char* kOp = "ops::UnscaleAndFlagNonFinite";
+  const Device device = CommonDevice(kOp, {grads, state});
+  CheckF32(kOp, grads);
+  CheckState(kOp, state, row);
+  if (grads.numel() == 0) return;
+  DispatchByDevice(
+      kOp, device,
+      [&] {
+        double* r = HostRow(state, row);
+        const bool finite =
+            unscale ? kernels::cpu::UnscaleAndCheckFiniteRange(grads.data<float>(), grads.numel(),
+                                                               kernels::InverseScaleOf(r))
+                    : kernels::cpu::AllFiniteRange(grads.data<float>(), grads.numel());
+        if (!finite) r[kernels::kSlotFoundInf] = 1.0;
+      },
+      XLMR_CUDA_KERNEL(kernels::cuda::UnscaleAndFlagNonFinite(grads, HostRow(state, row), unscale)));
+}
+
+void SumOfSquaresIntoState(const Tensor& grads, Tensor& state, int row) {
+  constexpr const char* kOp = "ops::SumOfSquaresIntoState";
+  const Device device = CommonDevice(kOp, {grads, state});
+  CheckF32(kOp, grads);
+  CheckState(kOp, state, row);
+  if (grads.numel() == 0) return;  // BeginStepState left 0
+  DispatchByDevice(
+      kOp, device,
+      [&] {
+        HostRow(state, row)[kernels::kSlotSumOfSquares] =
+            kernels::cpu::SumOfSquaresRange(grads.data<float>(), grads.numel());
+      },
+      XLMR_CUDA_KERNEL(kernels::cuda::SumOfSquaresInto(grads, HostRow(state, row) + kernels::kSlotSumOfSquares)));
+}
+
+void ClipGradNormWithState(Tensor& grads, const Tensor& state, int row, double max_norm) {
+  constexpr const char* kOp = "ops::ClipGradNormWithState";
+  const Device device = CommonDevice(kOp, {grads, state});
+  CheckF32(kOp, grads);
+  CheckState(kOp, state, row);
+  if (grads.numel() == 0 || !(max_norm > 0.0)) return;
+  DispatchByDevice(
+      kOp, device,
+      [&] {
+        const float coefficient = kernels::ClipCoefficientOf(HostRow(state, row), max_norm);
+        if (coefficient != 1.0f) kernels::cpu::ScaleRange(grads.data<float>(), grads.numel(), coefficient);
+      },
+      XLMR_CUDA_KERNEL(kernels::cuda::ClipGradNormWithState(grads, HostRow(state, row), max_norm)));
+}
+
+void AdamWStepWithState(const AdamWCandidates& candidates, const std::vector<kernels::AdamWDecayRun>& runs,
+                        Tensor& param, const Tensor& grad, Tensor& exp_avg, Tensor& exp_avg_sq,
+                        Tensor* half_param, const Tensor& state, int row) {
+  constexpr const char* kOp = "ops::AdamWStepWithState";
+  const Device device = CommonDevice(
+      kOp, {param, grad, exp_avg, exp_avg_sq, state, half_param != nullptr ? *half_param : Tensor()});
+  CheckState(kOp, state, row);
+  XLMR_CHECK(candidates.count >= 1 && candidates.count <= kernels::kMaxAdamWCandidates)
+      << kOp << ": " << candidates.count << " candidates";
+  DispatchByDevice(
+      kOp, device,
+      [&] {
+        double* r = HostRow(state, row);
+        if (kernels::StepSkips(r)) return;
+        const int chosen = kernels::AdamWCandidateOf(r, candidates);
+        if (chosen < 0) {
+          r[kernels::kSlotCandidateError] = 1.0;
+          return;
+        }
+        kernels::cpu::AdamWStep(candidates.scalars[chosen], runs, param, grad, exp_avg, exp_avg_sq, half_param);
+      },
+      XLMR_CUDA_KERNEL(kernels::cuda::AdamWStepWithState(candidates, runs, param, grad, exp_avg,
+                                                         exp_avg_sq, half_param, HostRow(state, row))));
+}
+
+void FinishStepState(Tensor& state, int row, const LossScaleRule& rule) {
+  constexpr const char* kOp = "ops::FinishStepState";
+  CheckState(kOp, state, row);
+  DispatchByDevice(
+      kOp, state.device(), [&] { kernels::FinishStepRow(HostRow(state, row), rule); },
+      XLMR_CUDA_KERNEL(kernels::cuda::FinishStepState(HostRow(state, row), rule)));
+}
+
+}  // namespace xlmr::ops

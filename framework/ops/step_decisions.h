@@ -1,0 +1,69 @@
+// The optimizer step's decisions on the device (kernels/common/step_state.h states the slots
+// and the arithmetic): ops that read and write a step-state ring instead of returning values to
+// the host, so that nothing in a step waits for the device. framework/train/train_step.h calls
+// them in this order for step s, row r = s % kStepStateRows, p = the previous step's row:
+//   BeginStepState(state, r, p)
+//   UnscaleAndFlagNonFinite(grads, state, r)   (the finite flag is then agreed over ranks)
+//   SumOfSquaresIntoState(grads, state, r)     (sharded: then summed over ranks)
+//   ClipGradNormWithState(grads, state, r, max_norm)
+//   AdamWStepWithState(candidates, ..., state, r)
+//   FinishStepState(state, r, rule)
+// Each pass gives the same bits as the host-decided code it replaces (framework/amp's
+// UnscaleAndCheckFinite and Update, framework/optim's SumOfSquares, ClipGradNorm and AdamW::Step)
+// on the same backend: the passes over the gradients are the same kernels, and the scalar
+// decisions are step_state.h's functions, run on the host for the CPU and by one CUDA thread.
+//
+// The state: an I64 tensor of kStepStateRows * kStepSlots elements whose bytes are doubles
+// (Tensor has no f64 dtype), on the gradients' device; MakeStepState allocates it.
+#ifndef XLMR_FRAMEWORK_OPS_STEP_DECISIONS_H_
+#define XLMR_FRAMEWORK_OPS_STEP_DECISIONS_H_
+
+#include <vector>
+
+#include "framework/tensor/tensor.h"
+#include "kernels/common/adamw_step.h"
+#include "kernels/common/step_state.h"
+
+namespace xlmr::ops {
+
+using kernels::AdamWCandidates;
+using kernels::LossScaleRule;
+
+// A zeroed ring on `device`, category kWorkspace (768 bytes; optimizer_bytes and the memory
+// plan count the moments alone).
+Tensor MakeStepState(Device device);
+
+// Host <-> state copies of whole rows (the host's initial row; its reads of a step's
+// decisions). On CUDA these wait for the stream: the caller decides when (TrainStep: once per
+// read, not per step). [out]/[in] row: kStepSlots doubles.
+std::vector<double> ReadStepRow(const Tensor& state, int row);
+void WriteStepRow(Tensor& state, int row, const std::vector<double>& values);
+
+// kernels::BeginStepRow(row `previous`, row `row`).
+void BeginStepState(Tensor& state, int row, int previous);
+
+// grads *= InverseScaleOf(row) (unscale true) in one pass, the row's found_inf set when a value
+// was inf/NaN before the multiply (ops::UnscaleAndCheckFinite's pass); unscale false reads
+// only (ops::AllFinite's pass, the scaler disabled). [in,out] grads: [n] f32. n == 0: nothing.
+void UnscaleAndFlagNonFinite(Tensor& grads, Tensor& state, int row, bool unscale);
+
+// The row's sum_of_squares = ops::SumOfSquares(grads) (0 for n == 0), on the device.
+void SumOfSquaresIntoState(const Tensor& grads, Tensor& state, int row);
+
+// grads *= ClipCoefficientOf(row, max_norm) where that is below 1 (nothing when the step
+// skips): grad_clip.h's ClipGradNorm on the row's norm.
+void ClipGradNormWithState(Tensor& grads, const Tensor& state, int row, double max_norm);
+
+// ops::AdamWStep with candidates.scalars[AdamWCandidateOf(row)], or nothing when the step
+// skips (the half copy included). No candidate for the row's count sets its candidate_error
+// and updates nothing. Arguments as ops::AdamWStep.
+void AdamWStepWithState(const AdamWCandidates& candidates, const std::vector<kernels::AdamWDecayRun>& runs,
+                        Tensor& param, const Tensor& grad, Tensor& exp_avg, Tensor& exp_avg_sq,
+                        Tensor* half_param, const Tensor& state, int row);
+
+// kernels::FinishStepRow(row, rule): the skip flag, the update count, the next loss scale.
+void FinishStepState(Tensor& state, int row, const LossScaleRule& rule);
+
+}  // namespace xlmr::ops
+
+#endif  // XLMR_FRAMEWORK_OPS_STEP_DECISIONS_H_
