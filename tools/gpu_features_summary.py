@@ -46,7 +46,8 @@ Bounds (argued before any GPU run; cut to the measured values after the first on
   The oracle's peak_activation_bytes equals the predicted activation peak at every step
   (docs/CONTRACT.md: exact for a step of the probed shape, tests/recipes:memory_plan_flags_test),
   and its peak_device_bytes equals weights + gradients + optimizer state (--print_memory_plan's
-  --zero_stage=0 column) + that prediction. The device's plan is probed on the device's own
+  --zero_stage=0 column) + that prediction + the step-state ring's 768 bytes (STEP_STATE_RING_BYTES,
+  workspace the plan does not count). The device's plan is probed on the device's own
   allocator, so the same holds there except for what lives in host memory on a GPU: the
   prediction counts the trainer's host copies of the batch (external_bytes, under 0.1% of the
   peak at this shape), which the CPU holds in the same memory and the GPU does not. Bound: the
@@ -95,6 +96,11 @@ def read_records(run_dir):
 
 def relative(a, b):
     return abs(a - b) / max(abs(b), 1e-12)
+
+
+# The step-state ring (kernels/common/step_state.h: kStepStateRows 8 rows of kStepSlots 12 f64
+# slots), device workspace that the memory plan does not count: part of the exact total.
+STEP_STATE_RING_BYTES = 8 * 12 * 8
 
 
 def plan_of(log_path):
@@ -215,7 +221,7 @@ def compare_memory(table, root, run, dev, ora, common):
         if state is None:
             table.row(run, f"{side} --print_memory_plan table", "missing", "present", False)
             continue
-        total = state + predicted
+        total = state + predicted + STEP_STATE_RING_BYTES
         if side == "oracle":
             worst = max(abs(records[s]["peak_device_bytes"] - total) for s in common)
             table.row(run, f"oracle peak_device_bytes - predicted total ({total}), every step, max abs bytes", worst,
