@@ -572,10 +572,9 @@ Trainer::Trainer(TrainableModel& model, const data::TokenizedDataset& train_data
   if (options_.group_by_length) {
     for (int64_t i = 0; i < train_data_.size(); ++i) batch_plan_.lengths.push_back(train_data_.num_tokens(i));
   }
-  eval_settings_ = EvalSettingsFor(options_);
   if (evaluate_ == nullptr) {
-    evaluate_ = [this](const data::TokenizedDataset& data, const std::string&) {
-      return Evaluate(model_, data, options_.label_names, comm_, eval_settings_);
+    evaluate_ = [this, settings = EvalSettingsFor(options_)](const data::TokenizedDataset& data, const std::string&) {
+      return Evaluate(model_, data, options_.label_names, comm_, settings);
     };
   }
 }

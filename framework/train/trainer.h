@@ -157,8 +157,6 @@ class Trainer {
   // Built once from options_ and comm_: the batch planner's input, and the one place the
   // global batch size and the steps per epoch come from.
   data::BatchPlanOptions batch_plan_;
-  // Built once from options_: every evaluation (eval and test data) runs with these.
-  EvalSettings eval_settings_;
 };
 
 // The metrics line of an evaluation: {"type": "eval", "step", "eval_loss", ...} with `prefix`
