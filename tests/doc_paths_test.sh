@@ -12,24 +12,8 @@
 set -euo pipefail
 shopt -s nullglob
 
-runfiles=${RUNFILES_DIR:-$TEST_SRCDIR}/${TEST_WORKSPACE:-xlmr_trainer}
-doc=$runfiles/docs/ARCHITECTURE.md
-root=$(cd "$(dirname "$(readlink -f "$doc")")/.." && pwd)
-[ -f "$root/framework/ops/dispatch.h" ] || { echo "FAIL: no source tree at $root" >&2; exit 1; }
-cd "$root"
-
-# One word with {a,b} groups, expanded as the shell would (without eval).
-expand_braces() {
-  local word=$1
-  if [[ $word != *"{"*"}"* ]]; then
-    echo "$word"
-    return
-  fi
-  local prefix=${word%%\{*} rest=${word#*\{}
-  local choices=${rest%%\}*} suffix=${rest#*\}} choice
-  IFS=, read -ra choices_array <<< "$choices"
-  for choice in "${choices_array[@]}"; do expand_braces "$prefix$choice$suffix"; done
-}
+# The source tree (the current directory from here) and expand_braces.
+source "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/source_tree.sh"
 
 # Whether a BUILD file in package $1 defines target $2 (a rule's name or an exported file).
 has_target() {

@@ -11,24 +11,8 @@
 # It reads the source tree itself, found through the document's runfile: see tests/BUILD.
 set -euo pipefail
 
-runfiles=${RUNFILES_DIR:-$TEST_SRCDIR}/${TEST_WORKSPACE:-xlmr_trainer}
-doc=$runfiles/docs/ARCHITECTURE.md
-root=$(cd "$(dirname "$(readlink -f "$doc")")/.." && pwd)
-[ -f "$root/framework/ops/dispatch.h" ] || { echo "FAIL: no source tree at $root" >&2; exit 1; }
-cd "$root"
-
-# One word with {a,b} groups, expanded as the shell would (without eval).
-expand_braces() {
-  local word=$1
-  if [[ $word != *"{"*"}"* ]]; then
-    echo "$word"
-    return
-  fi
-  local prefix=${word%%\{*} rest=${word#*\{}
-  local choices=${rest%%\}*} suffix=${rest#*\}} choice
-  IFS=, read -ra choices_array <<< "$choices"
-  for choice in "${choices_array[@]}"; do expand_braces "$prefix$choice$suffix"; done
-}
+# The source tree (the current directory from here) and expand_braces.
+source "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/source_tree.sh"
 
 # The words in `backquotes` of one table cell, braces expanded.
 cell_words() {
