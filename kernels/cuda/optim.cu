@@ -183,21 +183,27 @@ __device__ __forceinline__ bool IsFiniteBits(float value) {
   return (__float_as_uint(value) & 0x7f800000u) != 0x7f800000u;
 }
 
-// kMultiply false: reads only (AllFinite); `values` is then never written.
-template <bool kMultiply>
-__global__ void __launch_bounds__(kThreadsPerBlock)
-    UnscaleKernel(float* __restrict__ values, int64_t count, float inv_scale,
-                  int32_t* __restrict__ non_finite) {
+// One thread's grid-stride share of the unscale pass: whether its values were all finite before
+// the multiply (multiply false: reads only, `values` is never written).
+__device__ bool UnscaleThreadShare(float* __restrict__ values, int64_t count, bool multiply, float inv_scale) {
   const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
   bool all_finite = true;
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count;
        i += stride) {
     const float value = values[i];
     all_finite &= IsFiniteBits(value);
-    if constexpr (kMultiply) values[i] = __fmul_rn(value, inv_scale);
+    if (multiply) values[i] = __fmul_rn(value, inv_scale);
   }
+  return all_finite;
+}
+
+// kMultiply false: reads only (AllFinite); `values` is then never written.
+template <bool kMultiply>
+__global__ void __launch_bounds__(kThreadsPerBlock)
+    UnscaleKernel(float* __restrict__ values, int64_t count, float inv_scale,
+                  int32_t* __restrict__ non_finite) {
   // Every writer stores the same 1, so the unordered stores need no atomics.
-  if (!all_finite) *non_finite = 1;
+  if (!UnscaleThreadShare(values, count, kMultiply, inv_scale)) *non_finite = 1;
 }
 
 template <bool kMultiply>
@@ -337,17 +343,8 @@ __global__ void SelectAdamWKernel(const AdamWCandidates candidates, double* row,
 // UnscaleKernel with the inverse scale read from the row and the flag written into it.
 __global__ void __launch_bounds__(kThreadsPerBlock)
     UnscaleWithStateKernel(float* __restrict__ values, int64_t count, bool multiply, double* row) {
-  const float inv_scale = InverseScaleOf(row);
-  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
-  bool all_finite = true;
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count;
-       i += stride) {
-    const float value = values[i];
-    all_finite &= IsFiniteBits(value);
-    if (multiply) values[i] = __fmul_rn(value, inv_scale);
-  }
   // Every writer stores the same 1, so the unordered stores need no atomics.
-  if (!all_finite) row[kSlotFoundInf] = 1.0;
+  if (!UnscaleThreadShare(values, count, multiply, InverseScaleOf(row))) row[kSlotFoundInf] = 1.0;
 }
 
 __global__ void __launch_bounds__(kThreadsPerBlock)
