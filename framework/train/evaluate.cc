@@ -7,6 +7,7 @@
 #include "framework/core/check.h"
 #include "framework/data/collate.h"
 #include "framework/train/classification_metrics.h"
+#include "framework/train/model_inputs.h"
 #include "framework/train/regression_metrics.h"
 #include "framework/train/sequence_labeling_metrics.h"
 
@@ -227,15 +228,7 @@ std::vector<Prediction> Predict(TrainableModel& model, const data::TokenizedData
     const data::Batch batch =
         packed ? data::CollatePacked(dataset, indices, settings.segment_separator_id)
                : data::Collate(dataset, indices, settings.pad_id, settings.segment_separator_id);
-    ModelInputs inputs;
-    inputs.input_ids = batch.input_ids.ToDevice(settings.device);
-    if (packed) {
-      inputs.cu_seqlens = batch.cu_seqlens;
-      inputs.max_seqlen = batch.max_seqlen;
-    } else {
-      inputs.attention_mask = batch.attention_mask.ToDevice(settings.device);
-    }
-    if (batch.token_type_ids.defined()) inputs.token_type_ids = batch.token_type_ids.ToDevice(settings.device);
+    const ModelInputs inputs = ToModelInputs(batch, settings.device);
     const Tensor logits = model.Forward(inputs, context, /*keep_activations=*/false);
     const std::vector<float> values = logits.ToFloatVector();
     const int num_labels = static_cast<int>(logits.dim(-1));

@@ -1,7 +1,8 @@
 // What the trainer needs from a model, and what a model needs to know about one pass.
 //
 // framework/ never includes models/: a model (models/xlmr is the first) implements
-// TrainableModel, and the trainer works only through it.
+// TrainableModel, and the trainer works only through it. What a pass reads of a batch
+// (ModelInputs, ToModelInputs) is framework/train/model_inputs.h.
 #ifndef XLMR_FRAMEWORK_TRAIN_MODEL_INTERFACE_H_
 #define XLMR_FRAMEWORK_TRAIN_MODEL_INTERFACE_H_
 
@@ -15,6 +16,7 @@
 #include "framework/tensor/dtype.h"
 #include "framework/tensor/parameter_store.h"
 #include "framework/tensor/tensor.h"
+#include "framework/train/model_inputs.h"
 
 namespace xlmr::train {
 
@@ -35,20 +37,6 @@ struct PassContext {
   DropoutKey KeyFor(uint32_t layer, uint32_t op) const {
     return DropoutKey{seed, step, micro_step, layer, op};
   }
-};
-
-// A batch on the model's device, padded or packed (data::Batch's two forms).
-struct ModelInputs {
-  Tensor input_ids;       // padded: [B,S] i32, padded with the model's pad id; packed: [T] i32
-  Tensor attention_mask;  // padded: [B,S] i32, 1 real token, 0 padding; packed: undefined
-  // Shaped as input_ids, on its device: the segment of each token (0 the first text, 1 the
-  // second; BERT's token_type_ids), or undefined: all 0.
-  Tensor token_type_ids;
-  // Packed only: [B + 1] i32 on the HOST (sequence b is tokens [cu_seqlens[b],
-  // cu_seqlens[b + 1])) and the longest sequence; undefined / 0 for a padded batch.
-  Tensor cu_seqlens;
-  int64_t max_seqlen = 0;
-  bool packed() const { return cu_seqlens.defined(); }
 };
 
 // Called by Backward each time a gradient bucket of the ParameterStore is final.

@@ -4,6 +4,7 @@
 
 #include "framework/core/check.h"
 #include "framework/data/collate.h"
+#include "framework/train/model_inputs.h"
 #include "framework/train/squad_metrics.h"
 
 namespace xlmr::train {
@@ -20,9 +21,7 @@ std::vector<double> ForwardSlice(TrainableModel& model, const data::TokenizedDat
     std::vector<int64_t> indices(std::min(settings.batch_size, end - first));
     std::iota(indices.begin(), indices.end(), first);
     const data::Batch batch = data::Collate(windows, indices, settings.pad_id, settings.segment_separator_id);
-    ModelInputs inputs{batch.input_ids.ToDevice(settings.device),
-                       batch.attention_mask.ToDevice(settings.device)};
-    if (batch.token_type_ids.defined()) inputs.token_type_ids = batch.token_type_ids.ToDevice(settings.device);
+    const ModelInputs inputs = ToModelInputs(batch, settings.device);  // padded windows
     // A profiled batch: the forward pass and the logits' copy to the host.
     const int64_t batch_number = (first - begin) / settings.batch_size + 1;
     std::optional<profile::StepScope> step = settings.profiler != nullptr

@@ -4,6 +4,7 @@
 
 #include "framework/core/check.h"
 #include "framework/ops/step_decisions.h"
+#include "framework/train/model_inputs.h"
 #include "kernels/common/step_state.h"
 
 namespace xlmr::train {
@@ -21,15 +22,7 @@ int64_t GlobalLossTerms(Objective objective, const std::vector<data::Batch>& mic
 
 double TrainStep::RunMicroStep(const data::Batch& batch, const PassContext& context,
                                float gradient_scale, bool last) {
-  ModelInputs inputs;
-  inputs.input_ids = batch.input_ids.ToDevice(settings_.device);
-  if (batch.packed()) {
-    inputs.cu_seqlens = batch.cu_seqlens;  // stays on the host (ModelInputs' contract)
-    inputs.max_seqlen = batch.max_seqlen;
-  } else {
-    inputs.attention_mask = batch.attention_mask.ToDevice(settings_.device);
-  }
-  if (batch.token_type_ids.defined()) inputs.token_type_ids = batch.token_type_ids.ToDevice(settings_.device);
+  const ModelInputs inputs = ToModelInputs(batch, settings_.device);
   const Tensor labels = batch.labels.ToDevice(settings_.device);
   const Tensor logits = model_.Forward(inputs, context, /*keep_activations=*/true);
   const ops::LossSum loss = ObjectiveLoss(settings_.objective, logits, labels, settings_.label_smoothing);

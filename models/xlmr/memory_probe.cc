@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <vector>
 
+#include "framework/data/collate.h"
+#include "framework/train/model_inputs.h"
 #include "framework/train/objective.h"
 #include "models/xlmr/task_head.h"
 #include "models/xlmr/model.h"
@@ -55,11 +57,12 @@ class ActivationMeter {
   MemoryStats& stats_;
 };
 
-// A batch of `shape` (no padding) of token pad_id + 1 and label 0, as TrainStep copies it to
-// the device. Padded ([B,S], every row full): ids and mask [B,S] i32. Packed: ids [T] i32
-// and `cu_seqlens` (ProbeCuSeqlens: host, where TrainStep leaves it). The task's labels
-// (train/objective.h): [B] i32, [B] f32 targets (regression), per token [B,S] i32 padded or
-// [T] i32 packed, [2,B] i32 (answer spans; padded only); all kActivations.
+// A batch of `shape` (no padding) of token pad_id + 1 and label 0, copied to the device as
+// TrainStep copies it (train::ToModelInputs). Padded ([B,S], every row full): ids and mask
+// [B,S] i32. Packed: ids [T] i32 and `cu_seqlens` (ProbeCuSeqlens: host, where ToModelInputs
+// leaves it). The task's labels (train/objective.h): [B] i32, [B] f32 targets (regression),
+// per token [B,S] i32 padded or [T] i32 packed, [2,B] i32 (answer spans; padded only); all
+// kActivations.
 struct ProbeBatch {
   ModelInputs inputs;
   Tensor labels;
@@ -86,15 +89,16 @@ ProbeBatch MakeProbeBatch(const XlmrConfig& config, const recompute::BatchShape&
                           const std::vector<int64_t>& lengths, const Tensor& cu_seqlens, Device device) {
   const int64_t batch = shape.batch_size, seq = shape.sequence_length, tokens = shape.tokens();
   const int32_t token = static_cast<int32_t>(config.pad_token_id + 1);
-  ModelInputs inputs;
+  data::Batch host;  // what a collate would give for these lengths (the probe needs no labels)
   if (shape.packed()) {
-    inputs.input_ids = FilledI32({tokens}, token).ToDevice(device);
-    inputs.cu_seqlens = cu_seqlens;
-    inputs.max_seqlen = *std::max_element(lengths.begin(), lengths.end());
+    host.input_ids = FilledI32({tokens}, token);
+    host.cu_seqlens = cu_seqlens;
+    host.max_seqlen = *std::max_element(lengths.begin(), lengths.end());
   } else {
-    inputs.input_ids = FilledI32({batch, seq}, token).ToDevice(device);
-    inputs.attention_mask = FilledI32({batch, seq}, 1).ToDevice(device);
+    host.input_ids = FilledI32({batch, seq}, token);
+    host.attention_mask = FilledI32({batch, seq}, 1);
   }
+  ModelInputs inputs = train::ToModelInputs(host, device);
   Tensor labels;
   switch (ObjectiveOf(config.task)) {
     case train::Objective::kPerToken:
