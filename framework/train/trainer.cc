@@ -4,7 +4,6 @@
 #include <csignal>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -15,7 +14,6 @@
 #include "framework/distributed/replica_check.h"
 #include "framework/distributed/zero_partition.h"
 #include "framework/io/durable_file.h"
-#include "framework/io/file_manifest.h"
 #include "framework/io/replace_directory.h"
 #include "framework/optim/adamw.h"
 #include "framework/optim/lr_schedule.h"
@@ -24,19 +22,12 @@
 #include "framework/tensor/storage.h"
 #include "framework/train/metrics_writer.h"
 #include "framework/train/progress.h"
+#include "framework/train/run_results.h"
 #include "framework/train/stop_signal.h"
 #include "framework/train/train_step.h"
 #include "framework/train/training_log.h"
 
 namespace xlmr::train {
-
-nlohmann::ordered_json EvalRecord(const EvalResult& result, const std::string& prefix) {
-  nlohmann::ordered_json record;
-  record[prefix + "_loss"] = result.loss;
-  for (const auto& [name, value] : result.metrics) record[prefix + "_" + name] = value;
-  record[prefix + "_examples"] = result.examples;
-  return record;
-}
 
 namespace {
 
@@ -89,7 +80,10 @@ class Trainer::Run {
 
  private:
   absl::Status Prepare();
+  absl::Status RestoreFromCheckpoint();
   absl::Status TrainOneStep();
+  absl::Status FinishRun();
+  absl::StatusOr<FinalModel> LoadBestModel();
   absl::Status EvaluateAndRecord(bool final_evaluation);
   bool EvalDue() const;
   bool SaveDue() const;
@@ -167,33 +161,7 @@ absl::Status Trainer::Run::Prepare() {
   }
   state_ = CurrentSettings();
   const bool resuming = !options_.resume_from_checkpoint.empty();
-  if (resuming) {
-    // Checkpoints hold the moments packed (no alignment padding): see ParameterStore.
-    const ParameterStore& store = t_.model_.parameters();
-    XLMR_ASSIGN_OR_RETURN(LoadedCheckpoint loaded,
-                          LoadTrainingCheckpoint(options_.resume_from_checkpoint, store.packed_elements()));
-    XLMR_RETURN_IF_ERROR(CheckCompatible(loaded.state, state_, options_.resume_from_checkpoint));
-    if (loaded.state.world_size != 0 && loaded.state.world_size != state_.world_size) {
-      progress_.Message(absl::StrCat(
-          options_.resume_from_checkpoint, " was saved by ", loaded.state.world_size, " ranks, resumed by ",
-          state_.world_size, ": the global batch is still ", state_.global_batch_size,
-          " (per_device_train_batch_size ", options_.per_device_train_batch_size, " x gradient_accumulation_steps ",
-          options_.gradient_accumulation_steps, " x ", state_.world_size, state_.world_size == 1 ? " rank)" : " ranks)"));
-    }
-    loaded.state.world_size = state_.world_size;  // this run's checkpoints record its own
-    state_ = loaded.state;
-    Tensor exp_avg = Tensor::Zeros({store.total_elements()}, DType::kF32, Device::kCpu, MemoryCategory::kOptimizer);
-    Tensor exp_avg_sq = Tensor::Zeros({store.total_elements()}, DType::kF32, Device::kCpu, MemoryCategory::kOptimizer);
-    store.ScatterPacked(loaded.exp_avg, exp_avg);
-    store.ScatterPacked(loaded.exp_avg_sq, exp_avg_sq);
-    XLMR_RETURN_IF_ERROR(optimizer_.RestoreState(loaded.state.optimizer_steps, exp_avg, exp_avg_sq));
-    amp::LossScalerState scaler = scaler_.GetState();
-    scaler.scale = static_cast<float>(loaded.state.loss_scale);
-    scaler.growth_tracker = loaded.state.loss_scale_growth_tracker;
-    XLMR_RETURN_IF_ERROR(scaler_.RestoreState(scaler));
-    // A run stopped early was checkpointed after the evaluation that stopped it (recorded).
-    if (EarlyStopped()) last_eval_step_ = state_.global_step;
-  }
+  if (resuming) XLMR_RETURN_IF_ERROR(RestoreFromCheckpoint());
   std::error_code error;
   if (is_main_ && write_dir_ != options_.output_dir) std::filesystem::remove_all(write_dir_, error);  // a dead run's
   if (is_main_) std::filesystem::create_directories(write_dir_, error);
@@ -230,6 +198,39 @@ absl::Status Trainer::Run::Prepare() {
     tensorboard.emplace(std::move(writer));
   }
   log_.emplace(options_.logging_steps, std::move(tensorboard));
+  return absl::OkStatus();
+}
+
+// --resume_from_checkpoint: after checking that the checkpoint suits this run's settings
+// (CheckCompatible), its state (counters, best metric, log history), the AdamW moments and step
+// count and the loss scale replace the fresh ones. The weights are the model's (it is built from
+// the checkpoint before the Trainer).
+absl::Status Trainer::Run::RestoreFromCheckpoint() {
+  // Checkpoints hold the moments packed (no alignment padding): see ParameterStore.
+  const ParameterStore& store = t_.model_.parameters();
+  XLMR_ASSIGN_OR_RETURN(LoadedCheckpoint loaded,
+                        LoadTrainingCheckpoint(options_.resume_from_checkpoint, store.packed_elements()));
+  XLMR_RETURN_IF_ERROR(CheckCompatible(loaded.state, state_, options_.resume_from_checkpoint));
+  if (loaded.state.world_size != 0 && loaded.state.world_size != state_.world_size) {
+    progress_.Message(absl::StrCat(
+        options_.resume_from_checkpoint, " was saved by ", loaded.state.world_size, " ranks, resumed by ",
+        state_.world_size, ": the global batch is still ", state_.global_batch_size,
+        " (per_device_train_batch_size ", options_.per_device_train_batch_size, " x gradient_accumulation_steps ",
+        options_.gradient_accumulation_steps, " x ", state_.world_size, state_.world_size == 1 ? " rank)" : " ranks)"));
+  }
+  loaded.state.world_size = state_.world_size;  // this run's checkpoints record its own
+  state_ = loaded.state;
+  Tensor exp_avg = Tensor::Zeros({store.total_elements()}, DType::kF32, Device::kCpu, MemoryCategory::kOptimizer);
+  Tensor exp_avg_sq = Tensor::Zeros({store.total_elements()}, DType::kF32, Device::kCpu, MemoryCategory::kOptimizer);
+  store.ScatterPacked(loaded.exp_avg, exp_avg);
+  store.ScatterPacked(loaded.exp_avg_sq, exp_avg_sq);
+  XLMR_RETURN_IF_ERROR(optimizer_.RestoreState(loaded.state.optimizer_steps, exp_avg, exp_avg_sq));
+  amp::LossScalerState scaler = scaler_.GetState();
+  scaler.scale = static_cast<float>(loaded.state.loss_scale);
+  scaler.growth_tracker = loaded.state.loss_scale_growth_tracker;
+  XLMR_RETURN_IF_ERROR(scaler_.RestoreState(scaler));
+  // A run stopped early was checkpointed after the evaluation that stopped it (recorded).
+  if (EarlyStopped()) last_eval_step_ = state_.global_step;
   return absl::OkStatus();
 }
 
@@ -466,6 +467,13 @@ absl::Status Trainer::Run::Execute() {
                                                state_.global_step, " saved; run the same command again to resume"));
     }
   }
+  return FinishRun();
+}
+
+// The end of a run that reached its last step or stopped early: the final evaluation (unless
+// the last step was just evaluated), the best model (--load_best_model_at_end), the test
+// evaluation and the summary line; then rank 0 completes the final model's directory.
+absl::Status Trainer::Run::FinishRun() {
   progress_.Finish();
   XLMR_RETURN_IF_ERROR(FinishProfile());  // a run that ended inside the window
   XLMR_RETURN_IF_ERROR(CheckReplicasAgree(absl::StrCat("after step ", state_.global_step)));
@@ -484,74 +492,40 @@ absl::Status Trainer::Run::Execute() {
     if (state_.best_global_step == state_.global_step) state_.best_model_checkpoint = CheckpointPath(state_.global_step);
   }
   XLMR_RETURN_IF_ERROR(log_->OnTrainEnd(state_, ElapsedSeconds(), state_.examples_seen, Epoch()));
-  int64_t final_step = state_.global_step;
-  double final_epoch = Epoch();
+  XLMR_ASSIGN_OR_RETURN(const FinalModel final_model, LoadBestModel());
+  std::optional<EvalResult> test_eval;
+  if (t_.test_data_ != nullptr) test_eval = t_.evaluate_(*t_.test_data_, "test");
+  const nlohmann::ordered_json results =
+      RunResults(state_, final_model, stopped_early, options_.load_best_model_at_end, last_eval_, test_eval);
+  const nlohmann::ordered_json summary = SummaryRecord(state_, ElapsedSeconds(), final_model.step, stopped_early,
+                                                      options_.early_stopping_patience, results);
+  XLMR_RETURN_IF_ERROR(WriteMetrics(summary));
+  if (!is_main_) return absl::OkStatus();
+  XLMR_ASSIGN_OR_RETURN(std::vector<std::string> files, t_.save_model_(write_dir_));
+  XLMR_RETURN_IF_ERROR(WriteFinalFiles(write_dir_, std::move(files), last_eval_, test_eval, state_, results));
+  XLMR_RETURN_IF_ERROR(PublishStagedOutput());  // already done at the last checkpoint, which comes first
+  progress_.Message(absl::StrCat("done: ", summary.dump()));
+  return absl::OkStatus();
+}
+
+// The final model: the last step's weights, or under --load_best_model_at_end with eval data
+// the best checkpoint's (Trainer._load_best_model), loaded when they are not the last step's;
+// either way evaluated again then (last_eval_), as HF evaluates the model it ends with.
+absl::StatusOr<FinalModel> Trainer::Run::LoadBestModel() {
+  FinalModel final_model{state_.global_step, Epoch()};
   if (options_.load_best_model_at_end && t_.eval_data_ != nullptr) {
-    // Trainer._load_best_model, then the evaluation of the weights that are the final model.
     if (!state_.best_model_checkpoint.empty() && state_.best_global_step != state_.global_step) {
       const std::string name = std::filesystem::path(state_.best_model_checkpoint).filename().string();
       progress_.Message(absl::StrCat("loading the best model from ", name, " (eval_", options_.metric_for_best_model,
                                      " ", *state_.best_metric, ")"));
       // Every rank reads it from output_dir: the staged run (if any) was published at the first checkpoint.
       XLMR_RETURN_IF_ERROR(t_.load_model_(options_.output_dir + "/" + name));
-      final_step = state_.best_global_step;
-      final_epoch = static_cast<double>(final_step) / static_cast<double>(t_.steps_per_epoch());
+      final_model.step = state_.best_global_step;
+      final_model.epoch = static_cast<double>(final_model.step) / static_cast<double>(t_.steps_per_epoch());
     }
     last_eval_ = t_.evaluate_(*t_.eval_data_, "eval");
   }
-  // "step": the final model's; "global_step": where the run ended (the rerun rules read both).
-  nlohmann::ordered_json results = {{"step", final_step}, {"epoch", final_epoch},
-                                     {"global_step", state_.global_step}, {"stopped_early", stopped_early}};
-  if (options_.load_best_model_at_end && !state_.best_model_checkpoint.empty()) {
-    results["best_model_checkpoint"] = state_.best_model_checkpoint;
-    results["best_metric"] = *state_.best_metric;
-  }
-  if (last_eval_.has_value()) results.update(EvalRecord(*last_eval_, "eval"));
-  std::optional<EvalResult> test_eval;
-  if (t_.test_data_ != nullptr) {
-    test_eval = t_.evaluate_(*t_.test_data_, "test");
-    results.update(EvalRecord(*test_eval, "test"));
-  }
-  const double train_seconds = ElapsedSeconds();
-  nlohmann::ordered_json summary = {{"type", "summary"},
-                                    {"steps", state_.global_step},
-                                    {"skipped_steps", state_.skipped_steps},
-                                    {"train_seconds", train_seconds}};
-  if (stopped_early) {
-    summary["stopped"] = absl::StrCat("early stopping: ", state_.early_stopping_patience_counter,
-                                      state_.early_stopping_patience_counter == 1 ? " evaluation" : " evaluations",
-                                      " without improvement (--early_stopping_patience=",
-                                      options_.early_stopping_patience, ")");
-  }
-  if (final_step != state_.global_step) summary["model_step"] = final_step;
-  for (auto& [key, value] : results.items()) {
-    if (key != "step" && key != "epoch" && key != "global_step" && key != "stopped_early") summary[key] = value;
-  }
-  XLMR_RETURN_IF_ERROR(WriteMetrics(summary));
-  if (!is_main_) return absl::OkStatus();
-  XLMR_ASSIGN_OR_RETURN(std::vector<std::string> files, t_.save_model_(write_dir_));
-  // The final evaluations' own files (question answering's predictions), before the two below.
-  for (const std::optional<EvalResult>* final_eval : {&last_eval_, &test_eval}) {
-    if (!final_eval->has_value() || (*final_eval)->write_files == nullptr) continue;
-    XLMR_ASSIGN_OR_RETURN(const std::vector<std::string> written, (*final_eval)->write_files(write_dir_));
-    files.insert(files.end(), written.begin(), written.end());
-  }
-  // Flushed to disk with the others by WriteManifest. eval_results.json comes last: the rerun
-  // rules read it as the mark of a finished run (recipes/output_dir_policy.h).
-  for (const auto& [name, json] : {std::pair<const char*, nlohmann::ordered_json>{"trainer_state.json", TrainerStateJson(state_)},
-                                   {"eval_results.json", results}}) {
-    std::ofstream out(write_dir_ + "/" + name);
-    out << json.dump(2) << "\n";
-    out.close();
-    if (!out) return absl::DataLossError(absl::StrCat(write_dir_, "/", name, ": write failed"));
-    files.push_back(name);
-  }
-  // The final model's files are checksummed and flushed to disk, then the manifest and the
-  // directory, as a checkpoint's are (xlmr_predict and --model_dir verify them).
-  XLMR_RETURN_IF_ERROR(io::WriteManifest(write_dir_, files));
-  XLMR_RETURN_IF_ERROR(PublishStagedOutput());  // already done at the last checkpoint, which comes first
-  progress_.Message(absl::StrCat("done: ", summary.dump()));
-  return absl::OkStatus();
+  return final_model;
 }
 
 Trainer::Trainer(TrainableModel& model, const data::TokenizedDataset& train_data,

@@ -21,7 +21,6 @@
 #include "framework/train/evaluate.h"
 #include "framework/train/model_interface.h"
 #include "framework/train/training_checkpoint.h"
-#include "nlohmann/json.hpp"
 
 namespace xlmr::train {
 
@@ -158,10 +157,6 @@ class Trainer {
   // global batch size and the steps per epoch come from.
   data::BatchPlanOptions batch_plan_;
 };
-
-// The metrics line of an evaluation: {"type": "eval", "step", "eval_loss", ...} with `prefix`
-// ("eval" or "test") on every figure.
-nlohmann::ordered_json EvalRecord(const EvalResult& result, const std::string& prefix);
 
 }  // namespace xlmr::train
 
