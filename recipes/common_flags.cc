@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "framework/core/status_macros.h"
 #include "framework/io/file_manifest.h"
+#include "framework/train/evaluate.h"
 #include "models/model_tokenizer.h"
 #include "recipes/runfiles.h"
 
@@ -21,8 +22,9 @@ ABSL_FLAG(std::string, text_pair_column, "", "column holding the second text of 
 ABSL_FLAG(std::string, tokens_column, "tokens", "token classification, .jsonl data: the field holding the words");
 ABSL_FLAG(int, max_seq_length, 128, "tokens per example, special tokens included; question answering: per "
           "window, default 384 (xlmr_predict: the value the model recorded, prediction_args.json)");
-ABSL_FLAG(int64_t, per_device_eval_batch_size, 32, "examples per evaluation (xlmr_predict: prediction) batch "
-          "per process");
+// The evaluation's own default (train::EvalSettings), which TrainerOptions takes too.
+ABSL_FLAG(int64_t, per_device_eval_batch_size, xlmr::train::EvalSettings().batch_size,
+          "examples per evaluation (xlmr_predict: prediction) batch per process");
 ABSL_FLAG(bool, fp16, false, "fp16 autocast: matrix products in fp16 with fp32 accumulation; training keeps "
           "fp32 master weights and scales the loss dynamically (not with --bf16)");
 ABSL_FLAG(bool, bf16, false, "bf16 autocast: matrix products in bf16 with fp32 accumulation; training keeps "

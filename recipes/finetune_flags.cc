@@ -22,6 +22,20 @@
 #include "recipes/prediction_args.h"
 #include "recipes/runfiles.h"
 
+namespace {
+
+// The defaults of the flags that fill train::TrainerOptions are that struct's own
+// (framework/train/trainer.h), so that the library and the binary cannot disagree. A flag whose
+// value is parsed into another form (--report_to, --eval_strategy, --greater_is_better) keeps its
+// own. Abseil computes a default that is not a constant expression when the flag is first read,
+// after static initialisation; the struct is built once and never destroyed.
+const xlmr::train::TrainerOptions& TrainerDefaults() {
+  static const auto* const defaults = new xlmr::train::TrainerOptions();
+  return *defaults;
+}
+
+}  // namespace
+
 // xlmr_finetune's own flags; those it shares with xlmr_predict (--model_dir, the text columns,
 // --max_seq_length, --per_device_eval_batch_size, --fp16, --bf16, --device, question answering's
 // --doc_stride, --n_best_size, --max_answer_length, --version_2_with_negative,
@@ -37,35 +51,50 @@ ABSL_FLAG(std::string, task, "", "sequence_classification | regression | token_c
           "what --model_dir's config.json says (architectures, problem_type), else sequence_classification");
 ABSL_FLAG(std::string, tags_column, "ner_tags", "token classification, .jsonl data: the field holding the tags");
 // Batch.
-ABSL_FLAG(int64_t, per_device_train_batch_size, 8, "examples per micro-step per process");
-ABSL_FLAG(int64_t, gradient_accumulation_steps, 1, "micro-steps per optimizer step");
-ABSL_FLAG(bool, group_by_length, false, "batch examples of similar length together (less padding)");
-ABSL_FLAG(bool, padding_free, true, "train on packed micro-batches (the same examples, no padding tokens) "
+ABSL_FLAG(int64_t, per_device_train_batch_size, TrainerDefaults().per_device_train_batch_size,
+          "examples per micro-step per process");
+ABSL_FLAG(int64_t, gradient_accumulation_steps, TrainerDefaults().gradient_accumulation_steps,
+          "micro-steps per optimizer step");
+ABSL_FLAG(bool, group_by_length, TrainerDefaults().group_by_length,
+          "batch examples of similar length together (less padding)");
+ABSL_FLAG(bool, padding_free, TrainerDefaults().padding_free,
+          "train on packed micro-batches (the same examples, no padding tokens) "
           "wherever the attention has a variable-length form (fused); false pads each micro-batch");
 // Optimiser.
-ABSL_FLAG(double, learning_rate, 2e-5, "peak AdamW learning rate");
-ABSL_FLAG(double, weight_decay, 0.0, "decoupled weight decay (never on biases and LayerNorm weights)");
-ABSL_FLAG(double, adam_beta1, 0.9, "AdamW beta1");
-ABSL_FLAG(double, adam_beta2, 0.999, "AdamW beta2");
-ABSL_FLAG(double, adam_epsilon, 1e-8, "AdamW epsilon");
-ABSL_FLAG(double, max_grad_norm, 1.0, "global gradient-norm clipping threshold (0 disables)");
-ABSL_FLAG(int, zero_stage, 0, "0 | 1: 1 shards the AdamW moments over the ranks (ZeRO stage 1: gradients "
+ABSL_FLAG(double, learning_rate, TrainerDefaults().learning_rate, "peak AdamW learning rate");
+ABSL_FLAG(double, weight_decay, TrainerDefaults().weight_decay,
+          "decoupled weight decay (never on biases and LayerNorm weights)");
+ABSL_FLAG(double, adam_beta1, TrainerDefaults().adam_beta1, "AdamW beta1");
+ABSL_FLAG(double, adam_beta2, TrainerDefaults().adam_beta2, "AdamW beta2");
+ABSL_FLAG(double, adam_epsilon, TrainerDefaults().adam_epsilon, "AdamW epsilon");
+ABSL_FLAG(double, max_grad_norm, TrainerDefaults().max_grad_norm,
+          "global gradient-norm clipping threshold (0 disables)");
+ABSL_FLAG(int, zero_stage, TrainerDefaults().zero_stage,
+          "0 | 1: 1 shards the AdamW moments over the ranks (ZeRO stage 1: gradients "
           "reduce-scattered, weights all-gathered), 1/N of the optimizer memory per rank; same results");
-ABSL_FLAG(std::string, lr_scheduler_type, "linear", "linear | cosine | cosine_with_restarts | polynomial | constant | "
+ABSL_FLAG(std::string, lr_scheduler_type, TrainerDefaults().lr_scheduler_type,
+          "linear | cosine | cosine_with_restarts | polynomial | constant | "
           "constant_with_warmup | inverse_sqrt | cosine_with_min_lr | cosine_warmup_with_min_lr | "
           "warmup_stable_decay (transformers' get_scheduler)");
-ABSL_FLAG(std::string, lr_scheduler_kwargs, "", "the schedule's extra arguments as a JSON object, by HF's names, "
+ABSL_FLAG(std::string, lr_scheduler_kwargs, TrainerDefaults().lr_scheduler_kwargs,
+          "the schedule's extra arguments as a JSON object, by HF's names, "
           "e.g. {\"num_cycles\": 2} or {\"num_decay_steps\": 100}");
-ABSL_FLAG(double, warmup_ratio, 0.0, "fraction of the steps spent warming up (used when warmup_steps is 0)");
-ABSL_FLAG(int64_t, warmup_steps, 0, "warm-up steps");
-ABSL_FLAG(double, num_train_epochs, 3.0, "epochs (fractional allowed)");
-ABSL_FLAG(int64_t, max_steps, -1, "optimizer steps; overrides num_train_epochs when > 0");
+ABSL_FLAG(double, warmup_ratio, TrainerDefaults().warmup_ratio,
+          "fraction of the steps spent warming up (used when warmup_steps is 0)");
+ABSL_FLAG(int64_t, warmup_steps, TrainerDefaults().warmup_steps, "warm-up steps");
+ABSL_FLAG(double, num_train_epochs, TrainerDefaults().num_train_epochs, "epochs (fractional allowed)");
+ABSL_FLAG(int64_t, max_steps, TrainerDefaults().max_steps,
+          "optimizer steps; overrides num_train_epochs when > 0");
 // Precision.
-ABSL_FLAG(double, loss_scale_init, 65536.0, "initial loss scale");
-ABSL_FLAG(int64_t, loss_scale_growth_interval, 2000, "finite steps before the scale grows");
-ABSL_FLAG(double, loss_scale_growth_factor, 2.0, "scale growth factor");
-ABSL_FLAG(double, loss_scale_backoff_factor, 0.5, "scale factor after an overflow");
-ABSL_FLAG(double, loss_scale_min, 1.0, "the run stops when the scale would fall below this");
+ABSL_FLAG(double, loss_scale_init, TrainerDefaults().loss_scaler.init_scale, "initial loss scale");
+ABSL_FLAG(int64_t, loss_scale_growth_interval, TrainerDefaults().loss_scaler.growth_interval,
+          "finite steps before the scale grows");
+ABSL_FLAG(double, loss_scale_growth_factor, TrainerDefaults().loss_scaler.growth_factor,
+          "scale growth factor");
+ABSL_FLAG(double, loss_scale_backoff_factor, TrainerDefaults().loss_scaler.backoff_factor,
+          "scale factor after an overflow");
+ABSL_FLAG(double, loss_scale_min, TrainerDefaults().loss_scaler.min_scale,
+          "the run stops when the scale would fall below this");
 // Memory.
 ABSL_FLAG(bool, gradient_checkpointing, false, "recompute each encoder block in backward");
 ABSL_FLAG(std::string, activation_memory_budget, "", "bytes (e.g. 1.5GiB) or a fraction of the "
@@ -75,36 +104,47 @@ ABSL_FLAG(std::string, attention, "fused", "fused | eager: fused (FlashAttention
 ABSL_FLAG(bool, print_memory_plan, false, "print the memory/recompute trade-off curve and exit");
 // Regularisation.
 ABSL_FLAG(std::string, dropout, "", "overrides hidden, attention and classifier dropout (default: config.json)");
-ABSL_FLAG(double, label_smoothing_factor, 0.0, "in [0, 1]: mix the one-hot targets with the uniform distribution "
+ABSL_FLAG(double, label_smoothing_factor, TrainerDefaults().label_smoothing_factor,
+          "in [0, 1]: mix the one-hot targets with the uniform distribution "
           "(HF's LabelSmoother; classification and token classification, not regression)");
 // Run.
-ABSL_FLAG(int64_t, seed, 42, "seed of initialisation, shuffling and dropout");
-ABSL_FLAG(std::string, output_dir, "xlmr_finetune_out", "where the model, checkpoints and metrics go");
+ABSL_FLAG(int64_t, seed, static_cast<int64_t>(TrainerDefaults().seed),
+          "seed of initialisation, shuffling and dropout");
+ABSL_FLAG(std::string, output_dir, TrainerDefaults().output_dir,
+          "where the model, checkpoints and metrics go");
 ABSL_FLAG(bool, overwrite_output_dir, false, "train from scratch and replace what --output_dir holds (at the "
           "new run's first checkpoint); without it a checkpoint-<step> there is resumed, and other content "
           "stops the run");
-ABSL_FLAG(int64_t, logging_steps, 10, "console line and log-history entry (trainer_state.json, TensorBoard) every N "
+ABSL_FLAG(int64_t, logging_steps, TrainerDefaults().logging_steps,
+          "console line and log-history entry (trainer_state.json, TensorBoard) every N "
           "steps (metrics.jsonl gets every step)");
 ABSL_FLAG(std::string, report_to, "none", "none | tensorboard | all (all: every integration there is, TensorBoard)");
-ABSL_FLAG(std::string, logging_dir, "", "where --report_to=tensorboard writes its event file (default: "
+ABSL_FLAG(std::string, logging_dir, TrainerDefaults().logging_dir,
+          "where --report_to=tensorboard writes its event file (default: "
           "<output_dir>/runs); watch with: tensorboard --logdir <output_dir>/runs");
 ABSL_FLAG(std::string, eval_strategy, "", "no | steps | epoch: when to evaluate during training; default: steps "
           "when --eval_steps > 0, else epoch");
 ABSL_FLAG(std::string, save_strategy, "", "no | steps | epoch: when to checkpoint during training (the last step "
           "is always checkpointed); default: steps when --save_steps > 0, else epoch");
-ABSL_FLAG(int64_t, eval_steps, 0, "evaluate every N steps (0: unset; --eval_strategy=steps then uses --logging_steps)");
-ABSL_FLAG(int64_t, save_steps, 0, "checkpoint every N steps (0: unset)");
-ABSL_FLAG(int, save_total_limit, 2, "checkpoints kept (0: all); the best one (--load_best_model_at_end) is always kept");
-ABSL_FLAG(bool, load_best_model_at_end, false, "the final model is the checkpoint with the best evaluation by "
+ABSL_FLAG(int64_t, eval_steps, TrainerDefaults().eval_steps,
+          "evaluate every N steps (0: unset; --eval_strategy=steps then uses --logging_steps)");
+ABSL_FLAG(int64_t, save_steps, TrainerDefaults().save_steps, "checkpoint every N steps (0: unset)");
+ABSL_FLAG(int, save_total_limit, TrainerDefaults().save_total_limit,
+          "checkpoints kept (0: all); the best one (--load_best_model_at_end) is always kept");
+ABSL_FLAG(bool, load_best_model_at_end, TrainerDefaults().load_best_model_at_end,
+          "the final model is the checkpoint with the best evaluation by "
           "--metric_for_best_model (save and eval strategies must match)");
-ABSL_FLAG(std::string, metric_for_best_model, "loss", "loss or a reported eval metric (e.g. accuracy, f1; the "
+ABSL_FLAG(std::string, metric_for_best_model, TrainerDefaults().metric_for_best_model,
+          "loss or a reported eval metric (e.g. accuracy, f1; the "
           "eval_ prefix is optional)");
 ABSL_FLAG(std::string, greater_is_better, "", "true or false; unset: false for loss, true for the other metrics");
-ABSL_FLAG(int64_t, early_stopping_patience, 0, "stop after N evaluations in a row without improvement (0: never; "
+ABSL_FLAG(int64_t, early_stopping_patience, TrainerDefaults().early_stopping_patience,
+          "stop after N evaluations in a row without improvement (0: never; "
           "needs --load_best_model_at_end)");
-ABSL_FLAG(double, early_stopping_threshold, 0.0, "an improvement must exceed this");
+ABSL_FLAG(double, early_stopping_threshold, TrainerDefaults().early_stopping_threshold,
+          "an improvement must exceed this");
 ABSL_FLAG(std::string, resume_from_checkpoint, "", "a checkpoint directory, or 'latest' in --output_dir");
-ABSL_FLAG(std::string, metrics_file, "", "default: <output_dir>/metrics.jsonl");
+ABSL_FLAG(std::string, metrics_file, TrainerDefaults().metrics_file, "default: <output_dir>/metrics.jsonl");
 ABSL_FLAG(std::string, cache_dir, "", "tokenized-data cache (default: $XDG_CACHE_HOME/xlmr_trainer or "
           "~/.cache/xlmr_trainer)");
 

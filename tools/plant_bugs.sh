@@ -188,6 +188,8 @@ adamw_ignores_skip|framework/ops/step_decisions.cc|s/        if (kernels::StepSk
 adamw_ignores_skip_binary|framework/ops/step_decisions.cc|s/        if (kernels::StepSkips(r)) return;//|//tests/recipes:step_decisions_test|AdamW updates on overflowed steps, against the golden of the host-decided binary
 wrong_adamw_candidate|framework/train/train_step.cc|s/    candidates.scalars\[i\] = /    candidates.scalars[candidates.count - 1 - i] = /|//tests/framework/train:deferred_readback_test|a step read late gets the AdamW scalars of another update count than the one the device reached
 backward_scale_from_stale_mirror|framework/train/train_step.cc|s/      pending() == 0 ? scaler_.scale() : ops::ReadStepRow(state_, previous)\[kernels::kSlotScale\];/      scaler_.scale();/|//tests/framework/train:deferred_readback_test|with steps pending, the backward multiplies by the host'"'"'s stale scale instead of the one the device decided
+contract_default_wrong|docs/CONTRACT.md|s/`--learning_rate` \[2e-5\]/`--learning_rate` [3e-5]/|//tests/recipes:contract_flags_test|docs/CONTRACT.md states a default the binary does not have (--learning_rate 3e-5)
+trainer_default_changed|framework/train/trainer.h|s/  double learning_rate = 2e-5;/  double learning_rate = 3e-5;/|//tests/recipes:contract_flags_test|TrainerOptions'"'"'s default (so the flag'"'"'s) changes and docs/CONTRACT.md still says the old one
 '
 
 if [ "${1:-}" = "--list" ]; then

@@ -30,7 +30,7 @@
 namespace xlmr::train {
 
 struct EvalSettings {
-  int64_t batch_size = 32;
+  int64_t batch_size = 32;  // also --per_device_eval_batch_size's default (recipes/common_flags.cc)
   DType autocast = DType::kF32;  // PassContext::autocast, the training run's
   int32_t pad_id = 1;
   Device device = Device::kCpu;

@@ -28,9 +28,13 @@ namespace xlmr::train {
 enum class IntervalStrategy { kNo, kSteps, kEpoch };
 
 // The flags of docs/CONTRACT.md that the loop reads (names and defaults follow HF TrainingArguments).
+// These defaults are the flags' defaults: recipes/finetune_flags.cc defines each such flag's
+// default as this struct's value (the loss-scale flags: LossScalerOptions'; the evaluation
+// batch: EvalSettings'), so that a library caller and the binary cannot disagree, and
+// tests/recipes/contract_flags_test.sh holds docs/CONTRACT.md to the binary's defaults.
 struct TrainerOptions {
   int64_t per_device_train_batch_size = 8;
-  int64_t per_device_eval_batch_size = 32;
+  int64_t per_device_eval_batch_size = EvalSettings().batch_size;
   int64_t gradient_accumulation_steps = 1;
   double learning_rate = 2e-5;
   double weight_decay = 0.0;
