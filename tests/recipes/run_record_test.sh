@@ -2,7 +2,8 @@
 # What runs the CPU's products, as metrics.jsonl's first line and --version of both binaries
 # name it (docs/CONTRACT.md), held to expectations from outside the binaries: the core OpenBLAS
 # reports to a separate process (python3's ctypes on the libopenblas the binary loads), the core
-# OPENBLAS_CORETYPE forces, the thread count OPENBLAS_NUM_THREADS sets, and the CPU's features
+# OPENBLAS_CORETYPE forces, the thread count OPENBLAS_NUM_THREADS sets (as OpenBLAS caps it at
+# the cores), and the CPU's features
 # as /proc/cpuinfo lists them. Nothing of it goes to stderr.
 set -uo pipefail
 finetune="$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"
@@ -11,14 +12,17 @@ cd "$TEST_TMPDIR"
 failures=0
 fail() { echo "FAILED: $*"; failures=$((failures + 1)); }
 
-# The libopenblas the binary loads, and what OpenBLAS itself says in a process of its own.
+# The libopenblas the binary loads, and what OpenBLAS itself says in a process of its own
+# (corename, config, num_threads: OPENBLAS_NUM_THREADS as OpenBLAS caps it).
 library=$(ldd "$finetune" | sed -nE 's/.*=> (\/[^ ]*libopenblas[^ ]*) .*/\1/p' | head -n 1)
 [ -n "$library" ] || library=libopenblas.so.0
 openblas() {  # WHAT (corename | config) -> OpenBLAS's answer under the current environment
   python3 -c "import ctypes, sys
 lib = ctypes.CDLL(sys.argv[1])
-getter = getattr(lib, 'openblas_get_' + sys.argv[2]); getter.restype = ctypes.c_char_p
-print(getter().decode())" "$library" "$1"
+getter = getattr(lib, 'openblas_get_' + sys.argv[2])
+if sys.argv[2] != 'num_threads': getter.restype = ctypes.c_char_p
+value = getter()
+print(value if sys.argv[2] == 'num_threads' else value.decode())" "$library" "$1"
 }
 # The CPU's features among those the line names, in its order, as the kernel lists them.
 flags=" $(grep -m1 '^flags' /proc/cpuinfo | cut -d: -f2) "
@@ -28,12 +32,13 @@ for feature in avx2 fma avx512f avx512_bf16 amx_tile amx_bf16; do
 done
 kernels=scalar
 case "$flags" in *" avx512f "*) kernels=avx512 ;; *" avx2 "*) kernels=avx2 ;; esac
-auto_core=$(OPENBLAS_NUM_THREADS=3 openblas corename)
+auto_core=$(OPENBLAS_NUM_THREADS=2 openblas corename)
 # A core this CPU runs other than the one OpenBLAS picks (so that no fixed name passes both).
 candidates=(Nehalem Prescott)
 case "$flags" in *" avx2 "*) candidates=(Haswell Sandybridge "${candidates[@]}") ;; *" avx "*) candidates=(Sandybridge "${candidates[@]}") ;; esac
 for forced in "${candidates[@]}"; do [ "$forced" != "$auto_core" ] && break; done
-auto_config=$(OPENBLAS_NUM_THREADS=3 openblas config)
+auto_config=$(OPENBLAS_NUM_THREADS=2 openblas config)
+auto_threads=$(OPENBLAS_NUM_THREADS=2 openblas num_threads)  # 2, or 1 on a machine with one core
 forced_config=$(OPENBLAS_CORETYPE=$forced OPENBLAS_NUM_THREADS=1 openblas config)
 [ -n "$auto_core" ] && [ -n "$auto_config" ] || fail "ctypes on $library: no core or configuration"
 [ "$(OPENBLAS_CORETYPE=$forced openblas corename)" = "$forced" ] || fail "OpenBLAS ignores OPENBLAS_CORETYPE=$forced"
@@ -53,7 +58,7 @@ check_version() {
       fail "$name --version (OPENBLAS_CORETYPE='$coretype'): got '$(sed -n 2p version.out)', expected '$expected'"
   done
 }
-check_version "" 3 "$auto_config" "$auto_core"
+check_version "" "$auto_threads" "$auto_config" "$auto_core"
 check_version "$forced" 1 "$forced_config" "$forced"
 
 # CORETYPE THREADS CONFIG CORE: one training step; metrics.jsonl's first line.
@@ -76,7 +81,7 @@ if sum(json.loads(line)["type"] == "run" for line in lines) != 1 or json.loads(l
     sys.exit("expected one run record, then the train record")
 PY
 }
-check_metrics "" 3 "$auto_config" "$auto_core"
+check_metrics "" "$auto_threads" "$auto_config" "$auto_core"
 check_metrics "$forced" 1 "$forced_config" "$forced"
 sed -n 1p out_auto/metrics.jsonl
 
