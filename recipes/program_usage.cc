@@ -10,6 +10,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "framework/core/device.h"
+#include "framework/ops/cpu_gemm_library.h"
 
 namespace xlmr::recipes {
 namespace {
@@ -18,14 +19,16 @@ namespace usage = absl::flags_internal;
 
 // --version: there is no release number yet (the project is versioned by its git commits, and
 // stamping the commit would relink both binaries at every commit); what differs between
-// builds of one commit is whether the CUDA backend is in.
+// builds of one commit is whether the CUDA backend is in, and between machines what runs the
+// CPU's products (the second line, as metrics.jsonl's first line records it).
 std::string VersionString() {
   std::string cuda = "CUDA backend not built (CPU only)";
   if (CudaBackendBuilt()) {
     cuda = CudaBackendVerifiedOnGpu() ? "CUDA backend built and verified on a GPU"
                                       : "CUDA backend built, not yet verified on a GPU (--device=auto runs on the CPU)";
   }
-  return absl::StrCat(usage::ShortProgramInvocationName(), " (xlmr_trainer): ", cuda, "\n");
+  return absl::StrCat(usage::ShortProgramInvocationName(), " (xlmr_trainer): ", cuda, "\n",
+                      "CPU GEMM: ", ops::CpuGemmLibrarySummary(ops::DescribeCpuGemmLibrary()), "\n");
 }
 
 }  // namespace

@@ -3,7 +3,8 @@
 //   --help, -h, --helpshort, --helppackage   the usage message and this program's flags
 //   --helpfull                               the usage message and every flag, Abseil's own too
 //   --helpon=FILE, --helpmatch=TEXT          the flags of FILE, or whose name, file or help holds TEXT
-//   --version                                the program and its build (CUDA backend or not)
+//   --version                                the program and its build (CUDA backend or not), then
+//                                            what runs the CPU's products (framework/ops/cpu_gemm_library.h)
 //   --only_check_args                        nothing: the command line was checked
 //
 // Abseil prints all of it (each flag's help text, default and, when set, current value);

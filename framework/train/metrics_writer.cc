@@ -12,13 +12,15 @@
 namespace xlmr::train {
 
 absl::StatusOr<MetricsWriter> MetricsWriter::Open(const std::string& path, bool append, bool enabled) {
-  if (!enabled) return MetricsWriter(path, nullptr);
+  if (!enabled) return MetricsWriter(path, nullptr, false);
   std::FILE* file = std::fopen(path.c_str(), append ? "a" : "w");
   if (file == nullptr) {
     return absl::PermissionDeniedError(
         absl::StrCat("--metrics_file=", path, ": cannot open for writing: ", std::strerror(errno)));
   }
-  return MetricsWriter(path, file);
+  // Appends go to the end whatever the position; this only reads the length.
+  const bool started_empty = std::fseek(file, 0, SEEK_END) == 0 && std::ftell(file) == 0;
+  return MetricsWriter(path, file, started_empty);
 }
 
 MetricsWriter::~MetricsWriter() {
@@ -51,6 +53,7 @@ namespace {
 bool BeforeCheckpoint(const std::string& line, int64_t step, bool eval_at_step_precedes_checkpoint) {
   // Without exceptions: a syntax error or a number like 1e9999 gives a discarded value.
   const nlohmann::json record = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+  if (record.is_object() && record.contains("type") && record["type"] == "run") return true;  // the first line
   if (!record.is_object() || !record.contains("type") || !record.contains("step")) return false;
   if (!record["step"].is_number_integer() || !record["type"].is_string()) return false;
   const int64_t record_step = record["step"].get<int64_t>();

@@ -23,6 +23,7 @@
 #include "framework/train/metrics_writer.h"
 #include "framework/train/progress.h"
 #include "framework/train/run_results.h"
+#include "framework/train/run_record.h"
 #include "framework/train/stop_signal.h"
 #include "framework/train/train_step.h"
 #include "framework/train/training_log.h"
@@ -187,6 +188,7 @@ absl::Status Trainer::Run::Prepare() {
   }
   XLMR_ASSIGN_OR_RETURN(MetricsWriter metrics, MetricsWriter::Open(metrics_path, resuming, is_main_));
   metrics_.emplace(std::move(metrics));
+  if (metrics_->started_empty()) XLMR_RETURN_IF_ERROR(WriteMetrics(RunRecord()));
   std::optional<TensorBoardWriter> tensorboard;
   if (is_main_ && options_.report_to_tensorboard) {
     const std::string logging_dir = options_.logging_dir.empty() ? write_dir_ + "/" + kDefaultLoggingDirName : options_.logging_dir;

@@ -50,12 +50,14 @@ done
 echo "rerun: resumed from checkpoint-8, finished at 16, each step once in metrics.jsonl"
 # A metrics.jsonl line that cannot be written stops the run the same way (status 1, one line
 # naming the file, the record and the cause) instead of training on with lines lost: /dev/full
-# takes the open and fails every write with ENOSPC, as a full disk does.
+# takes the open and fails every write with ENOSPC, as a full disk does. The first line that
+# fails is the run record (metrics.jsonl's first line; the train lines go through the same
+# Trainer::Run::WriteMetrics).
 "$finetune" "${cmd[@]}" --max_steps=2 --output_dir=full --metrics_file=/dev/full > full.log 2>&1
 status=$?
 line=$(grep '^xlmr_finetune: ' full.log)
 [ "$status" -eq 1 ] && [ "$(grep -c '^xlmr_finetune: ' full.log)" -eq 1 ] &&
-  [ "$line" = "xlmr_finetune: --metrics_file=/dev/full: writing the train record of step 1 failed: No space left on device; the run stopped" ] ||
+  [ "$line" = "xlmr_finetune: --metrics_file=/dev/full: writing the run record failed: No space left on device; the run stopped" ] ||
   { cat full.log; fail "metrics.jsonl on a full disk: status $status, expected 1 and one line naming it"; }
 echo "metrics.jsonl on a full disk: status $status, $line"
 [ "$failures" -eq 0 ] && echo "failed save handled"

@@ -57,8 +57,10 @@ check_version() {
   run "$binary" --version
   [ "$status" -eq 0 ] || fail "$name --version: exit status $status, expected 0"
   [ ! -s stderr.txt ] || fail "$name --version: wrote to stderr"
-  [ "$(wc -l < stdout.txt)" -eq 1 ] && grep -q "^$name (xlmr_trainer): " stdout.txt ||
-    fail "$name --version: expected one line '$name (xlmr_trainer): ...', got: $(cat stdout.txt)"
+  # The second line's contents are run_record_test's subject.
+  [ "$(wc -l < stdout.txt)" -eq 2 ] && head -n 1 stdout.txt | grep -q "^$name (xlmr_trainer): " &&
+    sed -n 2p stdout.txt | grep -q "^CPU GEMM: OpenBLAS " ||
+    fail "$name --version: expected '$name (xlmr_trainer): ...' and 'CPU GEMM: OpenBLAS ...', got: $(cat stdout.txt)"
 }
 
 check_unknown_flag() {

@@ -51,27 +51,38 @@ TEST(MetricsWriterTest, AppendsOnResumeAndTruncatesOtherwise) {
   {
     auto first = MetricsWriter::Open(path, false, true);
     ASSERT_TRUE(first.ok());
+    EXPECT_TRUE(first->started_empty());  // the trainer writes the run record first
     ASSERT_TRUE(first->Write({{"step", 1}}).ok());
   }
   {
     auto resumed = MetricsWriter::Open(path, /*append=*/true, true);
     ASSERT_TRUE(resumed.ok());
+    EXPECT_FALSE(resumed->started_empty());  // the file keeps its run record
     ASSERT_TRUE(resumed->Write({{"step", 2}}).ok());
   }
   EXPECT_EQ(Lines(path), (std::vector<std::string>{"{\"step\":1}", "{\"step\":2}"}));
   {
     auto fresh = MetricsWriter::Open(path, /*append=*/false, true);
     ASSERT_TRUE(fresh.ok());
+    EXPECT_TRUE(fresh->started_empty());
     ASSERT_TRUE(fresh->Write({{"step", 1}}).ok());
   }
   EXPECT_EQ(Lines(path), (std::vector<std::string>{"{\"step\":1}"}));
+  auto resumed_into_nothing = MetricsWriter::Open(TempPath("absent_on_resume.jsonl"), /*append=*/true, true);
+  ASSERT_TRUE(resumed_into_nothing.ok());
+  EXPECT_TRUE(resumed_into_nothing->started_empty());
+  auto disabled = MetricsWriter::Open(TempPath("disabled_start.jsonl"), false, /*enabled=*/false);
+  ASSERT_TRUE(disabled.ok());
+  EXPECT_FALSE(disabled->started_empty());  // other ranks write no run record
 }
 
 // A run killed after its checkpoint at step 2 had written steps 3 and 4 (and half a line):
-// the resume keeps steps 1-2 and the eval at step 2, which preceded the checkpoint.
+// the resume keeps the run record, steps 1-2 and the eval at step 2, which preceded the
+// checkpoint.
 TEST(MetricsWriterTest, ResumeCutsTheFileBackToTheCheckpoint) {
   const std::string path = TempPath("killed.jsonl");
-  std::ofstream(path) << "{\"type\":\"train\",\"step\":1}\n"
+  std::ofstream(path) << "{\"type\":\"run\",\"cpu_gemm_core\":\"Zen\"}\n"
+                      << "{\"type\":\"train\",\"step\":1}\n"
                       << "{\"type\":\"train\",\"step\":2}\n"
                       << "{\"type\":\"eval\",\"step\":2,\"eval_loss\":1.5}\n"
                       << "{\"type\":\"train\",\"step\":3}\n"
@@ -81,13 +92,17 @@ TEST(MetricsWriterTest, ResumeCutsTheFileBackToTheCheckpoint) {
   absl::StatusOr<int64_t> dropped = TruncateMetricsForResume(path, /*step=*/2, true);
   ASSERT_TRUE(dropped.ok()) << dropped.status();
   EXPECT_EQ(*dropped, 4);
-  EXPECT_EQ(Lines(path), (std::vector<std::string>{"{\"type\":\"train\",\"step\":1}",
+  EXPECT_EQ(Lines(path), (std::vector<std::string>{"{\"type\":\"run\",\"cpu_gemm_core\":\"Zen\"}",
+                                                   "{\"type\":\"train\",\"step\":1}",
                                                    "{\"type\":\"train\",\"step\":2}",
                                                    "{\"type\":\"eval\",\"step\":2,\"eval_loss\":1.5}"}));
+  // The run record, train and eval records only: a file the output-directory rules may start
+  // again from scratch (what a run killed before its first checkpoint leaves).
+  EXPECT_TRUE(HoldsOnlyProgressRecords(path));
   auto resumed = MetricsWriter::Open(path, /*append=*/true, true);
   ASSERT_TRUE(resumed.ok());
   ASSERT_TRUE(resumed->Write({{"type", "train"}, {"step", 3}}).ok());
-  EXPECT_EQ(Lines(path).size(), 4u);
+  EXPECT_EQ(Lines(path).size(), 5u);
   EXPECT_EQ(Lines(path).back(), "{\"type\":\"train\",\"step\":3}");
 }
 
