@@ -1,18 +1,19 @@
 #!/usr/bin/env python3
 """Builds the embedded question-answering example of //recipes:xlmr_finetune (langid_qa).
 
-Extractive question answering over the code-switched sentences of the token-classification
-example (recipes/data/langid_ner/{train,dev,test}.conll: each sentence joins user-interface
-messages of two or three different languages). The context is a sentence, its words joined by
-one space; the question asks which part of it is in a given language and is just that
-language's own name for itself ("Deutsch", "français", "日本語": the words "which part is in"
-would be the same in every question); the answer is that language's first contiguous span of
-words (in this data every language of a sentence is one message, so its only span), located by
-its character offset. Per sentence:
+Extractive question answering over short multilingual string tables made from the embedded
+language-identification data (recipes/data/langid/{train,dev,test}.tsv: translated user-interface
+messages of GTK and GLib, each with its language). A context lists two or three messages of
+different languages, each in brackets after its language's own name for itself (its autonym):
 
-  - one answerable question per language of the sentence (two or three), in sentence order;
-  - one SQuAD v2-style unanswerable question (empty answers) for a language the sentence does
-    not contain, chosen by hashing the context; the run uses --version_2_with_negative.
+    svenska [Ta bort] suomi [Leveysvaatimus]
+
+The question is an autonym ("svenska"); the answer is the bracketed message after it
+("[Ta bort]", brackets included: they mark where the answer starts and ends, and SQuAD's scoring
+ignores punctuation). Which message it is depends only on the question: every context is asked
+about each of its languages, in context order, and once about a language it does not contain
+(SQuAD v2-style, no answer; chosen by hashing the context; the run uses
+--version_2_with_negative).
 
 Writes
 
@@ -21,12 +22,14 @@ Writes
                                                  context, question, answers {text,
                                                  answer_start}
 
-Each split comes from the same split of langid_ner (and so of langid): no message of dev or
-test was seen in training. Output is deterministic: no random numbers are used, every choice
-is made by hashing the text. The tokenizer is langid's (recipes/data/langid/), the model
-config this directory's config.json (written by hand, not by this script).
+Each split draws its messages from the same split of langid, each message once: no message of
+dev or test occurs in training. Messages of at most MAX_MESSAGE_CHARS characters without
+brackets are used, each language's in langid's file order; a context's languages are chosen by
+hashing its split and number. Output is deterministic: no random numbers. The tokenizer is
+langid's (recipes/data/langid/), the model config this directory's config.json (written by
+hand, not by this script).
 
-Usage: python3 recipes/data/make_langid_qa_dataset.py [--ner_dir=recipes/data/langid_ner]
+Usage: python3 recipes/data/make_langid_qa_dataset.py [--langid_dir=recipes/data/langid]
                                                       [--out_dir=recipes/data/langid_qa]
 """
 
@@ -37,17 +40,18 @@ import json
 import os
 import sys
 
-# Sentences used per split (the first ones of each langid_ner split): training is sized so that
-# the training file stays small (1.4 MB) while every sentence gets a question for each of its
-# languages; dev and test take all 400 sentences of theirs.
-SENTENCES = {"train": 1500, "dev": 400, "test": 400}
+# Contexts per split. Training is sized for the embedded run's time limit (5 minutes on 2 cores,
+# evaluation included) and a training file under 3 MB; with 1,500 contexts the model memorised
+# them rather than learning the task (recipes/data/langid_qa/README.md).
+CONTEXTS = {"train": 3000, "dev": 400, "test": 400}
 
 TITLE = "langid_qa"
 
-# The languages of langid, each named in the question by its own name for itself (its
-# autonym): the name's tokens are that language's tokens, in its script, so the features a model
-# learns to tell the context's languages apart also tell which one the question names (with
-# upper-case codes, "DE", the model learnt less: recipes/data/langid_qa/README.md).
+# Longer messages are left out: short windows keep the embedded run within its time.
+MAX_MESSAGE_CHARS = 40
+
+# The languages of langid, each named in the context and in the question by its own name for
+# itself (its autonym).
 AUTONYMS = {
     "ar": "العربية", "cs": "čeština", "da": "dansk", "de": "Deutsch", "el": "Ελληνικά",
     "es": "español", "fi": "suomi", "fr": "français", "hi": "हिन्दी", "it": "italiano",
@@ -65,66 +69,70 @@ def text_hash(text):
     return int.from_bytes(hashlib.sha256(text.encode("utf-8")).digest()[:16], "big")
 
 
-def read_conll(path):
-    """[[(word, tag)]] of a langid_ner CoNLL file (word<TAB>tag lines, a blank line after each
-    sentence)."""
-    sentences, current = [], []
+def read_messages(path):
+    """{language: [message]} of a langid TSV file (header text<TAB>label), in file order."""
+    messages = collections.defaultdict(list)
     with open(path, encoding="utf-8", newline="\n") as f:
-        for number, line in enumerate(f, start=1):
-            line = line.rstrip("\n")
-            if not line:
-                if current:
-                    sentences.append(current)
-                current = []
-                continue
-            fields = line.split("\t")
-            if len(fields) != 2:
-                sys.exit(f"{path}:{number}: expected 2 tab-separated fields, found {len(fields)}")
-            word, tag = fields
-            prefix, _, language = tag.partition("-")
-            if prefix not in ("B", "I") or language not in LANGUAGES:
-                sys.exit(f"{path}:{number}: expected a tag B-<lang> or I-<lang> of langid, found {tag!r}")
-            if prefix == "I" and not current:
-                sys.exit(f"{path}:{number}: a sentence starts with an I- tag")
-            current.append((word, tag))
-    if current:
-        sentences.append(current)
-    return sentences
+        header = f.readline().rstrip("\n")
+        if header != "text\tlabel":
+            sys.exit(f"{path}:1: expected the header 'text<TAB>label', found {header!r}")
+        for number, line in enumerate(f, start=2):
+            fields = line.rstrip("\n").split("\t")
+            if len(fields) != 2 or fields[1] not in AUTONYMS:
+                sys.exit(f"{path}:{number}: expected text<TAB>a language of langid")
+            if len(fields[0]) <= MAX_MESSAGE_CHARS and not set(fields[0]) & set("[]"):
+                messages[fields[1]].append(fields[0])
+    return messages
 
 
-def first_spans(sentence):
-    """{language: (first word, end word)} of each language's first contiguous span, in order.
-
-    A span is a B- word and the I- words of the same language after it (IOB2, as written by
-    make_langid_ner_dataset.py).
-    """
-    spans = collections.OrderedDict()
-    current = None
-    for i, (_, tag) in enumerate(sentence):
-        prefix, _, language = tag.partition("-")
-        if prefix == "I" and current is not None and current[0] == language:
-            current[2] = i + 1
-            continue
-        current = [language, i, i + 1]
-        if language not in spans:
-            spans[language] = current
-    return collections.OrderedDict((lang, (span[1], span[2])) for lang, span in spans.items())
+def context_languages(split, number):
+    """The 2 or 3 distinct languages of context `number`, in context order, chosen by hashing."""
+    key = f"{split}:{number}"
+    count = 2 + text_hash("count:" + key) % 2
+    ranked = sorted(LANGUAGES, key=lambda language: text_hash(f"order:{key}:{language}"))
+    return ranked[:count]
 
 
-def examples(split, number, sentence):
-    """The questions of one sentence: one per language in it, then one unanswerable."""
-    words = [word for word, _ in sentence]
-    context = " ".join(words)
+def contexts(split, messages, count):
+    """[(language, message)] parts of `count` contexts: each language's messages are used in
+    their file order, each once (a split has enough of every language for its contexts)."""
+    next_message = collections.Counter()
+    result = []
+    for number in range(count):
+        parts = []
+        for language in context_languages(split, number):
+            pool = messages[language]
+            if next_message[language] >= len(pool):
+                sys.exit(f"{split}: not enough {language} messages for {count} contexts")
+            parts.append((language, pool[next_message[language]]))
+            next_message[language] += 1
+        result.append(parts)
+    return result
+
+
+def labelled_context(parts):
+    """(context, {language: (answer start, answer text)}): each message in brackets after its
+    language's name, the parts joined by one space; the answer is the bracketed message."""
+    pieces, answers = [], {}
+    for language, message in parts:
+        offset = len(" ".join(pieces)) + bool(pieces)
+        label = AUTONYMS[language] + " "
+        answer = "[" + message + "]"
+        answers[language] = (offset + len(label), answer)
+        pieces.append(label + answer)
+    return " ".join(pieces), answers
+
+
+def examples(split, number, parts):
+    """The questions of one context: one per language in it, then one unanswerable."""
+    context, answers = labelled_context(parts)
     rows = []
-    spans = first_spans(sentence)
-    for language, (first, end) in spans.items():
-        start = len(" ".join(words[:first])) + (1 if first > 0 else 0)
-        text = " ".join(words[first:end])
+    for language, (start, text) in answers.items():
         assert context[start:start + len(text)] == text
         rows.append({"id": f"{split}-{number}-{language}", "title": TITLE, "context": context,
                      "question": question_for(language),
                      "answers": {"text": [text], "answer_start": [start]}})
-    absent = [language for language in LANGUAGES if language not in spans]
+    absent = [language for language in LANGUAGES if language not in answers]
     missing = absent[text_hash("absent:" + context) % len(absent)]
     rows.append({"id": f"{split}-{number}-{missing}", "title": TITLE, "context": context,
                  "question": question_for(missing), "answers": {"text": [], "answer_start": []}})
@@ -134,19 +142,17 @@ def examples(split, number, sentence):
 def main():
     here = os.path.dirname(os.path.abspath(__file__))
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--ner_dir", default=os.path.join(here, "langid_ner"))
+    parser.add_argument("--langid_dir", default=os.path.join(here, "langid"))
     parser.add_argument("--out_dir", default=os.path.join(here, "langid_qa"))
     args = parser.parse_args()
     os.makedirs(args.out_dir, exist_ok=True)
 
-    print("split  sentences  questions  answerable  unanswerable  bytes")
-    for split, count in SENTENCES.items():
-        sentences = read_conll(os.path.join(args.ner_dir, split + ".conll"))
-        if len(sentences) < count:
-            sys.exit(f"{split}.conll: {len(sentences)} sentences, fewer than the {count} needed")
+    print("split  contexts  questions  answerable  unanswerable  bytes")
+    for split, count in CONTEXTS.items():
+        messages = read_messages(os.path.join(args.langid_dir, split + ".tsv"))
         path = os.path.join(args.out_dir, split + ".jsonl")
-        rows = [row for number, sentence in enumerate(sentences[:count])
-                for row in examples(split, number, sentence)]
+        rows = [row for number, parts in enumerate(contexts(split, messages, count))
+                for row in examples(split, number, parts)]
         with open(path, "w", encoding="utf-8", newline="\n") as f:
             for row in rows:
                 f.write(json.dumps(row, ensure_ascii=False) + "\n")

@@ -86,7 +86,7 @@ expect_usage_error "--task: expected sequence_classification, regression, token_
 # Question answering's embedded example (recipes/data/langid_qa) is SQuAD v2: its preset
 # --version_2_with_negative, turned off on the command line, leaves its unanswerable questions
 # refused (question answering's other bad inputs: question_answering_test.sh).
-expect_usage_error "train.jsonl:4: id 'train-0-fi': no answer; unanswerable questions need --version_2_with_negative" \
+expect_usage_error "train.jsonl:3: id 'train-0-es': no answer; unanswerable questions need --version_2_with_negative" \
   --task=question_answering --noversion_2_with_negative
 # A model family this trainer does not have (RoBERTa's own cases: roberta_test.sh).
 mkdir -p electra_model

@@ -2,8 +2,8 @@
 # prediction_args.json (recipes/prediction_args.h): a model directory remembers the settings its
 # predictions depend on, and xlmr_predict (and xlmr_finetune --model_dir) use them by default.
 # Expectations come from the training run itself, not from the predictor:
-#  1. question answering, the embedded example (recipes/data/langid_qa: version 2, windows of 64
-#     tokens, stride 32, evaluation batches of 64): xlmr_predict with no flag but the input and
+#  1. question answering, the embedded example (recipes/data/langid_qa: version 2, windows of 96
+#     tokens, stride 48, evaluation batches of 64): xlmr_predict with no flag but the input and
 #     the output directory writes run_qa's files byte-equal to the training run's predict_ files
 #     of the same test file;
 #  2. token classification with --max_seq_length=16 (words cut off): xlmr_predict's lines are

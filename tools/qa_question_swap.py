@@ -1,0 +1,190 @@
+#!/usr/bin/env python3
+"""Does a question-answering model read the question? Baselines and a question-swap check.
+
+    python3 tools/qa_question_swap.py MODEL_DIR --predict bazel-bin/recipes/xlmr_predict
+        [--test_file recipes/data/langid_qa/test.jsonl] [--train_file .../train.jsonl]
+
+For a SQuAD v2-style file in which every context is asked about several times (as in the
+embedded example recipes/data/langid_qa, where each sentence gets one question per language it
+contains and one it does not), it prints, scored as evaluate's "squad_v2" metric scores them:
+
+  1. two constant baselines that never read the question:
+     - "no answer" to every question;
+     - the most frequent answer position: every question of a context gets the same answer, the
+       answer found most often in that position among the training file's answerable questions
+       (here: the n-th labelled part of the context, n the most frequent one);
+  2. the model's own predictions (xlmr_predict --task=question_answering on the file);
+  3. the same contexts with the questions swapped between examples: each question is replaced
+     by the question of the example at the same place in the next context (the last context
+     takes the first one's); the model's answers to the swapped file are scored
+     - against the original answers (a model that reads the question loses most of its F1), and
+     - against the swapped questions' own answers, known because every question of a context
+       is in the file (a model that reads the question keeps its F1).
+
+xlmr_predict runs with the settings the model was trained with (its prediction_args.json).
+Exits 0 after printing the table, 2 on a bad argument or file (one line). A developer tool:
+standard library only, plus the product's own xlmr_predict.
+"""
+
+import argparse
+import collections
+import json
+import os
+import re
+import string
+import subprocess
+import sys
+import tempfile
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+EMBEDDED = os.path.join(REPO, "recipes", "data", "langid_qa")
+
+
+def usage_error(message):
+    print(f"qa_question_swap: {message}", file=sys.stderr)
+    sys.exit(2)
+
+
+class OneLineParser(argparse.ArgumentParser):
+    def error(self, message):
+        usage_error(message)
+
+
+def read_rows(path):
+    rows = []
+    try:
+        with open(path, encoding="utf-8") as f:
+            for number, line in enumerate(f, start=1):
+                if line.strip():
+                    try:
+                        row = json.loads(line)
+                        row["answers"]["text"], row["answers"]["answer_start"]
+                        row["id"], row["context"], row["question"]
+                    except (ValueError, KeyError, TypeError) as error:
+                        usage_error(f"{path}:{number}: expected a SQuAD JSON-lines row ({error})")
+                    rows.append(row)
+    except OSError as error:
+        usage_error(f"{path}: {error.strerror}")
+    if not rows:
+        usage_error(f"{path}: no rows")
+    return rows
+
+
+# evaluate's squad_v2 scoring (the official SQuAD v2 script): normalised text, token F1,
+# an empty gold list scored as the one gold answer "".
+def normalize_answer(text):
+    text = text.lower()
+    text = "".join(ch for ch in text if ch not in set(string.punctuation))
+    text = re.sub(r"\b(a|an|the)\b", " ", text)
+    return " ".join(text.split())
+
+
+def f1_of(gold, prediction):
+    gold_tokens, prediction_tokens = normalize_answer(gold).split(), normalize_answer(prediction).split()
+    if not gold_tokens or not prediction_tokens:
+        return float(gold_tokens == prediction_tokens)
+    common = collections.Counter(gold_tokens) & collections.Counter(prediction_tokens)
+    overlap = sum(common.values())
+    if overlap == 0:
+        return 0.0
+    precision, recall = overlap / len(prediction_tokens), overlap / len(gold_tokens)
+    return 2 * precision * recall / (precision + recall)
+
+
+def score(golds, predictions):
+    """(exact, F1) in percent; golds: [[answer text]] ([] = no answer), predictions: [text]."""
+    exact = f1 = 0.0
+    for gold, prediction in zip(golds, predictions):
+        gold = [text for text in gold if normalize_answer(text)] or [""]
+        exact += max(float(normalize_answer(g) == normalize_answer(prediction)) for g in gold)
+        f1 += max(f1_of(g, prediction) for g in gold)
+    return 100 * exact / len(golds), 100 * f1 / len(golds)
+
+
+def contexts_in_order(rows):
+    """{context: [row]} in file order."""
+    by_context = collections.OrderedDict()
+    for row in rows:
+        by_context.setdefault(row["context"], []).append(row)
+    return by_context
+
+
+def number_answers(rows):
+    for questions in contexts_in_order(rows).values():
+        starts = sorted({q["answers"]["answer_start"][0] for q in questions if q["answers"]["text"]})
+        for q in questions:
+            q["_ordinal"] = starts.index(q["answers"]["answer_start"][0]) if q["answers"]["text"] else None
+            q["_parts"] = [next(r["answers"]["text"][0] for r in questions
+                                if r["answers"]["text"] and r["answers"]["answer_start"][0] == s)
+                           for s in starts]
+
+
+def swapped_questions(rows):
+    """The rows with each question taken from the same place in the next context, and the gold
+    answers of those questions in this context (found among the context's own questions)."""
+    groups = list(contexts_in_order(rows).values())
+    swapped, swapped_golds = [], []
+    for index, questions in enumerate(groups):
+        donor = groups[(index + 1) % len(groups)]
+        answers_here = {q["question"]: q["answers"]["text"] for q in questions}
+        for place, row in enumerate(questions):
+            question = donor[place % len(donor)]["question"]
+            swapped.append(dict(row, question=question))
+            swapped_golds.append(answers_here.get(question, []))
+    return swapped, swapped_golds
+
+
+def predict(binary, model_dir, rows, workdir, name):
+    path = os.path.join(workdir, name + ".jsonl")
+    with open(path, "w", encoding="utf-8") as f:
+        for row in rows:
+            f.write(json.dumps({k: v for k, v in row.items() if not k.startswith("_")},
+                               ensure_ascii=False) + "\n")
+    out = os.path.join(workdir, name + "_predictions")
+    command = [binary, f"--model_dir={model_dir}", f"--input_file={path}",
+               f"--output_dir={out}"]
+    result = subprocess.run(command, capture_output=True, text=True)
+    if result.returncode != 0:
+        usage_error(f"{' '.join(command)} exited {result.returncode}: {result.stderr.strip()}")
+    try:
+        with open(os.path.join(out, "predictions.json"), encoding="utf-8") as f:
+            answers = json.load(f)
+    except (OSError, ValueError) as error:
+        usage_error(f"{out}/predictions.json: {error}")
+    return [answers[row["id"]] for row in rows]
+
+
+def main():
+    parser = OneLineParser(description=__doc__.split("\n")[0])
+    parser.add_argument("model_dir")
+    parser.add_argument("--predict", required=True, help="the xlmr_predict binary")
+    parser.add_argument("--test_file", default=os.path.join(EMBEDDED, "test.jsonl"))
+    parser.add_argument("--train_file", default=os.path.join(EMBEDDED, "train.jsonl"))
+    args = parser.parse_args()
+    test, train = read_rows(args.test_file), read_rows(args.train_file)
+    number_answers(test)
+    number_answers(train)
+    golds = [row["answers"]["text"] for row in test]
+
+    ordinals = collections.Counter(r["_ordinal"] for r in train if r["answers"]["text"])
+    usual, _ = ordinals.most_common(1)[0]
+    table = [("no answer to every question", score(golds, [""] * len(test))),
+             (f"always the answer in position {usual + 1} (the training file's most frequent)",
+              score(golds, [r["_parts"][usual] if usual < len(r["_parts"]) else "" for r in test]))]
+    with tempfile.TemporaryDirectory() as workdir:
+        table.append(("the model", score(golds, predict(args.predict, args.model_dir, test, workdir, "test"))))
+        swapped, swapped_golds = swapped_questions(test)
+        answers = predict(args.predict, args.model_dir, swapped, workdir, "swapped")
+    table.append(("the model, questions swapped, against the original answers", score(golds, answers)))
+    table.append(("the model, questions swapped, against the swapped questions' answers",
+                  score(swapped_golds, answers)))
+    changed = sum(1 for a, b in zip(golds, swapped_golds) if a != b)
+    print(f"{args.test_file}: {len(test)} questions on {len(contexts_in_order(test))} contexts; "
+          f"swapping changes the gold answer of {changed}")
+    print("| answers | exact | F1 |\n|---|---|---|")
+    for name, (exact, f1) in table:
+        print(f"| {name} | {exact:.1f} | {f1:.1f} |")
+
+
+if __name__ == "__main__":
+    main()
