@@ -33,7 +33,7 @@ fail() { echo "FAILED: $*"; exit 1; }
 "$finetune" --task=question_answering --max_steps=30 --output_dir=qa --cache_dir=cache > qa.log 2>&1 ||
   { cat qa.log; fail "the embedded question-answering run"; }
 grep -q '"name":"prediction_args.json"' qa/manifest.json || fail "qa/manifest.json does not list prediction_args.json"
-grep -q '"max_seq_length": 64' qa/prediction_args.json || fail "recorded: $(cat qa/prediction_args.json)"
+grep -q '"max_seq_length": 96' qa/prediction_args.json || fail "recorded: $(cat qa/prediction_args.json)"
 "$predict" --model_dir=qa --input_file="$data/langid_qa/test.jsonl" --output_dir=answers > out.txt 2> err.txt ||
   { cat err.txt; fail "xlmr_predict on the embedded QA model"; }
 [ ! -s out.txt ] || fail "xlmr_predict printed a difference although no flag was given: $(cat out.txt)"
