@@ -52,7 +52,8 @@ EMBEDDED = os.path.join(REPO, "recipes", "data", "langid_qa")
 
 
 def usage_error(message):
-    print(f"hf_qa_check: {message}", file=sys.stderr)
+    """One line naming the tool that runs (this one, or tools/qa_question_swap.py using it), status 2."""
+    print(f"{os.path.splitext(os.path.basename(sys.argv[0]))[0]}: {message}", file=sys.stderr)
     sys.exit(2)
 
 

@@ -22,83 +22,26 @@ contains and one it does not), it prints, scored as evaluate's "squad_v2" metric
        is in the file (a model that reads the question keeps its F1).
 
 xlmr_predict runs with the settings the model was trained with (its prediction_args.json).
-Exits 0 after printing the table, 2 on a bad argument or file (one line). A developer tool:
-standard library only, plus the product's own xlmr_predict.
+Exits 0 after printing the table, 2 on a bad argument or file (one line). A developer tool: it
+reads and scores files with tools/hf_qa_check.py's functions (numpy, no torch) and answers with
+the product's own xlmr_predict.
 """
 
-import argparse
 import collections
 import json
 import os
-import re
-import string
 import subprocess
 import sys
 import tempfile
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-EMBEDDED = os.path.join(REPO, "recipes", "data", "langid_qa")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from hf_qa_check import EMBEDDED, OneLineParser, read_examples, squad_v2, usage_error  # noqa: E402
 
 
-def usage_error(message):
-    print(f"qa_question_swap: {message}", file=sys.stderr)
-    sys.exit(2)
-
-
-class OneLineParser(argparse.ArgumentParser):
-    def error(self, message):
-        usage_error(message)
-
-
-def read_rows(path):
-    rows = []
-    try:
-        with open(path, encoding="utf-8") as f:
-            for number, line in enumerate(f, start=1):
-                if line.strip():
-                    try:
-                        row = json.loads(line)
-                        row["answers"]["text"], row["answers"]["answer_start"]
-                        row["id"], row["context"], row["question"]
-                    except (ValueError, KeyError, TypeError) as error:
-                        usage_error(f"{path}:{number}: expected a SQuAD JSON-lines row ({error})")
-                    rows.append(row)
-    except OSError as error:
-        usage_error(f"{path}: {error.strerror}")
-    if not rows:
-        usage_error(f"{path}: no rows")
-    return rows
-
-
-# evaluate's squad_v2 scoring (the official SQuAD v2 script): normalised text, token F1,
-# an empty gold list scored as the one gold answer "".
-def normalize_answer(text):
-    text = text.lower()
-    text = "".join(ch for ch in text if ch not in set(string.punctuation))
-    text = re.sub(r"\b(a|an|the)\b", " ", text)
-    return " ".join(text.split())
-
-
-def f1_of(gold, prediction):
-    gold_tokens, prediction_tokens = normalize_answer(gold).split(), normalize_answer(prediction).split()
-    if not gold_tokens or not prediction_tokens:
-        return float(gold_tokens == prediction_tokens)
-    common = collections.Counter(gold_tokens) & collections.Counter(prediction_tokens)
-    overlap = sum(common.values())
-    if overlap == 0:
-        return 0.0
-    precision, recall = overlap / len(prediction_tokens), overlap / len(gold_tokens)
-    return 2 * precision * recall / (precision + recall)
-
-
-def score(golds, predictions):
-    """(exact, F1) in percent; golds: [[answer text]] ([] = no answer), predictions: [text]."""
-    exact = f1 = 0.0
-    for gold, prediction in zip(golds, predictions):
-        gold = [text for text in gold if normalize_answer(text)] or [""]
-        exact += max(float(normalize_answer(g) == normalize_answer(prediction)) for g in gold)
-        f1 += max(f1_of(g, prediction) for g in gold)
-    return 100 * exact / len(golds), 100 * f1 / len(golds)
+def score(rows, answers):
+    """(exact, F1) of `answers` (one text per row, "" = no answer) as evaluate's squad_v2."""
+    figures = squad_v2(rows, {row["id"]: answer for row, answer in zip(rows, answers)})
+    return figures["exact"], figures["f1"]
 
 
 def contexts_in_order(rows):
@@ -161,24 +104,25 @@ def main():
     parser.add_argument("--test_file", default=os.path.join(EMBEDDED, "test.jsonl"))
     parser.add_argument("--train_file", default=os.path.join(EMBEDDED, "train.jsonl"))
     args = parser.parse_args()
-    test, train = read_rows(args.test_file), read_rows(args.train_file)
+    test, train = read_examples(args.test_file), read_examples(args.train_file)
     number_answers(test)
     number_answers(train)
-    golds = [row["answers"]["text"] for row in test]
 
     ordinals = collections.Counter(r["_ordinal"] for r in train if r["answers"]["text"])
     usual, _ = ordinals.most_common(1)[0]
-    table = [("no answer to every question", score(golds, [""] * len(test))),
+    table = [("no answer to every question", score(test, [""] * len(test))),
              (f"always the answer in position {usual + 1} (the training file's most frequent)",
-              score(golds, [r["_parts"][usual] if usual < len(r["_parts"]) else "" for r in test]))]
+              score(test, [r["_parts"][usual] if usual < len(r["_parts"]) else "" for r in test]))]
     with tempfile.TemporaryDirectory() as workdir:
-        table.append(("the model", score(golds, predict(args.predict, args.model_dir, test, workdir, "test"))))
+        table.append(("the model", score(test, predict(args.predict, args.model_dir, test, workdir, "test"))))
         swapped, swapped_golds = swapped_questions(test)
         answers = predict(args.predict, args.model_dir, swapped, workdir, "swapped")
-    table.append(("the model, questions swapped, against the original answers", score(golds, answers)))
+    table.append(("the model, questions swapped, against the original answers", score(test, answers)))
+    swapped_rows = [dict(row, answers={"text": gold, "answer_start": []})
+                    for row, gold in zip(swapped, swapped_golds)]
     table.append(("the model, questions swapped, against the swapped questions' answers",
-                  score(swapped_golds, answers)))
-    changed = sum(1 for a, b in zip(golds, swapped_golds) if a != b)
+                  score(swapped_rows, answers)))
+    changed = sum(1 for row, gold in zip(test, swapped_golds) if row["answers"]["text"] != gold)
     print(f"{args.test_file}: {len(test)} questions on {len(contexts_in_order(test))} contexts; "
           f"swapping changes the gold answer of {changed}")
     print("| answers | exact | F1 |\n|---|---|---|")
