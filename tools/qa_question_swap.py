@@ -52,14 +52,14 @@ def contexts_in_order(rows):
     return by_context
 
 
-def number_answers(rows):
-    for questions in contexts_in_order(rows).values():
-        starts = sorted({q["answers"]["answer_start"][0] for q in questions if q["answers"]["text"]})
-        for q in questions:
-            q["_ordinal"] = starts.index(q["answers"]["answer_start"][0]) if q["answers"]["text"] else None
-            q["_parts"] = [next(r["answers"]["text"][0] for r in questions
-                                if r["answers"]["text"] and r["answers"]["answer_start"][0] == s)
-                           for s in starts]
+def answers_in_context_order(rows):
+    """{context: [answer text]}: the distinct answers asked for in each context, by position."""
+    answers = {}
+    for context, questions in contexts_in_order(rows).items():
+        by_start = {q["answers"]["answer_start"][0]: q["answers"]["text"][0]
+                    for q in questions if q["answers"]["text"]}
+        answers[context] = [by_start[start] for start in sorted(by_start)]
+    return answers
 
 
 def swapped_questions(rows):
@@ -77,13 +77,14 @@ def swapped_questions(rows):
     return swapped, swapped_golds
 
 
-def predict(binary, model_dir, rows, workdir, name):
-    path = os.path.join(workdir, name + ".jsonl")
+def write_rows(path, rows):
     with open(path, "w", encoding="utf-8") as f:
         for row in rows:
-            f.write(json.dumps({k: v for k, v in row.items() if not k.startswith("_")},
-                               ensure_ascii=False) + "\n")
-    out = os.path.join(workdir, name + "_predictions")
+            f.write(json.dumps(row, ensure_ascii=False) + "\n")
+
+
+def predict(binary, model_dir, path, rows, out):
+    """xlmr_predict's answers to the questions of `path` (which holds `rows`), in row order."""
     command = [binary, f"--model_dir={model_dir}", f"--input_file={path}",
                f"--output_dir={out}"]
     result = subprocess.run(command, capture_output=True, text=True)
@@ -105,18 +106,22 @@ def main():
     parser.add_argument("--train_file", default=os.path.join(EMBEDDED, "train.jsonl"))
     args = parser.parse_args()
     test, train = read_examples(args.test_file), read_examples(args.train_file)
-    number_answers(test)
-    number_answers(train)
+    train_answers, test_answers = answers_in_context_order(train), answers_in_context_order(test)
 
-    ordinals = collections.Counter(r["_ordinal"] for r in train if r["answers"]["text"])
-    usual, _ = ordinals.most_common(1)[0]
+    positions = collections.Counter(train_answers[r["context"]].index(r["answers"]["text"][0])
+                                    for r in train if r["answers"]["text"])
+    usual, _ = positions.most_common(1)[0]
     table = [("no answer to every question", score(test, [""] * len(test))),
              (f"always the answer in position {usual + 1} (the training file's most frequent)",
-              score(test, [r["_parts"][usual] if usual < len(r["_parts"]) else "" for r in test]))]
+              score(test, [(test_answers[r["context"]] + [""] * (usual + 1))[usual] for r in test]))]
     with tempfile.TemporaryDirectory() as workdir:
-        table.append(("the model", score(test, predict(args.predict, args.model_dir, test, workdir, "test"))))
+        answers = predict(args.predict, args.model_dir, args.test_file, test, os.path.join(workdir, "test"))
+        table.append(("the model", score(test, answers)))
         swapped, swapped_golds = swapped_questions(test)
-        answers = predict(args.predict, args.model_dir, swapped, workdir, "swapped")
+        swapped_path = os.path.join(workdir, "swapped.jsonl")
+        write_rows(swapped_path, swapped)
+        answers = predict(args.predict, args.model_dir, swapped_path, swapped,
+                          os.path.join(workdir, "swapped"))
     table.append(("the model, questions swapped, against the original answers", score(test, answers)))
     swapped_rows = [dict(row, answers={"text": gold, "answer_start": []})
                     for row, gold in zip(swapped, swapped_golds)]
