@@ -61,10 +61,6 @@ AUTONYMS = {
 LANGUAGES = tuple(sorted(AUTONYMS))
 
 
-def question_for(language):
-    return AUTONYMS[language]
-
-
 def text_hash(text):
     return int.from_bytes(hashlib.sha256(text.encode("utf-8")).digest()[:16], "big")
 
@@ -130,12 +126,12 @@ def examples(split, number, parts):
     for language, (start, text) in answers.items():
         assert context[start:start + len(text)] == text
         rows.append({"id": f"{split}-{number}-{language}", "title": TITLE, "context": context,
-                     "question": question_for(language),
+                     "question": AUTONYMS[language],
                      "answers": {"text": [text], "answer_start": [start]}})
     absent = [language for language in LANGUAGES if language not in answers]
     missing = absent[text_hash("absent:" + context) % len(absent)]
     rows.append({"id": f"{split}-{number}-{missing}", "title": TITLE, "context": context,
-                 "question": question_for(missing), "answers": {"text": [], "answer_start": []}})
+                 "question": AUTONYMS[missing], "answers": {"text": [], "answer_start": []}})
     return rows
 
 
