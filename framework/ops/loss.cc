@@ -38,7 +38,27 @@ Device CheckElementwiseTargets(const char* op, const char* inputs_name, const Te
 
 LossSum ToLossSum(const kernels::LossTotals& totals) { return {totals.sum, totals.count}; }
 
+// The double at `element` of `totals` (an I64 tensor whose bytes are doubles) on `device`.
+double* TotalAt(const char* op, Tensor& totals, int64_t element, Device device) {
+  XLMR_CHECK(totals.defined() && totals.dtype() == DType::kI64 && element >= 0 && element < totals.numel())
+      << op << ": element " << element << " of the totals";
+  XLMR_CHECK(totals.device() == device) << op << ": the totals must be on the inputs' device";
+  return static_cast<double*>(totals.raw_data()) + element;
+}
+
 }  // namespace
+
+GradientScale GradientScale::InState(const Tensor& state, int64_t element) {
+  XLMR_CHECK(state.defined() && state.dtype() == DType::kI64 && element >= 0 && element < state.numel())
+      << "GradientScale::InState: element " << element << " of the state";
+  return GradientScale(static_cast<const double*>(state.raw_data()) + element, state.device());
+}
+
+kernels::GradientScaleSource GradientScale::Source(const char* op, Device device) const {
+  if (stored_ == nullptr) return {value_, nullptr};
+  XLMR_CHECK(device_ == device) << op << ": the gradient scale must be on the logits' device";
+  return {value_, stored_};
+}
 
 LossSum CrossEntropyLoss(const Tensor& logits, const Tensor& labels, float label_smoothing) {
   constexpr const char* kOp = "ops::CrossEntropyLoss";
@@ -49,14 +69,26 @@ LossSum CrossEntropyLoss(const Tensor& logits, const Tensor& labels, float label
       XLMR_CUDA_KERNEL(ToLossSum(kernels::cuda::CrossEntropyLossSum(logits, labels, label_smoothing))));
 }
 
-Tensor CrossEntropyBackward(const Tensor& logits, const Tensor& labels, float scale,
+Tensor CrossEntropyBackward(const Tensor& logits, const Tensor& labels, GradientScale scale,
                             float label_smoothing) {
   constexpr const char* kOp = "ops::CrossEntropyBackward";
   const Device device = CheckClassification(kOp, logits, labels, label_smoothing);
+  const kernels::GradientScaleSource source = scale.Source(kOp, device);
   return DispatchByDevice(
       kOp, device,
-      [&] { return kernels::cpu::CrossEntropyBackward(logits, labels, scale, label_smoothing); },
-      XLMR_CUDA_KERNEL(kernels::cuda::CrossEntropyBackward(logits, labels, scale, label_smoothing)));
+      [&] { return kernels::cpu::CrossEntropyBackward(logits, labels, source.Resolve(), label_smoothing); },
+      XLMR_CUDA_KERNEL(kernels::cuda::CrossEntropyBackward(logits, labels, source, label_smoothing)));
+}
+
+void AccumulateCrossEntropyLoss(const Tensor& logits, const Tensor& labels, float label_smoothing,
+                                Tensor& totals, int64_t element) {
+  constexpr const char* kOp = "ops::AccumulateCrossEntropyLoss";
+  const Device device = CheckClassification(kOp, logits, labels, label_smoothing);
+  double* total = TotalAt(kOp, totals, element, device);
+  DispatchByDevice(
+      kOp, device,
+      [&] { *total += kernels::cpu::CrossEntropyLossSum(logits, labels, label_smoothing).sum; },
+      XLMR_CUDA_KERNEL(kernels::cuda::AddCrossEntropyLossSum(logits, labels, label_smoothing, total)));
 }
 
 LossSum MseLoss(const Tensor& predictions, const Tensor& targets) {
@@ -67,12 +99,22 @@ LossSum MseLoss(const Tensor& predictions, const Tensor& targets) {
       XLMR_CUDA_KERNEL(ToLossSum(kernels::cuda::MseLossSum(predictions, targets))));
 }
 
-Tensor MseBackward(const Tensor& predictions, const Tensor& targets, float scale) {
+Tensor MseBackward(const Tensor& predictions, const Tensor& targets, GradientScale scale) {
   constexpr const char* kOp = "ops::MseBackward";
   const Device device = CheckElementwiseTargets(kOp, "predictions", predictions, targets);
+  const kernels::GradientScaleSource source = scale.Source(kOp, device);
   return DispatchByDevice(
-      kOp, device, [&] { return kernels::cpu::MseBackward(predictions, targets, scale); },
-      XLMR_CUDA_KERNEL(kernels::cuda::MseBackward(predictions, targets, scale)));
+      kOp, device, [&] { return kernels::cpu::MseBackward(predictions, targets, source.Resolve()); },
+      XLMR_CUDA_KERNEL(kernels::cuda::MseBackward(predictions, targets, source)));
+}
+
+void AccumulateMseLoss(const Tensor& predictions, const Tensor& targets, Tensor& totals, int64_t element) {
+  constexpr const char* kOp = "ops::AccumulateMseLoss";
+  const Device device = CheckElementwiseTargets(kOp, "predictions", predictions, targets);
+  double* total = TotalAt(kOp, totals, element, device);
+  DispatchByDevice(
+      kOp, device, [&] { *total += kernels::cpu::MseLossSum(predictions, targets).sum; },
+      XLMR_CUDA_KERNEL(kernels::cuda::AddMseLossSum(predictions, targets, total)));
 }
 
 LossSum BceWithLogitsLoss(const Tensor& logits, const Tensor& targets) {
@@ -83,12 +125,13 @@ LossSum BceWithLogitsLoss(const Tensor& logits, const Tensor& targets) {
       XLMR_CUDA_KERNEL(ToLossSum(kernels::cuda::BceWithLogitsLossSum(logits, targets))));
 }
 
-Tensor BceWithLogitsBackward(const Tensor& logits, const Tensor& targets, float scale) {
+Tensor BceWithLogitsBackward(const Tensor& logits, const Tensor& targets, GradientScale scale) {
   constexpr const char* kOp = "ops::BceWithLogitsBackward";
   const Device device = CheckElementwiseTargets(kOp, "logits", logits, targets);
+  const kernels::GradientScaleSource source = scale.Source(kOp, device);
   return DispatchByDevice(
-      kOp, device, [&] { return kernels::cpu::BceWithLogitsBackward(logits, targets, scale); },
-      XLMR_CUDA_KERNEL(kernels::cuda::BceWithLogitsBackward(logits, targets, scale)));
+      kOp, device, [&] { return kernels::cpu::BceWithLogitsBackward(logits, targets, source.Resolve()); },
+      XLMR_CUDA_KERNEL(kernels::cuda::BceWithLogitsBackward(logits, targets, source)));
 }
 
 }  // namespace xlmr::ops

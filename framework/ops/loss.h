@@ -8,6 +8,9 @@
 // the mean over the whole (global, accumulated) batch: mean loss = sum / count. Each backward
 // takes `scale` = loss_scale / (count of the global batch), so that summing the gradients of
 // the micro-batches gives loss_scale times the gradient of the mean over the whole batch.
+// Training keeps both on the logits' device (issue 38: nothing in a step waits for it): the
+// Accumulate* forms add the sum into a double of the step state, and the backward reads its
+// scale from there (GradientScale::InState) when it runs.
 //
 // Gradient convention: no parameters; the logits' gradient is RETURNED as a new f32 tensor
 // (`=`), kActivations. To feed an f16 or bf16 graph, round it with ops::Cast: torch rounds the
@@ -18,8 +21,28 @@
 #include <cstdint>
 
 #include "framework/tensor/tensor.h"
+#include "kernels/common/gradient_scale.h"
 
 namespace xlmr::ops {
+
+// A backward's `scale`: a float (implicitly, as every caller but training passes it), or the
+// double at index `element` of `state` (an I64 tensor whose bytes are doubles, on the logits'
+// device, holding a float's value: framework/ops/step_decisions.h's state), read when the
+// backward runs; `state` must outlive the backward's queued work.
+class GradientScale {
+ public:
+  GradientScale(float value) : value_(value) {}  // NOLINT(google-explicit-constructor): a factor
+  static GradientScale InState(const Tensor& state, int64_t element);
+
+  // Where the kernels of `device` read it (a stored scale must live there).
+  kernels::GradientScaleSource Source(const char* op, Device device) const;
+
+ private:
+  GradientScale(const double* stored, Device device) : stored_(stored), device_(device) {}
+  float value_ = 1.0f;
+  const double* stored_ = nullptr;
+  Device device_ = Device::kCpu;
+};
 
 struct LossSum {
   double sum = 0.0;   // sum of the per-term losses
@@ -36,19 +59,25 @@ struct LossSum {
 LossSum CrossEntropyLoss(const Tensor& logits, const Tensor& labels, float label_smoothing = 0.0f);
 // Returns dlogits [N,C] f32 = scale * (softmax(logits) - (1 - e) onehot(label) - e / C);
 // ignored rows are 0.
-Tensor CrossEntropyBackward(const Tensor& logits, const Tensor& labels, float scale,
+Tensor CrossEntropyBackward(const Tensor& logits, const Tensor& labels, GradientScale scale,
                             float label_smoothing = 0.0f);
+// totals[element] += CrossEntropyLoss(...).sum, on the logits' device, the same bits, without
+// waiting for it. [in,out] totals: I64 tensor whose bytes are doubles (the step state).
+void AccumulateCrossEntropyLoss(const Tensor& logits, const Tensor& labels, float label_smoothing,
+                                Tensor& totals, int64_t element);
 
 // [in] predictions [N,C] f32|f16|bf16; targets [N,C] f32. Per element: (p - t)^2.
 LossSum MseLoss(const Tensor& predictions, const Tensor& targets);
 // Returns dpredictions [N,C] f32 = scale * 2 * (p - t).
-Tensor MseBackward(const Tensor& predictions, const Tensor& targets, float scale);
+Tensor MseBackward(const Tensor& predictions, const Tensor& targets, GradientScale scale);
+// totals[element] += MseLoss(...).sum, as AccumulateCrossEntropyLoss.
+void AccumulateMseLoss(const Tensor& predictions, const Tensor& targets, Tensor& totals, int64_t element);
 
 // [in] logits [N,C] f32|f16|bf16; targets [N,C] f32 in [0, 1]. Per element:
 // -(t log sigmoid(x) + (1 - t) log(1 - sigmoid(x))), in the stable form above.
 LossSum BceWithLogitsLoss(const Tensor& logits, const Tensor& targets);
 // Returns dlogits [N,C] f32 = scale * (sigmoid(x) - t).
-Tensor BceWithLogitsBackward(const Tensor& logits, const Tensor& targets, float scale);
+Tensor BceWithLogitsBackward(const Tensor& logits, const Tensor& targets, GradientScale scale);
 
 }  // namespace xlmr::ops
 

@@ -6,6 +6,7 @@
 
 #ifdef XLMR_WITH_CUDA
 #include "kernels/cuda/optim.h"
+#include "kernels/cuda/step_row_reader.h"
 #endif
 
 namespace xlmr::ops {
@@ -49,13 +50,52 @@ void WriteStepRow(Tensor& state, int row, const std::vector<double>& values) {
   CopyBytes(HostRow(state, row), state.device(), values.data(), Device::kCpu, kStepSlots * sizeof(double));
 }
 
-void BeginStepState(Tensor& state, int row, int previous) {
+// Not ops of the profiler (no DispatchByDevice): copies of a few bytes, not kernels.
+StepRowReads::StepRowReads(Device device) : device_(device) {
+#ifdef XLMR_WITH_CUDA
+  if (device == Device::kCuda) cuda_ = std::make_unique<kernels::cuda::StepRowReader>();
+#endif
+  XLMR_CHECK(device == Device::kCpu || cuda_ != nullptr) << "ops::StepRowReads: no CUDA in this build";
+}
+
+StepRowReads::~StepRowReads() = default;
+
+void StepRowReads::Queue(const Tensor& state, int row) {
+  CheckState("ops::StepRowReads::Queue", state, row);
+  XLMR_CHECK(state.device() == device_) << "ops::StepRowReads::Queue: the state is on another device";
+#ifdef XLMR_WITH_CUDA
+  if (cuda_ != nullptr) cuda_->Queue(row, HostRow(state, row));
+#endif
+}
+
+std::vector<double> StepRowReads::Read(const Tensor& state, int row) {
+  CheckState("ops::StepRowReads::Read", state, row);
+  std::vector<double> values(kStepSlots);
+#ifdef XLMR_WITH_CUDA
+  if (cuda_ != nullptr) {
+    cuda_->Read(row, values.data());
+    return values;
+  }
+#endif
+  const double* host = HostRow(state, row);  // the CPU's ring is host memory
+  values.assign(host, host + kStepSlots);
+  return values;
+}
+
+void BeginStepState(Tensor& state, int row, int previous, int64_t loss_terms) {
   constexpr const char* kOp = "ops::BeginStepState";
   CheckState(kOp, state, row);
   CheckState(kOp, state, previous);
+  XLMR_CHECK(loss_terms > 0) << kOp << ": " << loss_terms << " loss terms";
+  const double terms = static_cast<double>(loss_terms);
   DispatchByDevice(
-      kOp, state.device(), [&] { kernels::BeginStepRow(HostRow(state, previous), HostRow(state, row)); },
-      XLMR_CUDA_KERNEL(kernels::cuda::BeginStepState(HostRow(state, previous), HostRow(state, row))));
+      kOp, state.device(), [&] { kernels::BeginStepRow(HostRow(state, previous), HostRow(state, row), terms); },
+      XLMR_CUDA_KERNEL(kernels::cuda::BeginStepState(HostRow(state, previous), HostRow(state, row), terms)));
+}
+
+int64_t StepSlotElement(int row, kernels::StepSlot slot) {
+  XLMR_CHECK(row >= 0 && row < kStepStateRows) << "ops::StepSlotElement: row " << row;
+  return int64_t{row} * kStepSlots + slot;
 }
 
 void UnscaleAndFlagNonFinite(Tensor& grads, Tensor& state, int row, bool unscale) {

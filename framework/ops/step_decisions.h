@@ -2,7 +2,9 @@
 // and the arithmetic): ops that read and write a step-state ring instead of returning values to
 // the host, so that nothing in a step waits for the device. framework/train/train_step.h calls
 // them in this order for step s, row r = s % kStepStateRows, p = the previous step's row:
-//   BeginStepState(state, r, p)
+//   BeginStepState(state, r, p, loss terms)
+//   per micro-batch: AccumulateObjectiveLoss into the row's loss sum, the loss backward scaled
+//   by the row's gradient scale (framework/ops/loss.h's GradientScale::InState)
 //   UnscaleAndFlagNonFinite(grads, state, r)   (the finite flag is then agreed over ranks)
 //   SumOfSquaresIntoState(grads, state, r)     (sharded: then summed over ranks)
 //   ClipGradNormWithState(grads, state, r, max_norm)
@@ -14,23 +16,29 @@
 // decisions are step_state.h's functions, run on the host for the CPU and by one CUDA thread.
 //
 // The state: an I64 tensor of kStepStateRows * kStepSlots elements whose bytes are doubles
-// (Tensor has no f64 dtype), on the gradients' device; MakeStepState allocates it.
+// (Tensor has no f64 dtype), on the gradients' device; MakeStepState allocates it;
+// StepSlotElement(row, slot) is the index of one double.
 #ifndef XLMR_FRAMEWORK_OPS_STEP_DECISIONS_H_
 #define XLMR_FRAMEWORK_OPS_STEP_DECISIONS_H_
 
+#include <memory>
 #include <vector>
 
 #include "framework/tensor/tensor.h"
 #include "kernels/common/adamw_step.h"
 #include "kernels/common/step_state.h"
 
+namespace xlmr::kernels::cuda {
+class StepRowReader;
+}  // namespace xlmr::kernels::cuda
+
 namespace xlmr::ops {
 
 using kernels::AdamWCandidates;
 using kernels::LossScaleRule;
 
-// A zeroed ring on `device`, category kWorkspace (768 bytes; optimizer_bytes and the memory
-// plan count the moments alone).
+// A zeroed ring on `device`, category kWorkspace (kStepStateRows x kStepSlots doubles: under
+// 1 KiB; optimizer_bytes and the memory plan count the moments alone).
 Tensor MakeStepState(Device device);
 
 // Host <-> state copies of whole rows (the host's initial row; its reads of a step's
@@ -39,8 +47,32 @@ Tensor MakeStepState(Device device);
 std::vector<double> ReadStepRow(const Tensor& state, int row);
 void WriteStepRow(Tensor& state, int row, const std::vector<double>& values);
 
-// kernels::BeginStepRow(row `previous`, row `row`).
-void BeginStepState(Tensor& state, int row, int previous);
+// The host's late reads of a ring's rows (TrainStep): Queue a row at the end of its step, then
+// Read it later (a wait only for a row the device has not finished: on CUDA a copy into pinned
+// memory behind an event, kernels/cuda/step_row_reader.h).
+// On the CPU the ring is host memory: a queued row has arrived and is read where it is. A row
+// must not be written between its Queue and its Read (TrainStep reuses a row only once read).
+class StepRowReads {
+ public:
+  explicit StepRowReads(Device device);
+  ~StepRowReads();
+  StepRowReads(const StepRowReads&) = delete;
+  StepRowReads& operator=(const StepRowReads&) = delete;
+
+  void Queue(const Tensor& state, int row);
+  std::vector<double> Read(const Tensor& state, int row);
+
+ private:
+  Device device_;
+  std::unique_ptr<kernels::cuda::StepRowReader> cuda_;  // CUDA only
+};
+
+// kernels::BeginStepRow(row `previous`, row `row`, loss_terms): loss_terms (> 0) is the step's
+// global batch's (framework/train/train_step.h's GlobalLossTerms).
+void BeginStepState(Tensor& state, int row, int previous, int64_t loss_terms);
+
+// The index of `slot` of `row` among the state's doubles (for ops that read or add one).
+int64_t StepSlotElement(int row, kernels::StepSlot slot);
 
 // grads *= InverseScaleOf(row) (unscale true) in one pass, the row's found_inf set when a value
 // was inf/NaN before the multiply (ops::UnscaleAndCheckFinite's pass); unscale false reads

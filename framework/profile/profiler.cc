@@ -98,6 +98,13 @@ LaunchCounts LaunchesSince(const LaunchCounts& before, Device device) {
   return now;
 }
 
+LaunchCounts LaunchesPlus(const LaunchCounts& a, const LaunchCounts& b) {
+  const auto plus = [](const std::optional<int64_t>& x, const std::optional<int64_t>& y) {
+    return x.has_value() && y.has_value() ? std::optional<int64_t>(*x + *y) : std::nullopt;
+  };
+  return {plus(a.kernel_launches, b.kernel_launches), plus(a.host_waits, b.host_waits)};
+}
+
 bool Active() { return State().active.load(std::memory_order_relaxed); }
 
 int64_t CurrentOpId() { return ThreadOpId(); }

@@ -87,6 +87,8 @@ struct LaunchCounts {
 LaunchCounts CountLaunches(Device device);
 // The launches and waits since `before` (a CountLaunches of the same device); unknown stays nullopt.
 LaunchCounts LaunchesSince(const LaunchCounts& before, Device device);
+// The counts of two spans together (a step queued in one and read in another); unknown stays nullopt.
+LaunchCounts LaunchesPlus(const LaunchCounts& a, const LaunchCounts& b);
 
 // Starts a recording (clearing any previous one) of host events, and of `device`'s events when
 // it has a tracer that starts. Returns false with `why` when the device tracer failed to start:

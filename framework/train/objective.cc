@@ -47,8 +47,18 @@ ops::LossSum ObjectiveLoss(Objective objective, const Tensor& logits, const Tens
              : ops::CrossEntropyLoss(rows.logits, rows.labels, label_smoothing);
 }
 
+void AccumulateObjectiveLoss(Objective objective, const Tensor& logits, const Tensor& labels,
+                             float label_smoothing, Tensor& totals, int64_t element) {
+  const Rows rows = AsRows(objective, logits, labels, label_smoothing);
+  if (objective == Objective::kRegression) {
+    ops::AccumulateMseLoss(rows.logits, rows.labels, totals, element);
+  } else {
+    ops::AccumulateCrossEntropyLoss(rows.logits, rows.labels, label_smoothing, totals, element);
+  }
+}
+
 Tensor ObjectiveBackward(Objective objective, const Tensor& logits, const Tensor& labels,
-                         float scale, float label_smoothing) {
+                         ops::GradientScale scale, float label_smoothing) {
   const Rows rows = AsRows(objective, logits, labels, label_smoothing);
   const Tensor d_rows =
       objective == Objective::kRegression

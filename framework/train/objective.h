@@ -38,10 +38,15 @@ enum class Objective { kSingleLabel, kPerToken, kRegression, kSpanStartEnd };
 // above holds unchanged. kRegression takes none (0; the flags refuse it).
 ops::LossSum ObjectiveLoss(Objective objective, const Tensor& logits, const Tensor& labels,
                            float label_smoothing = 0.0f);
+// totals[element] += ObjectiveLoss(...).sum on the logits' device, without waiting (training:
+// the step state's loss sum; ops::AccumulateCrossEntropyLoss).
+void AccumulateObjectiveLoss(Objective objective, const Tensor& logits, const Tensor& labels,
+                             float label_smoothing, Tensor& totals, int64_t element);
 
-// d(loss sum)/d(logits) * scale, f32, shaped as `logits`. scale = loss_scale / global terms.
+// d(loss sum)/d(logits) * scale, f32, shaped as `logits`. scale = loss_scale / global terms
+// (training: read from the step state when the backward runs).
 Tensor ObjectiveBackward(Objective objective, const Tensor& logits, const Tensor& labels,
-                         float scale, float label_smoothing = 0.0f);
+                         ops::GradientScale scale, float label_smoothing = 0.0f);
 
 }  // namespace xlmr::train
 

@@ -20,23 +20,25 @@ int64_t GlobalLossTerms(Objective objective, const std::vector<data::Batch>& mic
   return static_cast<int64_t>(terms);
 }
 
-double TrainStep::RunMicroStep(const data::Batch& batch, const PassContext& context,
-                               float gradient_scale, bool last) {
+void TrainStep::RunMicroStep(const data::Batch& batch, const PassContext& context, int row, bool last) {
   const ModelInputs inputs = ToModelInputs(batch, settings_.device);
   const Tensor labels = batch.labels.ToDevice(settings_.device);
   const Tensor logits = model_.Forward(inputs, context, /*keep_activations=*/true);
-  const ops::LossSum loss = ObjectiveLoss(settings_.objective, logits, labels, settings_.label_smoothing);
-  const Tensor d_logits =
-      ObjectiveBackward(settings_.objective, logits, labels, gradient_scale, settings_.label_smoothing);
+  // The loss is summed into the row and the gradient scaled by the row's factor, both on the
+  // device: queuing the backward waits for neither.
+  AccumulateObjectiveLoss(settings_.objective, logits, labels, settings_.label_smoothing, state_,
+                          ops::StepSlotElement(row, kernels::kSlotLossSum));
+  const ops::GradientScale scale =
+      ops::GradientScale::InState(state_, ops::StepSlotElement(row, kernels::kSlotGradientScale));
+  const Tensor d_logits = ObjectiveBackward(settings_.objective, logits, labels, scale, settings_.label_smoothing);
   model_.Backward(d_logits, context, sync_.HookFor(last));
-  return loss.sum;
 }
 
 TrainStep::TrainStep(TrainableModel& model, distributed::GradientSynchronizer& sync,
                      amp::DynamicLossScaler& scaler, optim::AdamW& optimizer,
                      const optim::LrSchedule& schedule, StepSettings settings)
     : model_(model), sync_(sync), scaler_(scaler), optimizer_(optimizer), schedule_(schedule),
-      settings_(settings), state_(ops::MakeStepState(settings.device)) {}
+      settings_(settings), state_(ops::MakeStepState(settings.device)), reads_(settings.device) {}
 
 namespace {
 
@@ -68,17 +70,12 @@ void TrainStep::Enqueue(int64_t step, const std::vector<data::Batch>& micro_batc
     mirrored_ = scaler;
   }
   ++enqueued_;
-  ops::BeginStepState(state_, row, previous);
-  PendingStep record{row, 0.0, static_cast<int>(micro_batches.size())};
-  // The scale this step multiplies the loss by, which the previous step decided: the host's
-  // mirror when that step was read (no wait), else read from its row.
-  const double loss_scale =
-      pending() == 0 ? scaler_.scale() : ops::ReadStepRow(state_, previous)[kernels::kSlotScale];
+  // The row's gradient scale: the loss scale the previous step decided, times the 1/N of the
+  // mean over the global batch (d(mean loss)/d(logits) times the loss scale).
+  ops::BeginStepState(state_, row, previous, global_loss_terms);
+  const PendingStep record{row, global_loss_terms, static_cast<int>(micro_batches.size())};
   model_.parameters().ZeroGrads();
   sync_.BeginStep();
-  // d(mean loss)/d(logits) times the loss scale: the 1/N of the mean over the global batch.
-  const float gradient_scale = static_cast<float>(loss_scale / static_cast<double>(global_loss_terms));
-  double loss_sum = 0;
   for (size_t m = 0; m < micro_batches.size(); ++m) {
     if (micro_batches[m].labels.numel() == 0) continue;  // a rank's share of a partial batch
     PassContext context;
@@ -87,11 +84,9 @@ void TrainStep::Enqueue(int64_t step, const std::vector<data::Batch>& micro_batc
     context.seed = settings_.seed;
     context.step = static_cast<uint32_t>(step);
     context.micro_step = static_cast<uint32_t>(m);
-    loss_sum += RunMicroStep(micro_batches[m], context, gradient_scale, m + 1 == micro_batches.size());
+    RunMicroStep(micro_batches[m], context, row, m + 1 == micro_batches.size());
   }
   sync_.Finish();
-  sync_.communicator().AllReduceSumDoubles(&loss_sum, 1);
-  record.loss = loss_sum / static_cast<double>(global_loss_terms);
 
   // The summed gradients this rank holds: all of them, or under ZeRO stage 1 its shard's only.
   const FlatRange owned = sync_.owned();
@@ -104,6 +99,7 @@ void TrainStep::Enqueue(int64_t step, const std::vector<data::Batch>& micro_batc
   SumOverRanks(row, kernels::kSlotFoundInf);
   ApplyUpdate(grads, row);
   ops::FinishStepState(state_, row, scaler_.rule());
+  reads_.Queue(state_, row);  // the row's copy for Collect, behind the step's work
   pending_.push_back(record);
 }
 
@@ -135,11 +131,15 @@ absl::StatusOr<StepOutcome> TrainStep::Collect() {
   XLMR_CHECK(!pending_.empty()) << "no step to collect";
   const PendingStep step = pending_.front();
   pending_.pop_front();
-  const std::vector<double> row = ops::ReadStepRow(state_, step.row);
+  const std::vector<double> row = reads_.Read(state_, step.row);
   XLMR_CHECK(row[kernels::kSlotCandidateError] == 0.0) << "no AdamW candidate for update count "
                                                        << row[kernels::kSlotCountBefore] + 1;
+  // The mean over the global batch: every rank's sum (a host reduction, where the host reads
+  // the row anyway), over the global batch's terms.
+  double loss_sum = row[kernels::kSlotLossSum];
+  sync_.communicator().AllReduceSumDoubles(&loss_sum, 1);
   StepOutcome outcome;
-  outcome.loss = step.loss;
+  outcome.loss = loss_sum / static_cast<double>(step.loss_terms);
   outcome.micro_steps = step.micro_steps;
   outcome.loss_scale = row[kernels::kSlotScaleUsed];
   outcome.skipped = row[kernels::kSlotSkipped] != 0.0;

@@ -20,10 +20,10 @@
 // (Collect), to learn its StepOutcome and to mirror the scale and the update count into the
 // scaler and the optimizer (checkpoints, SIGTERM). The results are bit for bit those of the host
 // decisions this replaced (tests/recipes/step_decisions_test.sh's golden).
-// Still read on the host in a step (issue 38 item 2, not done): the loss (ops::LossSum), the
-// loss scale the backward multiplies by (read from the previous row: free on the CPU, a wait on
-// CUDA, until the loss gradient reads it from the device), and under several ranks on CUDA the
-// flag and the sharded sum of squares (agreed through the host).
+// The loss is summed into the row on the device and the loss gradient's scale read from it
+// (framework/ops/loss.h's Accumulate* and GradientScale::InState); Collect sums the loss over
+// ranks when it reads the row. Still through the host in a step (issue 38 item 2, not done):
+// under several ranks on CUDA, the flag and the sharded sum of squares.
 //
 // Normalising every micro-batch's loss by the global batch's term count (examples; labelled
 // tokens for token classification, start and end positions for question answering:
@@ -41,6 +41,7 @@
 #include "framework/amp/loss_scaler.h"
 #include "framework/data/collate.h"
 #include "framework/distributed/gradient_synchronizer.h"
+#include "framework/ops/step_decisions.h"
 #include "framework/optim/adamw.h"
 #include "framework/optim/lr_schedule.h"
 #include "framework/train/model_interface.h"
@@ -103,7 +104,7 @@ class TrainStep {
  private:
   struct PendingStep {
     int row = 0;
-    double loss = 0;
+    int64_t loss_terms = 0;  // of the global batch: the mean's denominator
     int micro_steps = 0;
   };
   // The AdamW scalars for every update count the step may start from: the count after the
@@ -112,9 +113,8 @@ class TrainStep {
   // Sums `slot` of `row` over the ranks (in place).
   void SumOverRanks(int row, int slot);
 
-  // Forward + backward of one micro-batch; returns its summed (unscaled) loss.
-  double RunMicroStep(const data::Batch& batch, const PassContext& context, float gradient_scale,
-                      bool last);
+  // Forward + backward of one micro-batch; its summed (unscaled) loss is added to the row.
+  void RunMicroStep(const data::Batch& batch, const PassContext& context, int row, bool last);
   // [in,out] grads: the summed gradients this rank owns (GradientSynchronizer::owned()).
   void ApplyUpdate(Tensor& grads, int row);
 
@@ -125,6 +125,7 @@ class TrainStep {
   const optim::LrSchedule& schedule_;
   StepSettings settings_;
   Tensor state_;                   // ops::MakeStepState on settings_.device
+  ops::StepRowReads reads_;        // each enqueued step's row, read by Collect
   int64_t enqueued_ = 0;           // steps enqueued so far: step k uses row k % kStepStateRows
   int64_t collected_count_ = 0;    // AdamW's update count after the last collected step
   amp::LossScalerState mirrored_;  // the scaler's state after the last collected step

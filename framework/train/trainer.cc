@@ -3,6 +3,7 @@
 #include <chrono>
 #include <csignal>
 #include <cmath>
+#include <deque>
 #include <filesystem>
 
 #include "absl/strings/str_cat.h"
@@ -24,6 +25,7 @@
 #include "framework/train/progress.h"
 #include "framework/train/run_results.h"
 #include "framework/train/run_record.h"
+#include "framework/train/step_line.h"
 #include "framework/train/stop_signal.h"
 #include "framework/train/train_step.h"
 #include "framework/train/training_log.h"
@@ -31,13 +33,6 @@
 namespace xlmr::train {
 
 namespace {
-
-// The memory pool's high-water mark since the step began, or null where the device's
-// allocator keeps no pool (the CPU): every byte it holds is then in peak_device_bytes.
-nlohmann::ordered_json PeakReserved(Device device) {
-  const int64_t bytes = AllocatorFor(device).PeakReservedBytes();
-  return bytes < 0 ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(bytes);
-}
 
 // --zero_stage=1: the shards of the flat buffers over the ranks (framework/distributed/zero_partition.h).
 std::optional<distributed::ZeroPartition> ZeroPartitionFor(int zero_stage, const distributed::Communicator& comm,
@@ -49,11 +44,6 @@ std::optional<distributed::ZeroPartition> ZeroPartitionFor(int zero_stage, const
 FlatRange OptimizerShard(const std::optional<distributed::ZeroPartition>& partition, int rank,
                          const ParameterStore& store) {
   return partition ? partition->shard(rank) : FlatRange{0, store.total_elements()};
-}
-
-// A count the step could not know (no device tracer) is null in metrics.jsonl.
-nlohmann::ordered_json CountOrNull(const std::optional<int64_t>& count) {
-  return count.has_value() ? nlohmann::ordered_json(*count) : nlohmann::ordered_json(nullptr);
 }
 
 }  // namespace
@@ -82,7 +72,8 @@ class Trainer::Run {
  private:
   absl::Status Prepare();
   absl::Status RestoreFromCheckpoint();
-  absl::Status TrainOneStep();
+  absl::Status EnqueueStep();
+  absl::Status RecordQueuedSteps(bool all);
   absl::Status FinishRun();
   absl::StatusOr<FinalModel> LoadBestModel();
   absl::Status EvaluateAndRecord(bool final_evaluation);
@@ -98,8 +89,9 @@ class Trainer::Run {
   absl::Status PublishStagedOutput();
   absl::Status CheckReplicasAgree(const std::string& when);
   int AgreedStopSignal();
-  absl::Status RecordStep(const StepOutcome& outcome, double step_seconds, int64_t step_tokens,
-                          const profile::LaunchCounts& launches);
+  // How many queued steps may wait unread: the host runs this far ahead of the device.
+  static constexpr int kStepsAhead = 2;
+  absl::Status RecordStep(const StepOutcome& outcome, const StepLine& line);
   // --profile_steps, on rank 0 (into write_dir_, which a publish may change).
   absl::Status FinishProfile() {
     profiler_.set_directory(write_dir_ + "/profile");
@@ -129,6 +121,7 @@ class Trainer::Run {
   Progress progress_;
   std::optional<optim::LrSchedule> schedule_;
   std::optional<TrainStep> step_;  // from the first step on: it holds the device's step decisions
+  std::deque<StepLine> queued_;  // steps queued, not yet read, oldest first
   std::optional<MetricsWriter> metrics_;
   std::optional<TrainingLog> log_;
   TrainingState state_;
@@ -236,7 +229,9 @@ absl::Status Trainer::Run::RestoreFromCheckpoint() {
   return absl::OkStatus();
 }
 
-absl::Status Trainer::Run::TrainOneStep() {
+// Queues optimizer step state_.global_step + 1 and advances the counters that do not depend
+// on its outcome; its metrics line waits in queued_ with what the host knows now.
+absl::Status Trainer::Run::EnqueueStep() {
   const data::StepAssignment assignment = planner_->Assign(state_.epoch, state_.step_in_epoch);
   std::vector<data::Batch> micro_batches;
   double local_tokens = 0;
@@ -256,61 +251,56 @@ absl::Status Trainer::Run::TrainOneStep() {
   const auto begin = std::chrono::steady_clock::now();
   if (!step_) step_.emplace(t_.model_, sync_, scaler_, optimizer_, *schedule_, StepSettings{options_.autocast,
       options_.max_grad_norm, options_.seed, options_.device, options_.objective, static_cast<float>(options_.label_smoothing_factor)});
-  XLMR_ASSIGN_OR_RETURN(StepOutcome outcome, step_->Run(state_.global_step, micro_batches, loss_terms));
+  step_->Enqueue(state_.global_step, micro_batches, loss_terms);
   t_.comm_.AllReduceSumDoubles(&local_tokens, 1);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
   step_scope.reset();
-  const profile::LaunchCounts launches = profile::LaunchesSince(launches_before, options_.device);
 
   ++state_.global_step;
   state_.examples_seen += assignment.global_examples;
   state_.tokens_seen += static_cast<int64_t>(local_tokens);
-  state_.skipped_steps += outcome.skipped ? 1 : 0;
-  state_.optimizer_steps = optimizer_.step_count();
   epoch_just_ended_ = ++state_.step_in_epoch == t_.steps_per_epoch();
   if (epoch_just_ended_) {
     ++state_.epoch;
     state_.step_in_epoch = 0;
   }
-  XLMR_RETURN_IF_ERROR(RecordStep(outcome, seconds, static_cast<int64_t>(local_tokens), launches));
+  queued_.push_back(StartStepLine({state_.global_step, Epoch(), state_.examples_seen, state_.tokens_seen,
+                                    AllReduceCalls(), static_cast<int64_t>(local_tokens), seconds,
+                                    profile::LaunchesSince(launches_before, options_.device)},
+                                   options_.device));
   profiler_.EndStep(step_number);
   return profiler_.has_finished_window() ? FinishProfile() : absl::OkStatus();
 }
 
-absl::Status Trainer::Run::RecordStep(const StepOutcome& outcome, double step_seconds, int64_t step_tokens,
-                                      const profile::LaunchCounts& launches) {
-  const MemoryStats& memory = MemoryStatsFor(options_.device);
-  const double elapsed = ElapsedSeconds();
-  nlohmann::ordered_json record = {
-      {"type", "train"},
-      {"step", state_.global_step},
-      {"epoch", Epoch()},
-      {"loss", outcome.loss},
-      {"lr", outcome.learning_rate},
-      {"grad_norm", outcome.grad_norm.has_value() ? nlohmann::ordered_json(*outcome.grad_norm)
-                                                  : nlohmann::ordered_json(nullptr)},
-      {"loss_scale", outcome.loss_scale},
-      {"skipped", outcome.skipped},
-      {"micro_steps", outcome.micro_steps},
-      {"examples", state_.examples_seen},
-      {"tokens", state_.tokens_seen},
-      {"allreduce_calls", AllReduceCalls()},
-      {"tokens_per_second", step_seconds > 0 ? static_cast<double>(step_tokens) / step_seconds : 0.0},
-      {"step_seconds", step_seconds},
-      {"kernel_launches", CountOrNull(launches.kernel_launches)},
-      {"host_waits", CountOrNull(launches.host_waits)},
-      {"peak_activation_bytes", memory.Of(MemoryCategory::kActivations).peak},
-      {"optimizer_bytes", memory.Of(MemoryCategory::kOptimizer).current},
-      {"peak_device_bytes", memory.peak_total()},
-      {"peak_reserved_bytes", PeakReserved(options_.device)},
-      {"elapsed_seconds", elapsed}};
-  XLMR_RETURN_IF_ERROR(WriteMetrics(record));
+// Reads the outcomes of queued steps and writes their lines: every one when `all`, else
+// those beyond kStepsAhead (a fixed number, the same on every rank: reading sums the loss
+// over the ranks).
+absl::Status Trainer::Run::RecordQueuedSteps(bool all) {
+  while (!queued_.empty() && (all || static_cast<int>(queued_.size()) > kStepsAhead)) {
+    const profile::LaunchCounts before = profile::CountLaunches(options_.device);
+    const auto begin = std::chrono::steady_clock::now();
+    XLMR_ASSIGN_OR_RETURN(const StepOutcome outcome, step_->Collect());
+    const double read_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+    StepLine line = std::move(queued_.front());
+    queued_.pop_front();
+    state_.skipped_steps += outcome.skipped ? 1 : 0;
+    state_.optimizer_steps = optimizer_.step_count();
+    CompleteStepLine(line, outcome, read_seconds, profile::LaunchesSince(before, options_.device), ElapsedSeconds());
+    XLMR_RETURN_IF_ERROR(RecordStep(outcome, line));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Trainer::Run::RecordStep(const StepOutcome& outcome, const StepLine& line) {
+  XLMR_RETURN_IF_ERROR(WriteMetrics(line.record));
   const std::optional<double> loss_scale =
       options_.autocast == DType::kF16 ? std::optional<double>(outcome.loss_scale) : std::nullopt;
-  XLMR_RETURN_IF_ERROR(
-      log_->OnStep(state_, LoggedStep{outcome.loss, outcome.grad_norm, outcome.learning_rate, loss_scale}, Epoch()));
-  progress_.Update({state_.global_step, t_.total_steps(), Epoch(), outcome.loss, outcome.learning_rate,
-                    record["tokens_per_second"].get<double>(), elapsed, outcome.skipped});
+  XLMR_RETURN_IF_ERROR(log_->OnStep(state_, line.step,
+                                    LoggedStep{outcome.loss, outcome.grad_norm, outcome.learning_rate, loss_scale},
+                                    line.epoch));
+  progress_.Update({line.step, t_.total_steps(), line.epoch, outcome.loss, outcome.learning_rate,
+                    line.record["tokens_per_second"].get<double>(), line.record["elapsed_seconds"].get<double>(),
+                    outcome.skipped});
   return absl::OkStatus();
 }
 
@@ -449,10 +439,14 @@ absl::Status Trainer::Run::Execute() {
   XLMR_RETURN_IF_ERROR(CheckReplicasAgree("at the start of training"));
   start_ = std::chrono::steady_clock::now();
   while (state_.global_step < t_.total_steps() && !EarlyStopped()) {
-    XLMR_RETURN_IF_ERROR(TrainOneStep());
+    XLMR_RETURN_IF_ERROR(EnqueueStep());
     const bool last = state_.global_step == t_.total_steps();
     const bool eval_due = EvalDue();
     bool save_due = SaveDue();
+    // Every queued step is read before anything that needs the weights or counters of this one
+    // (an evaluation, a checkpoint, the end) and at logging steps; otherwise the host runs ahead.
+    const bool logging_step = state_.global_step % options_.logging_steps == 0;
+    XLMR_RETURN_IF_ERROR(RecordQueuedSteps(/*all=*/last || eval_due || save_due || logging_step));
     if (eval_due && !last) {
       XLMR_RETURN_IF_ERROR(EvaluateAndRecord(false));
       XLMR_RETURN_IF_ERROR(TrackBest());
@@ -460,6 +454,7 @@ absl::Status Trainer::Run::Execute() {
     }
     if (save_due || last) XLMR_RETURN_IF_ERROR(SaveCheckpoint());
     if (const int signal_number = AgreedStopSignal(); signal_number != 0) {
+      XLMR_RETURN_IF_ERROR(RecordQueuedSteps(/*all=*/true));
       if (!save_due && !last) XLMR_RETURN_IF_ERROR(SaveCheckpoint());
       XLMR_RETURN_IF_ERROR(FinishProfile());
       progress_.Finish();

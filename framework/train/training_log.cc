@@ -4,11 +4,11 @@
 
 namespace xlmr::train {
 
-absl::Status TrainingLog::OnStep(TrainingState& state, const LoggedStep& step, double epoch) {
+absl::Status TrainingLog::OnStep(TrainingState& state, int64_t step_number, const LoggedStep& step, double epoch) {
   state.logging_loss_sum += step.loss;
   state.total_loss_sum += step.loss;
   ++state.logging_loss_steps;
-  if (state.global_step % logging_steps_ != 0) return absl::OkStatus();
+  if (step_number % logging_steps_ != 0) return absl::OkStatus();
   nlohmann::ordered_json entry = {
       {"loss", state.logging_loss_sum / static_cast<double>(state.logging_loss_steps)}};
   if (step.grad_norm.has_value()) entry["grad_norm"] = *step.grad_norm;
@@ -16,14 +16,14 @@ absl::Status TrainingLog::OnStep(TrainingState& state, const LoggedStep& step, d
   if (step.loss_scale.has_value()) entry["loss_scale"] = *step.loss_scale;
   state.logging_loss_sum = 0;
   state.logging_loss_steps = 0;
-  return Append(state, std::move(entry), epoch);
+  return Append(state, std::move(entry), step_number, epoch);
 }
 
 absl::Status TrainingLog::OnEvaluate(TrainingState& state, double eval_loss,
                                      const std::vector<std::pair<std::string, double>>& metrics, double epoch) {
   nlohmann::ordered_json entry = {{"eval_loss", eval_loss}};
   for (const auto& [name, value] : metrics) entry["eval_" + name] = value;
-  return Append(state, std::move(entry), epoch);
+  return Append(state, std::move(entry), state.global_step, epoch);
 }
 
 absl::Status TrainingLog::OnTrainEnd(TrainingState& state, double train_seconds, int64_t train_examples,
@@ -34,12 +34,12 @@ absl::Status TrainingLog::OnTrainEnd(TrainingState& state, double train_seconds,
     entry["train_steps_per_second"] = static_cast<double>(state.global_step) / train_seconds;
   }
   entry["train_loss"] = state.global_step > 0 ? state.total_loss_sum / static_cast<double>(state.global_step) : 0.0;
-  return Append(state, std::move(entry), epoch);
+  return Append(state, std::move(entry), state.global_step, epoch);
 }
 
-absl::Status TrainingLog::Append(TrainingState& state, nlohmann::ordered_json entry, double epoch) {
+absl::Status TrainingLog::Append(TrainingState& state, nlohmann::ordered_json entry, int64_t step, double epoch) {
   entry["epoch"] = epoch;
-  entry["step"] = state.global_step;
+  entry["step"] = step;
   if (tensorboard_.has_value()) XLMR_RETURN_IF_ERROR(tensorboard_->Write(entry));
   state.log_history.push_back(std::move(entry));
   return absl::OkStatus();

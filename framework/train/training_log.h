@@ -39,9 +39,10 @@ class TrainingLog {
   TrainingLog(int64_t logging_steps, std::optional<TensorBoardWriter> tensorboard)
       : logging_steps_(logging_steps), tensorboard_(std::move(tensorboard)) {}
 
-  // After optimizer step state.global_step: adds its loss, and at a multiple of logging_steps
-  // appends the entry.
-  absl::Status OnStep(TrainingState& state, const LoggedStep& step, double epoch);
+  // When optimizer step `step` (1-based) is read, in step order (state.global_step may be ahead:
+  // the trainer reads steps late): adds its loss, and at a multiple of logging_steps appends the
+  // entry.
+  absl::Status OnStep(TrainingState& state, int64_t step, const LoggedStep& logged, double epoch);
 
   // After an evaluation at state.global_step: the eval entry (metrics in report order).
   absl::Status OnEvaluate(TrainingState& state, double eval_loss,
@@ -52,7 +53,7 @@ class TrainingLog {
   absl::Status OnTrainEnd(TrainingState& state, double train_seconds, int64_t train_examples, double epoch);
 
  private:
-  absl::Status Append(TrainingState& state, nlohmann::ordered_json entry, double epoch);
+  absl::Status Append(TrainingState& state, nlohmann::ordered_json entry, int64_t step, double epoch);
 
   int64_t logging_steps_;
   std::optional<TensorBoardWriter> tensorboard_;

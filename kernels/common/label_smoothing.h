@@ -1,6 +1,6 @@
 // The target weights of a smoothed cross-entropy's gradient (HF's LabelSmoother), shared by the
-// CPU kernel (kernels/cpu/loss.cc) and the CUDA kernel (kernels/cuda/loss.cu), which compute
-// them on the host and must agree bit for bit. With label smoothing e, C classes and the
+// CPU kernel (kernels/cpu/loss.cc) and the CUDA kernel (kernels/cuda/loss.cu), which must agree
+// bit for bit (the CUDA kernel computes them on the device when the scale is read there). With label smoothing e, C classes and the
 // backward's scale, a row's gradient is
 //   d_j = scale * softmax_j - uniform - (j == label ? one_hot : 0)
 // (the targets sum to scale, so it sums to 0). Without smoothing uniform is 0 and one_hot is
@@ -10,6 +10,8 @@
 
 #include <cstdint>
 
+#include "kernels/common/host_device.h"
+
 namespace xlmr::kernels {
 
 struct SmoothedTargetWeights {
@@ -17,7 +19,7 @@ struct SmoothedTargetWeights {
   float one_hot;  // scale * (1 - e), on the label
 };
 
-inline SmoothedTargetWeights SmoothedTargets(float scale, float label_smoothing, int64_t classes) {
+XLMR_HOST_DEVICE inline SmoothedTargetWeights SmoothedTargets(float scale, float label_smoothing, int64_t classes) {
   return {scale * label_smoothing / static_cast<float>(classes), scale * (1.0f - label_smoothing)};
 }
 

@@ -19,12 +19,7 @@
 #include <cstdint>
 
 #include "kernels/common/adamw_step.h"
-
-#if defined(__CUDACC__)
-#define XLMR_HOST_DEVICE __host__ __device__
-#else
-#define XLMR_HOST_DEVICE
-#endif
+#include "kernels/common/host_device.h"
 
 namespace xlmr::kernels {
 
@@ -38,6 +33,8 @@ enum StepSlot : int {
   kSlotSkipped,          // 1 when nothing was updated (found_inf, or the scale had collapsed)
   kSlotCountBefore,      // AdamW's update count before the step
   kSlotCandidateError,   // 1 when no AdamW candidate matched the count (a host bug)
+  kSlotGradientScale,    // float(scale used / the global batch's loss terms): the loss backward's factor
+  kSlotLossSum,          // this rank's summed (unscaled) loss over the step's micro-batches
   // Carried (the loss scaler's and the optimizer's state after the step).
   kSlotScale,            // the scale of the next step (a float)
   kSlotGrowthTracker,
@@ -72,10 +69,14 @@ struct AdamWCandidates {
   int32_t count = 0;
 };
 
-// Starts a step's row from the previous one: carried slots copied, observations cleared.
-XLMR_HOST_DEVICE inline void BeginStepRow(const double* previous, double* row) {
+// Starts a step's row from the previous one: carried slots copied, observations cleared, and
+// the loss backward's factor: the scale over the global batch's loss terms (> 0), rounded to
+// float as the host formed it before (framework/train/train_step.h).
+XLMR_HOST_DEVICE inline void BeginStepRow(const double* previous, double* row, double loss_terms) {
   for (int slot = kSlotScale; slot < kStepSlots; ++slot) row[slot] = previous[slot];
   row[kSlotScaleUsed] = previous[kSlotScale];
+  row[kSlotGradientScale] = static_cast<float>(row[kSlotScaleUsed] / loss_terms);
+  row[kSlotLossSum] = 0.0;
   row[kSlotFoundInf] = 0.0;
   row[kSlotSumOfSquares] = 0.0;
   row[kSlotSkipped] = 0.0;

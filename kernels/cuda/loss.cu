@@ -104,15 +104,20 @@ __global__ void CrossEntropyRowKernel(const T* logits, const int32_t* labels, in
 }
 
 // One block per row: d[row] = scale * softmax(row) - uniform, minus one_hot at the label
-// (kernels/common/label_smoothing.h); ignored rows untouched.
+// (kernels/common/label_smoothing.h, formed here from the scale the kernel reads); ignored rows
+// untouched.
 template <typename T>
 __global__ void CrossEntropyBackwardKernel(const T* logits, const int32_t* labels,
-                                           int64_t classes, float uniform, float one_hot,
-                                           float scale, float* d) {
+                                           int64_t classes, float label_smoothing,
+                                           GradientScaleSource scale_source, float* d) {
   __shared__ float shared[kRowWarps];
   const int64_t row = blockIdx.x;
   const int32_t label = CheckedLabel(labels, row, classes);
   if (label == kIgnoreIndex) return;
+  const float scale = scale_source.Resolve();
+  const SmoothedTargetWeights targets = SmoothedTargets(scale, label_smoothing, classes);
+  const float uniform = targets.uniform;
+  const float one_hot = targets.one_hot;
   const T* x = logits + row * classes;
   const LogSoftmaxStats stats = RowLogSoftmax(x, classes, shared);
   for (int64_t j = threadIdx.x; j < classes; j += kRowThreads) {
@@ -195,8 +200,9 @@ __global__ void PartialSumKernel(TermFn term, int64_t n, Partial* partials) {
   if (threadIdx.x == 0) partials[blockIdx.x] = total;
 }
 
-// One block: partials[count] = the sum of partials[0, count).
-__global__ void FinalSumKernel(Partial* partials, int64_t count) {
+// One block: partials[count] = the sum of partials[0, count), and *add_to += its sum when
+// add_to is not null.
+__global__ void FinalSumKernel(Partial* partials, int64_t count, double* add_to) {
   __shared__ Partial shared[kSumThreads];
   Partial mine{0.0, 0};
   for (int64_t i = threadIdx.x; i < count; i += kSumThreads) {
@@ -204,13 +210,17 @@ __global__ void FinalSumKernel(Partial* partials, int64_t count) {
     mine.count += partials[i].count;
   }
   const Partial total = TreeSum(mine, shared);
-  if (threadIdx.x == 0) partials[count] = total;
+  if (threadIdx.x == 0) {
+    partials[count] = total;
+    if (add_to != nullptr) *add_to += total.sum;
+  }
 }
 
-// Sum of term(i) for i in [0, n), on the compute stream, waited for and returned.
+// The sum of term(i) for i in [0, n) queued on the compute stream: its partials and the total
+// (at index `blocks`, returned in *blocks_out) in the returned workspace, *add_to += the sum
+// when add_to is not null. Nothing waits.
 template <typename TermFn>
-LossTotals SumTerms(TermFn term, int64_t n) {
-  if (n == 0) return {};
+Tensor QueueSum(TermFn term, int64_t n, double* add_to, int64_t* blocks_out) {
   cudaStream_t stream = CudaContext::Current().compute_stream();
   const int64_t blocks = std::min((n + kSumThreads - 1) / kSumThreads, kMaxPartialSums);
   static_assert(sizeof(Partial) == 2 * sizeof(int64_t), "Partial is stored as two i64");
@@ -220,11 +230,22 @@ LossTotals SumTerms(TermFn term, int64_t n) {
   Partial* partials = static_cast<Partial*>(storage.raw_data());
   PartialSumKernel<<<static_cast<int>(blocks), kSumThreads, 0, stream>>>(term, n, partials);
   KERNEL_LAUNCH_CHECK();
-  FinalSumKernel<<<1, kSumThreads, 0, stream>>>(partials, blocks);
+  FinalSumKernel<<<1, kSumThreads, 0, stream>>>(partials, blocks, add_to);
   KERNEL_LAUNCH_CHECK();
+  *blocks_out = blocks;
+  return storage;
+}
+
+// Sum of term(i) for i in [0, n), on the compute stream, waited for and returned.
+template <typename TermFn>
+LossTotals SumTerms(TermFn term, int64_t n) {
+  if (n == 0) return {};
+  cudaStream_t stream = CudaContext::Current().compute_stream();
+  int64_t blocks = 0;
+  const Tensor storage = QueueSum(term, n, /*add_to=*/nullptr, &blocks);
   Partial total{0.0, 0};
-  CUDA_CHECK(cudaMemcpyAsync(&total, partials + blocks, sizeof(Partial), cudaMemcpyDeviceToHost,
-                             stream));
+  CUDA_CHECK(cudaMemcpyAsync(&total, static_cast<const Partial*>(storage.raw_data()) + blocks,
+                             sizeof(Partial), cudaMemcpyDeviceToHost, stream));
   CUDA_CHECK(cudaStreamSynchronize(stream)) << "(summing a loss)";
   return {total.sum, static_cast<int64_t>(total.count)};
 }
@@ -242,15 +263,18 @@ __global__ void ElementGradKernel(const T* inputs, const float* targets, int64_t
 }
 
 struct MseGrad {
-  float factor;  // 2 * scale: torch folds the 2 into the incoming gradient
-  __device__ float operator()(float p, float t) const { return __fmul_rn(factor, p - t); }
+  GradientScaleSource scale;
+  __device__ float operator()(float p, float t) const {
+    const float factor = 2.0f * scale.Resolve();  // torch folds the 2 into the incoming gradient
+    return __fmul_rn(factor, p - t);
+  }
 };
 
 struct BceGrad {
-  float scale;
+  GradientScaleSource scale;
   __device__ float operator()(float x, float t) const {
     const float sigmoid = 1.0f / (1.0f + expf(-x));
-    return __fmul_rn(sigmoid - t, scale);
+    return __fmul_rn(sigmoid - t, scale.Resolve());
   }
 };
 
@@ -284,8 +308,9 @@ decltype(auto) WithElementType(const Tensor& t, Fn&& fn) {
   return fn(float{});
 }
 
+// Each row's loss (0 for ignored rows), queued.
 template <typename T>
-LossTotals CrossEntropySumAs(const Tensor& logits, const Tensor& labels, float label_smoothing) {
+Tensor CrossEntropyRowLosses(const Tensor& logits, const Tensor& labels, float label_smoothing) {
   const int64_t rows = logits.dim(0);
   // Every row's block stores its loss, 0 for an ignored row.
   Tensor row_loss =
@@ -295,17 +320,16 @@ LossTotals CrossEntropySumAs(const Tensor& logits, const Tensor& labels, float l
       static_cast<const T*>(logits.raw_data()), labels.data<int32_t>(), logits.dim(1),
       label_smoothing, row_loss.data<float>());
   KERNEL_LAUNCH_CHECK();
-  return SumTerms(CrossEntropyTerm{row_loss.data<float>(), labels.data<int32_t>()}, rows);
+  return row_loss;
 }
 
 template <typename T>
-void CrossEntropyBackwardAs(const Tensor& logits, const Tensor& labels, float scale,
+void CrossEntropyBackwardAs(const Tensor& logits, const Tensor& labels, GradientScaleSource scale,
                             float label_smoothing, Tensor* d) {
-  const SmoothedTargetWeights targets = SmoothedTargets(scale, label_smoothing, logits.dim(1));
   CrossEntropyBackwardKernel<T><<<RowGrid(logits), kRowThreads, 0,
                                   CudaContext::Current().compute_stream()>>>(
       static_cast<const T*>(logits.raw_data()), labels.data<int32_t>(), logits.dim(1),
-      targets.uniform, targets.one_hot, scale, d->data<float>());
+      label_smoothing, scale, d->data<float>());
   KERNEL_LAUNCH_CHECK();
 }
 
@@ -313,12 +337,23 @@ void CrossEntropyBackwardAs(const Tensor& logits, const Tensor& labels, float sc
 
 LossTotals CrossEntropyLossSum(const Tensor& logits, const Tensor& labels, float label_smoothing) {
   if (logits.dim(0) == 0) return {};
-  return WithElementType(logits, [&](auto tag) {
-    return CrossEntropySumAs<decltype(tag)>(logits, labels, label_smoothing);
+  const Tensor row_loss = WithElementType(logits, [&](auto tag) {
+    return CrossEntropyRowLosses<decltype(tag)>(logits, labels, label_smoothing);
   });
+  return SumTerms(CrossEntropyTerm{row_loss.data<float>(), labels.data<int32_t>()}, logits.dim(0));
 }
 
-Tensor CrossEntropyBackward(const Tensor& logits, const Tensor& labels, float scale,
+void AddCrossEntropyLossSum(const Tensor& logits, const Tensor& labels, float label_smoothing,
+                            double* add_to) {
+  if (logits.dim(0) == 0) return;
+  const Tensor row_loss = WithElementType(logits, [&](auto tag) {
+    return CrossEntropyRowLosses<decltype(tag)>(logits, labels, label_smoothing);
+  });
+  int64_t blocks = 0;
+  QueueSum(CrossEntropyTerm{row_loss.data<float>(), labels.data<int32_t>()}, logits.dim(0), add_to, &blocks);
+}
+
+Tensor CrossEntropyBackward(const Tensor& logits, const Tensor& labels, GradientScaleSource scale,
                             float label_smoothing) {
   // Zeros: the kernel leaves ignored rows untouched, and their gradient is 0.
   Tensor d =
@@ -339,8 +374,19 @@ LossTotals MseLossSum(const Tensor& predictions, const Tensor& targets) {
   });
 }
 
-Tensor MseBackward(const Tensor& predictions, const Tensor& targets, float scale) {
-  const MseGrad grad{2.0f * scale};
+void AddMseLossSum(const Tensor& predictions, const Tensor& targets, double* add_to) {
+  const float* t = targets.data<float>();
+  const int64_t n = predictions.numel();
+  if (n == 0) return;
+  WithElementType(predictions, [&](auto tag) {
+    using T = decltype(tag);
+    int64_t blocks = 0;
+    QueueSum(MseTerm<T>{static_cast<const T*>(predictions.raw_data()), t}, n, add_to, &blocks);
+  });
+}
+
+Tensor MseBackward(const Tensor& predictions, const Tensor& targets, GradientScaleSource scale) {
+  const MseGrad grad{scale};
   return WithElementType(predictions, [&](auto tag) {
     return LaunchElementGrad<decltype(tag)>(predictions, targets, grad);
   });
@@ -355,7 +401,7 @@ LossTotals BceWithLogitsLossSum(const Tensor& logits, const Tensor& targets) {
   });
 }
 
-Tensor BceWithLogitsBackward(const Tensor& logits, const Tensor& targets, float scale) {
+Tensor BceWithLogitsBackward(const Tensor& logits, const Tensor& targets, GradientScaleSource scale) {
   const BceGrad grad{scale};
   return WithElementType(logits, [&](auto tag) { return LaunchElementGrad<decltype(tag)>(logits, targets, grad); });
 }

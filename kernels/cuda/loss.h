@@ -8,7 +8,8 @@
 // Called through framework/ops/loss.h, which checks shapes, dtypes and devices and documents
 // the numerics; these kernels assume them. N = rows, C = columns (classes / labels).
 // All work is queued on CudaContext::Current().compute_stream(); the *LossSum functions wait
-// for their result (they return host values), the backward functions are asynchronous.
+// for their result (they return host values); Add*LossSum and the backward functions are
+// asynchronous (training: a step's loss and its gradient's scale stay on the device).
 // Labels outside [0, C) other than -100 are a bug upstream: the kernel prints the row and the
 // label and traps, which the next checked CUDA call reports as a fatal error (the forward's own
 // synchronisation, for *LossSum).
@@ -19,6 +20,7 @@
 #include <cstdint>
 
 #include "framework/tensor/tensor.h"
+#include "kernels/common/gradient_scale.h"
 #include "kernels/common/loss_totals.h"
 
 namespace xlmr::kernels::cuda {
@@ -30,21 +32,26 @@ namespace xlmr::kernels::cuda {
 // (1 - e) * (-log p[label]) + e / C * sum_j(-log p[j]) (e = 0: plain cross-entropy, computed
 // exactly as without smoothing), and their count.
 LossTotals CrossEntropyLossSum(const Tensor& logits, const Tensor& labels, float label_smoothing);
+// *add_to (device memory) += CrossEntropyLossSum's sum, the same bits, without waiting.
+void AddCrossEntropyLossSum(const Tensor& logits, const Tensor& labels, float label_smoothing,
+                            double* add_to);
 // Returns dlogits [N,C] f32 = scale * (softmax(row) - (1 - e) onehot(label) - e / C); ignored
-// rows are 0.
-Tensor CrossEntropyBackward(const Tensor& logits, const Tensor& labels, float scale,
+// rows are 0. A stored scale is device memory.
+Tensor CrossEntropyBackward(const Tensor& logits, const Tensor& labels, GradientScaleSource scale,
                             float label_smoothing);
 
 // [in] predictions [N,C] f32|f16|bf16; targets [N,C] f32. Returns sum (p - t)^2 and N*C.
 LossTotals MseLossSum(const Tensor& predictions, const Tensor& targets);
+// *add_to (device memory) += MseLossSum's sum, the same bits, without waiting.
+void AddMseLossSum(const Tensor& predictions, const Tensor& targets, double* add_to);
 // Returns dpredictions [N,C] f32 = (2 * scale) * (p - t).
-Tensor MseBackward(const Tensor& predictions, const Tensor& targets, float scale);
+Tensor MseBackward(const Tensor& predictions, const Tensor& targets, GradientScaleSource scale);
 
 // [in] logits [N,C] f32|f16|bf16; targets [N,C] f32 in [0, 1]. Returns the sum of
 // max(x, 0) - x * t + log1p(exp(-|x|)) and N*C.
 LossTotals BceWithLogitsLossSum(const Tensor& logits, const Tensor& targets);
 // Returns dlogits [N,C] f32 = (sigmoid(x) - t) * scale.
-Tensor BceWithLogitsBackward(const Tensor& logits, const Tensor& targets, float scale);
+Tensor BceWithLogitsBackward(const Tensor& logits, const Tensor& targets, GradientScaleSource scale);
 
 }  // namespace xlmr::kernels::cuda
 

@@ -327,7 +327,9 @@ void LaunchAdamW(const AdamWStepScalars& scalars, const std::vector<AdamWDecayRu
 
 // ---- The step state's scalar decisions, one thread each ----
 
-__global__ void BeginStepStateKernel(const double* previous, double* row) { BeginStepRow(previous, row); }
+__global__ void BeginStepStateKernel(const double* previous, double* row, double loss_terms) {
+  BeginStepRow(previous, row, loss_terms);
+}
 
 __global__ void FinishStepStateKernel(double* row, const LossScaleRule rule) { FinishStepRow(row, rule); }
 
@@ -375,8 +377,8 @@ void AdamWStepWithState(const AdamWCandidates& candidates, const std::vector<Ada
   LaunchAdamW(AdamWStepScalars{}, runs, param, grad, exp_avg, exp_avg_sq, half_param, &scratch->chosen, row);
 }
 
-void BeginStepState(const double* previous, double* row) {
-  BeginStepStateKernel<<<1, 1, 0, ComputeStream()>>>(previous, row);
+void BeginStepState(const double* previous, double* row, double loss_terms) {
+  BeginStepStateKernel<<<1, 1, 0, ComputeStream()>>>(previous, row, loss_terms);
   KERNEL_LAUNCH_CHECK();
 }
 

@@ -74,8 +74,8 @@ void RefreshHalfCopy(const Tensor& master, Tensor& half);
 // kernels themselves (every thread computes the same value from the row); the passes are the
 // ones above, so their bits are the CPU's as stated there.
 
-// BeginStepRow(previous, row), one thread.
-void BeginStepState(const double* previous, double* row);
+// BeginStepRow(previous, row, loss_terms), one thread.
+void BeginStepState(const double* previous, double* row, double loss_terms);
 // UnscaleAndCheckFinite's pass with InverseScaleOf(row) (unscale false: AllFinite's), the flag
 // written into row[kSlotFoundInf] instead of read back. [in,out] grads: [n] F32, n > 0.
 void UnscaleAndFlagNonFinite(Tensor& grads, double* row, bool unscale);

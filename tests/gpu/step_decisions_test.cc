@@ -51,7 +51,7 @@ struct Rings {
     const int p = (row + kStepStateRows - 1) % kStepStateRows;
     for (Tensor* t : {&cpu, &gpu}) {
       ops::WriteStepRow(*t, p, previous);
-      ops::BeginStepState(*t, row, p);
+      ops::BeginStepState(*t, row, p, /*loss_terms=*/8);
       std::vector<double> values = ops::ReadStepRow(*t, row);
       values[kernels::kSlotFoundInf] = found_inf;
       ops::WriteStepRow(*t, row, values);
@@ -77,7 +77,7 @@ TEST_F(StepDecisionsGpuTest, ScaleUpdatesAndSkipsAreTheCpus) {
     const int previous = (row + kStepStateRows - 1) % kStepStateRows;
     const bool overflow = random() % 4 == 0;
     for (Tensor* t : {&rings.cpu, &rings.gpu}) {
-      ops::BeginStepState(*t, row, previous);
+      ops::BeginStepState(*t, row, previous, /*loss_terms=*/8);
       std::vector<double> values = ops::ReadStepRow(*t, row);
       values[kernels::kSlotFoundInf] = overflow ? 1.0 : 0.0;
       ops::WriteStepRow(*t, row, values);

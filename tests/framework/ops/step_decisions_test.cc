@@ -55,7 +55,7 @@ Tensor StateWithRow(int row, double scale, double count, double found_inf = 0.0,
   values[kSlotScale] = scale;
   values[kSlotUpdateCount] = count;
   ops::WriteStepRow(state, (row + kStepStateRows - 1) % kStepStateRows, values);
-  ops::BeginStepState(state, row, (row + kStepStateRows - 1) % kStepStateRows);
+  ops::BeginStepState(state, row, (row + kStepStateRows - 1) % kStepStateRows, /*loss_terms=*/8);
   std::vector<double> started = ops::ReadStepRow(state, row);
   EXPECT_EQ(started[kSlotScaleUsed], scale);
   EXPECT_EQ(started[kSlotCountBefore], count);
@@ -75,7 +75,7 @@ void ExpectSameScaleSequence(const amp::LossScalerOptions& options, const std::v
   int64_t updates = 0;
   for (size_t s = 0; s < overflows.size(); ++s) {
     const int row = static_cast<int>(s % kStepStateRows);
-    ops::BeginStepState(state, row, (row + kStepStateRows - 1) % kStepStateRows);
+    ops::BeginStepState(state, row, (row + kStepStateRows - 1) % kStepStateRows, /*loss_terms=*/8);
     if (overflows[s]) {
       std::vector<double> values = ops::ReadStepRow(state, row);
       values[kSlotFoundInf] = 1.0;
@@ -132,7 +132,7 @@ TEST(StepDecisionsTest, CollapseBelowMinScaleIsFlaggedWithTheScalersErrorAndThen
   collapsed[kSlotCollapsed] = 1.0;
   collapsed[kSlotUpdateCount] = 4;
   ops::WriteStepRow(state, 0, collapsed);
-  ops::BeginStepState(state, 1, 0);
+  ops::BeginStepState(state, 1, 0, /*loss_terms=*/8);
   ops::FinishStepState(state, 1, scaler.rule());
   const std::vector<double> r = ops::ReadStepRow(state, 1);
   EXPECT_EQ(r[kSlotSkipped], 1.0);
