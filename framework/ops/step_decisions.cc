@@ -98,58 +98,27 @@ int64_t StepSlotElement(int row, kernels::StepSlot slot) {
   return int64_t{row} * kStepSlots + slot;
 }
 
-void UnscaleAndFlagNonFinite(Tensor& grads, Tensor& state, int row, bool unscale) {
-  constexpr const char* kOp = "ops::UnscaleAndFlagNonFinite";
+void FlagNonFiniteAndSumSquares(const Tensor& grads, Tensor& state, int row, bool unscale) {
+  constexpr const char* kOp = "ops::FlagNonFiniteAndSumSquares";
   const Device device = CommonDevice(kOp, {grads, state});
   CheckF32(kOp, grads);
   CheckState(kOp, state, row);
-  if (grads.numel() == 0) return;
+  if (grads.numel() == 0) return;  // BeginStepState left the flag and the sum 0
   DispatchByDevice(
       kOp, device,
       [&] {
         double* r = HostRow(state, row);
-        const bool finite =
-            unscale ? kernels::cpu::UnscaleAndCheckFiniteRange(grads.data<float>(), grads.numel(),
-                                                               kernels::InverseScaleOf(r))
-                    : kernels::cpu::AllFiniteRange(grads.data<float>(), grads.numel());
-        if (!finite) r[kernels::kSlotFoundInf] = 1.0;
+        const kernels::cpu::FiniteAndSumOfSquares pass = kernels::cpu::FlagAndSumOfSquaresRange(
+            grads.data<float>(), grads.numel(), unscale ? kernels::InverseScaleOf(r) : 1.0f);
+        if (!pass.finite) r[kernels::kSlotFoundInf] = 1.0;
+        r[kernels::kSlotSumOfSquares] = pass.sum_of_squares;
       },
-      XLMR_CUDA_KERNEL(kernels::cuda::UnscaleAndFlagNonFinite(grads, HostRow(state, row), unscale)));
-}
-
-void SumOfSquaresIntoState(const Tensor& grads, Tensor& state, int row) {
-  constexpr const char* kOp = "ops::SumOfSquaresIntoState";
-  const Device device = CommonDevice(kOp, {grads, state});
-  CheckF32(kOp, grads);
-  CheckState(kOp, state, row);
-  if (grads.numel() == 0) return;  // BeginStepState left 0
-  DispatchByDevice(
-      kOp, device,
-      [&] {
-        HostRow(state, row)[kernels::kSlotSumOfSquares] =
-            kernels::cpu::SumOfSquaresRange(grads.data<float>(), grads.numel());
-      },
-      XLMR_CUDA_KERNEL(kernels::cuda::SumOfSquaresInto(grads, HostRow(state, row) + kernels::kSlotSumOfSquares)));
-}
-
-void ClipGradNormWithState(Tensor& grads, const Tensor& state, int row, double max_norm) {
-  constexpr const char* kOp = "ops::ClipGradNormWithState";
-  const Device device = CommonDevice(kOp, {grads, state});
-  CheckF32(kOp, grads);
-  CheckState(kOp, state, row);
-  if (grads.numel() == 0 || !(max_norm > 0.0)) return;
-  DispatchByDevice(
-      kOp, device,
-      [&] {
-        const float coefficient = kernels::ClipCoefficientOf(HostRow(state, row), max_norm);
-        if (coefficient != 1.0f) kernels::cpu::ScaleRange(grads.data<float>(), grads.numel(), coefficient);
-      },
-      XLMR_CUDA_KERNEL(kernels::cuda::ClipGradNormWithState(grads, HostRow(state, row), max_norm)));
+      XLMR_CUDA_KERNEL(kernels::cuda::FlagNonFiniteAndSumSquares(grads, HostRow(state, row), unscale)));
 }
 
 void AdamWStepWithState(const AdamWCandidates& candidates, const std::vector<kernels::AdamWDecayRun>& runs,
-                        Tensor& param, const Tensor& grad, Tensor& exp_avg, Tensor& exp_avg_sq,
-                        Tensor* half_param, const Tensor& state, int row) {
+                        Tensor& param, Tensor& grad, Tensor& exp_avg, Tensor& exp_avg_sq, Tensor* half_param,
+                        const Tensor& state, int row, const RawGradientRule& rule) {
   constexpr const char* kOp = "ops::AdamWStepWithState";
   const Device device = CommonDevice(
       kOp, {param, grad, exp_avg, exp_avg_sq, state, half_param != nullptr ? *half_param : Tensor()});
@@ -160,16 +129,20 @@ void AdamWStepWithState(const AdamWCandidates& candidates, const std::vector<ker
       kOp, device,
       [&] {
         double* r = HostRow(state, row);
-        if (kernels::StepSkips(r)) return;
-        const int chosen = kernels::AdamWCandidateOf(r, candidates);
+        const int chosen = kernels::StepSkips(r) ? -1 : kernels::AdamWCandidateOf(r, candidates);
         if (chosen < 0) {
-          r[kernels::kSlotCandidateError] = 1.0;
+          if (!kernels::StepSkips(r)) r[kernels::kSlotCandidateError] = 1.0;
+          kernels::cpu::ClearRange(grad.data<float>(), grad.numel());
           return;
         }
-        kernels::cpu::AdamWStep(candidates.scalars[chosen], runs, param, grad, exp_avg, exp_avg_sq, half_param);
+        const float inverse_scale = rule.unscale ? kernels::InverseScaleOf(r) : 1.0f;
+        kernels::cpu::AdamWStepFromRawGradients(candidates.scalars[chosen], runs, inverse_scale,
+                                                kernels::ClipCoefficientOf(r, rule.max_grad_norm), param, grad,
+                                                exp_avg, exp_avg_sq, half_param);
       },
-      XLMR_CUDA_KERNEL(kernels::cuda::AdamWStepWithState(candidates, runs, param, grad, exp_avg,
-                                                         exp_avg_sq, half_param, HostRow(state, row))));
+      XLMR_CUDA_KERNEL(kernels::cuda::AdamWStepWithState(candidates, runs, param, grad, exp_avg, exp_avg_sq,
+                                                         half_param, HostRow(state, row), rule.unscale,
+                                                         rule.max_grad_norm)));
 }
 
 void FinishStepState(Tensor& state, int row, const LossScaleRule& rule) {

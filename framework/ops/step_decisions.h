@@ -5,10 +5,8 @@
 //   BeginStepState(state, r, p, loss terms)
 //   per micro-batch: AccumulateObjectiveLoss into the row's loss sum, the loss backward scaled
 //   by the row's gradient scale (framework/ops/loss.h's GradientScale::InState)
-//   UnscaleAndFlagNonFinite(grads, state, r)   (the finite flag is then agreed over ranks)
-//   SumOfSquaresIntoState(grads, state, r)     (sharded: then summed over ranks)
-//   ClipGradNormWithState(grads, state, r, max_norm)
-//   AdamWStepWithState(candidates, ..., state, r)
+//   FlagNonFiniteAndSumSquares(grads, state, r)   (flag agreed, sharded sum summed over ranks)
+//   AdamWStepWithState(candidates, ..., grads, ..., state, r, rule)   (unscale, clip, AdamW, zero)
 //   FinishStepState(state, r, rule)
 // Each pass gives the same bits as the host-decided code it replaces (framework/amp's
 // UnscaleAndCheckFinite and Update, framework/optim's SumOfSquares, ClipGradNorm and AdamW::Step)
@@ -74,24 +72,30 @@ void BeginStepState(Tensor& state, int row, int previous, int64_t loss_terms);
 // The index of `slot` of `row` among the state's doubles (for ops that read or add one).
 int64_t StepSlotElement(int row, kernels::StepSlot slot);
 
-// grads *= InverseScaleOf(row) (unscale true) in one pass, the row's found_inf set when a value
-// was inf/NaN before the multiply (ops::UnscaleAndCheckFinite's pass); unscale false reads
-// only (ops::AllFinite's pass, the scaler disabled). [in,out] grads: [n] f32. n == 0: nothing.
-void UnscaleAndFlagNonFinite(Tensor& grads, Tensor& state, int row, bool unscale);
+// The step's two passes over the raw (loss-scaled) gradients, which read them twice where
+// unscaling, the norm, clipping and AdamW in place read them four times (and the next step's
+// zeroing wrote them once more), with the same bits.
+//
+// Pass 1, one read: the row's found_inf (a value was inf/NaN) and sum_of_squares of the unscaled
+// gradients (each g * InverseScaleOf(row) rounded to float when `unscale`, else g), in
+// ops::SumOfSquares's order; the gradients are left as they are. [in] grads: [n] f32.
+void FlagNonFiniteAndSumSquares(const Tensor& grads, Tensor& state, int row, bool unscale);
 
-// The row's sum_of_squares = ops::SumOfSquares(grads) (0 for n == 0), on the device.
-void SumOfSquaresIntoState(const Tensor& grads, Tensor& state, int row);
+// How pass 2 turns a raw gradient into AdamW's: unscale (the loss scaler is on) and clip to
+// max_grad_norm (<= 0: no clipping), as framework/train/train_step.h's settings say.
+struct RawGradientRule {
+  bool unscale = false;
+  double max_grad_norm = 0.0;
+};
 
-// grads *= ClipCoefficientOf(row, max_norm) where that is below 1 (nothing when the step
-// skips): grad_clip.h's ClipGradNorm on the row's norm.
-void ClipGradNormWithState(Tensor& grads, const Tensor& state, int row, double max_norm);
-
-// ops::AdamWStep with candidates.scalars[AdamWCandidateOf(row)], or nothing when the step
-// skips (the half copy included). No candidate for the row's count sets its candidate_error
-// and updates nothing. Arguments as ops::AdamWStep.
+// Pass 2: ops::AdamWStep with candidates.scalars[AdamWCandidateOf(row)] on the gradients formed
+// as they are read, (g * InverseScaleOf(row)) * ClipCoefficientOf(row, max_grad_norm), each
+// product rounded; every gradient is then 0 (the next step's zeroing). A step that skips, or whose
+// count has no candidate (candidate_error set), updates nothing and only clears the gradients.
+// Arguments as ops::AdamWStep; [in,out] grad.
 void AdamWStepWithState(const AdamWCandidates& candidates, const std::vector<kernels::AdamWDecayRun>& runs,
-                        Tensor& param, const Tensor& grad, Tensor& exp_avg, Tensor& exp_avg_sq,
-                        Tensor* half_param, const Tensor& state, int row);
+                        Tensor& param, Tensor& grad, Tensor& exp_avg, Tensor& exp_avg_sq,
+                        Tensor* half_param, const Tensor& state, int row, const RawGradientRule& rule);
 
 // kernels::FinishStepRow(row, rule): the skip flag, the update count, the next loss scale.
 void FinishStepState(Tensor& state, int row, const LossScaleRule& rule);

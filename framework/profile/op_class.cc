@@ -37,9 +37,7 @@ OpClass ClassOfOp(absl::string_view op) {
       {"ops::SumOfSquares", OpClass::kOptimizer},
       {"ops::UnscaleAndCheckFinite", OpClass::kOptimizer},
       {"ops::BeginStepState", OpClass::kOptimizer},
-      {"ops::UnscaleAndFlagNonFinite", OpClass::kOptimizer},
-      {"ops::SumOfSquaresIntoState", OpClass::kOptimizer},
-      {"ops::ClipGradNormWithState", OpClass::kOptimizer},
+      {"ops::FlagNonFiniteAndSumSquares", OpClass::kOptimizer},
       {"ops::AdamWStepWithState", OpClass::kOptimizer},
       {"ops::FinishStepState", OpClass::kOptimizer},
       {"transfer", OpClass::kTransfer},
@@ -49,7 +47,8 @@ OpClass ClassOfOp(absl::string_view op) {
   }
   if (absl::StartsWith(op, "ops::Dropout")) return OpClass::kDropout;
   if (absl::StartsWith(op, "comm::")) return OpClass::kCommunication;
-  for (absl::string_view loss : {"ops::CrossEntropy", "ops::BceWithLogits", "ops::Mse"}) {
+  for (absl::string_view loss : {"ops::CrossEntropy", "ops::BceWithLogits", "ops::Mse", "ops::AccumulateCrossEntropy",
+                                 "ops::AccumulateMse"}) {
     if (absl::StartsWith(op, loss)) return OpClass::kLoss;
   }
   return OpClass::kOther;

@@ -74,7 +74,8 @@ void TrainStep::Enqueue(int64_t step, const std::vector<data::Batch>& micro_batc
   // mean over the global batch (d(mean loss)/d(logits) times the loss scale).
   ops::BeginStepState(state_, row, previous, global_loss_terms);
   const PendingStep record{row, global_loss_terms, static_cast<int>(micro_batches.size())};
-  model_.parameters().ZeroGrads();
+  if (!grads_zeroed_) model_.parameters().ZeroGrads();
+  grads_zeroed_ = false;  // the micro-steps accumulate into them from here
   sync_.BeginStep();
   for (size_t m = 0; m < micro_batches.size(); ++m) {
     if (micro_batches[m].labels.numel() == 0) continue;  // a rank's share of a partial batch
@@ -95,9 +96,11 @@ void TrainStep::Enqueue(int64_t step, const std::vector<data::Batch>& micro_batc
   // gradients on every rank give identical flags; agreeing explicitly keeps the ranks in
   // lockstep even if a backend ever reduced non-deterministically. Sharded, each rank sees only
   // its shard, and the agreement is what makes the flag global.
-  ops::UnscaleAndFlagNonFinite(grads, state_, row, scaler_.enabled());
+  if (settings_.on_gradients) settings_.on_gradients(grads);
+  ops::FlagNonFiniteAndSumSquares(grads, state_, row, scaler_.enabled());
   SumOverRanks(row, kernels::kSlotFoundInf);
-  ApplyUpdate(grads, row);
+  if (sync_.sharded()) SumOverRanks(row, kernels::kSlotSumOfSquares);
+  ApplyUpdate(row);
   ops::FinishStepState(state_, row, scaler_.rule());
   reads_.Queue(state_, row);  // the row's copy for Collect, behind the step's work
   pending_.push_back(record);
@@ -165,13 +168,12 @@ absl::StatusOr<StepOutcome> TrainStep::Run(int64_t step, const std::vector<data:
   return Collect();
 }
 
-void TrainStep::ApplyUpdate(Tensor& grads, int row) {
-  // Every pass below reads the row's decisions and does nothing when the step skips.
-  ops::SumOfSquaresIntoState(grads, state_, row);
-  if (sync_.sharded()) SumOverRanks(row, kernels::kSlotSumOfSquares);
-  ops::ClipGradNormWithState(grads, state_, row, settings_.max_grad_norm);
-  // Also refreshes the fp16/bf16 working copy (its shard).
-  optimizer_.StepWithState(Candidates(), state_, row);
+void TrainStep::ApplyUpdate(int row) {
+  // Unscales and clips each raw gradient as it reads it, updates nothing when the row says the
+  // step skips, zeroes the gradients it owns, and refreshes the fp16/bf16 working copy (its
+  // shard). Unsharded, that is every gradient: the next step need not zero them again.
+  optimizer_.StepWithState(Candidates(), state_, row, {scaler_.enabled(), settings_.max_grad_norm});
+  grads_zeroed_ = !sync_.sharded();
   // Sharded: every rank gets every shard's new weights (unchanged ones when skipped).
   sync_.AllGatherWeights();
 }

@@ -34,6 +34,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -56,6 +57,11 @@ struct StepSettings {
   Device device = Device::kCpu;
   Objective objective = Objective::kSingleLabel;
   float label_smoothing = 0.0f;  // --label_smoothing_factor (framework/train/objective.h)
+  // Called once per step with the summed gradients this rank owns, after they crossed the ranks
+  // and before the optimizer reads them (where HF's TrainerCallback.on_pre_optimizer_step sees
+  // them): still multiplied by the step's loss scale and unclipped, since the optimizer unscales
+  // and clips as it reads them, and zeroes them after. On CUDA, a host copy of them is a wait.
+  std::function<void(const Tensor& gradients)> on_gradients;
 };
 
 struct StepOutcome {
@@ -115,8 +121,8 @@ class TrainStep {
 
   // Forward + backward of one micro-batch; its summed (unscaled) loss is added to the row.
   void RunMicroStep(const data::Batch& batch, const PassContext& context, int row, bool last);
-  // [in,out] grads: the summed gradients this rank owns (GradientSynchronizer::owned()).
-  void ApplyUpdate(Tensor& grads, int row);
+  // The optimizer's pass over the summed raw gradients this rank owns (GradientSynchronizer::owned()).
+  void ApplyUpdate(int row);
 
   TrainableModel& model_;
   distributed::GradientSynchronizer& sync_;
@@ -130,6 +136,9 @@ class TrainStep {
   int64_t collected_count_ = 0;    // AdamW's update count after the last collected step
   amp::LossScalerState mirrored_;  // the scaler's state after the last collected step
   std::deque<PendingStep> pending_;
+  // The last update zeroed every gradient (unsharded), so the next step starts from zeros
+  // without a pass of its own. False until then: a backward outside a step may have left some.
+  bool grads_zeroed_ = false;
 };
 
 }  // namespace xlmr::train

@@ -91,6 +91,80 @@ void ScaleBlock(float* values, int64_t n, float factor) {
   for (int64_t i = 0; i < n; ++i) values[i] *= factor;
 }
 
+// BlockSumOfSquares of values[i] * inv_scale (each product rounded to float), and in the same
+// read whether every value was finite.
+XLMR_INSTRUCTION_SET_CLONES
+double BlockFlagAndSumOfSquares(const float* values, int64_t n, float inv_scale, uint32_t* non_finite_out) {
+  double lanes[kSumLanes] = {};
+  uint32_t non_finite = 0;
+  int64_t i = 0;
+  for (; i + kSumLanes <= n; i += kSumLanes) {
+    for (int64_t lane = 0; lane < kSumLanes; ++lane) {
+      const float raw = values[i + lane];
+      non_finite |= NonFiniteBit(raw);
+      const double value = raw * inv_scale;
+      lanes[lane] += value * value;
+    }
+  }
+  for (int64_t lane = 0; i < n; ++i, ++lane) {
+    const float raw = values[i];
+    non_finite |= NonFiniteBit(raw);
+    const double value = raw * inv_scale;
+    lanes[lane] += value * value;
+  }
+  *non_finite_out = non_finite;
+  return CombineLanes(lanes);
+}
+
+// AdamW's constants for one update, as AdamWUpdateRange derives them from the scalars.
+struct AdamWConstants {
+  float decay_factor, lerp_factor, beta2, one_minus_beta2, bias_correction2_sqrt, eps, neg_step_size;
+  bool lerp_from_self;
+};
+
+AdamWConstants ConstantsOf(const AdamWStepScalars& scalars, bool decay) {
+  // Multiplying by exactly 1.0f leaves every float unchanged, so undecayed ranges take the
+  // same loop as torch's skipped p.mul_().
+  // exp_avg.lerp_(grad, weight): torch's lerp for a scalar weight (ATen Lerp.h) picks its
+  // formula by |weight| < 0.5, and both the vectorized CPU code and the CUDA code evaluate it as
+  // one fused multiply-add: weight * (end - self) + self, or (weight - 1) * (end - self) + end.
+  const bool lerp_from_self = std::fabs(scalars.lerp_weight) < 0.5f;
+  return {decay ? scalars.decay_factor : 1.0f,
+          lerp_from_self ? scalars.lerp_weight : scalars.lerp_weight - 1.0f,
+          scalars.beta2,
+          scalars.one_minus_beta2,
+          scalars.bias_correction2_sqrt,
+          scalars.eps,
+          scalars.neg_step_size,
+          lerp_from_self};
+}
+
+// One element of framework/optim/adamw.h's update with gradient g.
+inline __attribute__((always_inline)) void AdamWElement(const AdamWConstants& c, float g, float& param,
+                                                        float& exp_avg, float& exp_avg_sq) {
+  const float m_old = exp_avg;
+  const float m = std::fma(c.lerp_factor, g - m_old, c.lerp_from_self ? m_old : g);
+  const float v = std::fma(c.one_minus_beta2 * g, g, exp_avg_sq * c.beta2);
+  const float denom = std::sqrt(v) / c.bias_correction2_sqrt + c.eps;
+  const float decayed = param * c.decay_factor;
+  param = decayed + (c.neg_step_size * m) / denom;
+  exp_avg = m;
+  exp_avg_sq = v;
+}
+
+// AdamWUpdateRange on (grad * inv_scale) * clip, each product rounded, then grad = 0.
+XLMR_INSTRUCTION_SET_CLONES
+void AdamWUpdateFromRawRange(const AdamWStepScalars& scalars, bool decay, float inv_scale, float clip,
+                             float* __restrict param, float* __restrict grad, float* __restrict exp_avg,
+                             float* __restrict exp_avg_sq, int64_t n) {
+  const AdamWConstants c = ConstantsOf(scalars, decay);
+  for (int64_t i = 0; i < n; ++i) {
+    const float unscaled = grad[i] * inv_scale;
+    AdamWElement(c, unscaled * clip, param[i], exp_avg[i], exp_avg_sq[i]);
+    grad[i] = 0.0f;
+  }
+}
+
 }  // namespace
 
 // Built three times, picked at load time: for CPUs with AVX-512 (x86-64-v4), for CPUs with AVX2
@@ -102,30 +176,8 @@ XLMR_INSTRUCTION_SET_CLONES
 void AdamWUpdateRange(const AdamWStepScalars& scalars, bool decay, float* __restrict param,
                       const float* __restrict grad, float* __restrict exp_avg,
                       float* __restrict exp_avg_sq, int64_t n) {
-  // Multiplying by exactly 1.0f leaves every float unchanged, so undecayed ranges take the
-  // same loop as torch's skipped p.mul_().
-  const float decay_factor = decay ? scalars.decay_factor : 1.0f;
-  // exp_avg.lerp_(grad, weight): torch's lerp for a scalar weight (ATen Lerp.h) picks its
-  // formula by |weight| < 0.5, and both the vectorized CPU code and the CUDA code evaluate it as
-  // one fused multiply-add: weight * (end - self) + self, or (weight - 1) * (end - self) + end.
-  const bool lerp_from_self = std::fabs(scalars.lerp_weight) < 0.5f;
-  const float lerp_factor = lerp_from_self ? scalars.lerp_weight : scalars.lerp_weight - 1.0f;
-  const float beta2 = scalars.beta2;
-  const float one_minus_beta2 = scalars.one_minus_beta2;
-  const float bias_correction2_sqrt = scalars.bias_correction2_sqrt;
-  const float eps = scalars.eps;
-  const float neg_step_size = scalars.neg_step_size;
-  for (int64_t i = 0; i < n; ++i) {
-    const float g = grad[i];
-    const float m_old = exp_avg[i];
-    const float m = std::fma(lerp_factor, g - m_old, lerp_from_self ? m_old : g);
-    const float v = std::fma(one_minus_beta2 * g, g, exp_avg_sq[i] * beta2);
-    const float denom = std::sqrt(v) / bias_correction2_sqrt + eps;
-    const float decayed = param[i] * decay_factor;
-    param[i] = decayed + (neg_step_size * m) / denom;
-    exp_avg[i] = m;
-    exp_avg_sq[i] = v;
-  }
+  const AdamWConstants c = ConstantsOf(scalars, decay);
+  for (int64_t i = 0; i < n; ++i) AdamWElement(c, grad[i], param[i], exp_avg[i], exp_avg_sq[i]);
 }
 
 bool UnscaleAndCheckFiniteRange(float* grads, int64_t n, float inv_scale) {
@@ -170,6 +222,47 @@ void AdamWStep(const AdamWStepScalars& scalars, const std::vector<AdamWDecayRun>
       if (half_param != nullptr) StoreFloats(p + at, at, end - begin, half_param);
     });
   }
+}
+
+FiniteAndSumOfSquares FlagAndSumOfSquaresRange(const float* grads, int64_t n, float inv_scale) {
+  const int64_t blocks = (n + kSumOfSquaresBlock - 1) / kSumOfSquaresBlock;
+  std::vector<double> block_sums(static_cast<size_t>(blocks));
+  std::vector<uint32_t> block_non_finite(static_cast<size_t>(blocks));
+  ParallelFor(blocks, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t block = begin; block < end; ++block) {
+      const int64_t first = block * kSumOfSquaresBlock;
+      block_sums[block] = BlockFlagAndSumOfSquares(grads + first, std::min(kSumOfSquaresBlock, n - first),
+                                                   inv_scale, &block_non_finite[block]);
+    }
+  });
+  FiniteAndSumOfSquares result{true, 0.0};
+  for (int64_t block = 0; block < blocks; ++block) {
+    result.sum_of_squares += block_sums[block];
+    if (block_non_finite[block] != 0) result.finite = false;
+  }
+  return result;
+}
+
+void AdamWStepFromRawGradients(const AdamWStepScalars& scalars, const std::vector<AdamWDecayRun>& runs,
+                               float inv_scale, float clip, Tensor& param, Tensor& grad, Tensor& exp_avg,
+                               Tensor& exp_avg_sq, Tensor* half_param) {
+  float* p = param.data<float>();
+  float* g = grad.data<float>();
+  float* m = exp_avg.data<float>();
+  float* v = exp_avg_sq.data<float>();
+  for (const AdamWDecayRun& run : runs) {
+    ParallelFor(run.size, kElementsPerTask, [&](int64_t begin, int64_t end) {
+      const int64_t at = run.offset + begin;
+      AdamWUpdateFromRawRange(scalars, run.decay, inv_scale, clip, p + at, g + at, m + at, v + at, end - begin);
+      if (half_param != nullptr) StoreFloats(p + at, at, end - begin, half_param);
+    });
+  }
+}
+
+void ClearRange(float* values, int64_t n) {
+  ParallelFor(n, kElementsPerTask, [&](int64_t begin, int64_t end) {
+    std::memset(values + begin, 0, sizeof(float) * static_cast<size_t>(end - begin));
+  });
 }
 
 void ScaleRange(float* values, int64_t n, float factor) {

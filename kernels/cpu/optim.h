@@ -54,6 +54,25 @@ void ScaleRange(float* values, int64_t n, float factor);
 // The blocks run on the CPU threads; the result is the same for every thread count.
 double SumOfSquaresRange(const float* values, int64_t n);
 
+// The two passes of the optimizer step over raw (loss-scaled) gradients (framework/ops/
+// step_decisions.h), which give the bits of the passes above run one after another in place
+// (unscale, sum of squares, clip, AdamW) while reading the gradients twice instead of five times.
+//
+// Pass 1, one read: whether every gradient is finite, and SumOfSquaresRange of grads[i] *
+// inv_scale (each product rounded to float: the unscaled gradient; inv_scale 1 for none).
+struct FiniteAndSumOfSquares {
+  bool finite;
+  double sum_of_squares;
+};
+FiniteAndSumOfSquares FlagAndSumOfSquaresRange(const float* grads, int64_t n, float inv_scale);
+// Pass 2: AdamWStep on g = (grad * inv_scale) * clip, each product rounded (clip 1 for none),
+// every gradient of the runs then set to 0 (the next step's zeroing).
+void AdamWStepFromRawGradients(const AdamWStepScalars& scalars, const std::vector<AdamWDecayRun>& runs,
+                               float inv_scale, float clip, Tensor& param, Tensor& grad, Tensor& exp_avg,
+                               Tensor& exp_avg_sq, Tensor* half_param);
+// values[0, n) = 0 (pass 2 of a skipped step).
+void ClearRange(float* values, int64_t n);
+
 }  // namespace xlmr::kernels::cpu
 
 #endif  // XLMR_KERNELS_CPU_OPTIM_H_

@@ -105,18 +105,30 @@ __device__ __forceinline__ void StoreRounded(__nv_bfloat16* out, float value) {
   *out = __float2bfloat16_rn(value);
 }
 
+// With the step state, the gradients are raw (loss-scaled, unclipped): the kernel unscales and
+// clips each as it reads it and then clears it (framework/ops/step_decisions.h's pass 2).
+struct RawGradients {
+  bool active = false;   // the step-state pass
+  bool unscale = false;  // multiply by InverseScaleOf(row)
+  double max_grad_norm = 0.0;
+};
+
 // H: __half or __nv_bfloat16 also writes the working copy half_param in that dtype; float
 // writes none (half_param is null).
 template <typename H>
 __global__ void __launch_bounds__(kThreadsPerBlock)
     AdamWKernel(const AdamWStepScalars by_value, const __grid_constant__ RunGroup group,
-                float* __restrict__ param, const float* __restrict__ grad,
+                float* __restrict__ param, float* __restrict__ grad,
                 float* __restrict__ exp_avg, float* __restrict__ exp_avg_sq,
                 H* __restrict__ half_param, const AdamWStepScalars* __restrict__ chosen,
-                const double* __restrict__ row) {
-  // With the step state: nothing when the step skips or no candidate matched (the row says).
-  if (row != nullptr && (StepSkips(row) || row[kSlotCandidateError] != 0.0)) return;
-  const AdamWStepScalars s = chosen != nullptr ? *chosen : by_value;
+                const double* __restrict__ row, const RawGradients raw) {
+  // With the step state: no update when the step skips or no candidate matched (the row says);
+  // raw gradients are still cleared.
+  const bool no_update = row != nullptr && (StepSkips(row) || row[kSlotCandidateError] != 0.0);
+  if (no_update && !raw.active) return;
+  const float inverse_scale = raw.active && raw.unscale ? InverseScaleOf(row) : 1.0f;
+  const float clip = raw.active ? ClipCoefficientOf(row, raw.max_grad_norm) : 1.0f;
+  const AdamWStepScalars s = chosen != nullptr && !no_update ? *chosen : by_value;
   const int64_t end = group.ends[group.count - 1];
   const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
   // i only grows, so each thread's run cursor only moves forward: over the whole launch a
@@ -127,7 +139,13 @@ __global__ void __launch_bounds__(kThreadsPerBlock)
     while (group.ends[run] <= i) ++run;  // i < end = ends[count - 1] keeps run < count
     if ((group.skip_bits[run >> 5] >> (run & 31)) & 1u) continue;
     const bool decay = (group.decay_bits[run >> 5] >> (run & 31)) & 1u;
-    const float g = grad[i];
+    float g = grad[i];
+    if (raw.active) {
+      grad[i] = 0.0f;
+      if (no_update) continue;
+      // The in-place passes' two roundings: unscale, then clip (a multiply by 1 changes nothing).
+      g = __fmul_rn(__fmul_rn(g, inverse_scale), clip);
+    }
     const float m = TorchLerp(exp_avg[i], g, s.lerp_weight);
     const float v = __fmaf_rn(__fmul_rn(s.one_minus_beta2, g), g, __fmul_rn(exp_avg_sq[i], s.beta2));
     const float denom = __fadd_rn(__fdiv_rn(__fsqrt_rn(v), s.bias_correction2_sqrt), s.eps);
@@ -249,6 +267,30 @@ __global__ void __launch_bounds__(kThreadsPerBlock)
   if (threadIdx.x == 0) partial_sums[blockIdx.x] = block_sum;
 }
 
+// Pass 1 with the step state: PartialSumsOfSquaresKernel of the unscaled values (value *
+// InverseScaleOf(row) rounded to float when `unscale`), and row[kSlotFoundInf] = 1 when any
+// value was inf/NaN, in one read; the values are not written.
+__global__ void __launch_bounds__(kThreadsPerBlock)
+    FlagAndPartialSumsKernel(const float* __restrict__ values, int64_t count, double* row, bool unscale,
+                             double* __restrict__ partial_sums) {
+  const float inverse_scale = unscale ? InverseScaleOf(row) : 1.0f;
+  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  double sum = 0.0;
+  bool all_finite = true;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count;
+       i += stride) {
+    const float raw = values[i];
+    all_finite &= IsFiniteBits(raw);
+    const double value = __fmul_rn(raw, inverse_scale);
+    sum += value * value;
+  }
+  const double block_sum = BlockSum(sum);
+  if (threadIdx.x == 0) partial_sums[blockIdx.x] = block_sum;
+  // Every writer stores the same 1, so the unordered stores need no atomics. Written after the
+  // block's reads of the row (BlockSum synchronises the block; other blocks read only the scale).
+  if (!all_finite) row[kSlotFoundInf] = 1.0;
+}
+
 // Stage 2, one block: thread t sums partials t, t + 256, ... in order, then the block tree.
 __global__ void __launch_bounds__(kThreadsPerBlock)
     SumPartialsKernel(const double* __restrict__ partial_sums, int count,
@@ -285,10 +327,13 @@ __global__ void __launch_bounds__(kThreadsPerBlock)
 
 namespace {
 
-// AdamWStep's launches; chosen and row null: the scalars by value, never skipped.
+// AdamWStep's launches; chosen and row null: the scalars by value, never skipped. The kernel
+// writes the gradients only when raw.active (AdamWStepWithState, whose caller passes them
+// mutable); AdamWStep's are read only.
 void LaunchAdamW(const AdamWStepScalars& scalars, const std::vector<AdamWDecayRun>& runs,
                  Tensor& param, const Tensor& grad, Tensor& exp_avg, Tensor& exp_avg_sq,
-                 Tensor* half_param, const AdamWStepScalars* chosen, const double* row) {
+                 Tensor* half_param, const AdamWStepScalars* chosen, const double* row,
+                 const RawGradients& raw) {
   constexpr const char* kFn = "AdamWStep";
   CheckDeviceF32(kFn, "param", param);
   CheckDeviceF32(kFn, "grad", grad);
@@ -311,15 +356,16 @@ void LaunchAdamW(const AdamWStepScalars& scalars, const std::vector<AdamWDecayRu
     float* p = param.data<float>();
     float* m = exp_avg.data<float>();
     float* v = exp_avg_sq.data<float>();
+    float* g = const_cast<float*>(grad.data<float>());
     if (half != nullptr && half_param->dtype() == DType::kF16) {
       AdamWKernel<__half><<<blocks, kThreadsPerBlock, 0, ComputeStream()>>>(
-          scalars, group, p, grad.data<float>(), m, v, static_cast<__half*>(half), chosen, row);
+          scalars, group, p, g, m, v, static_cast<__half*>(half), chosen, row, raw);
     } else if (half != nullptr) {
       AdamWKernel<__nv_bfloat16><<<blocks, kThreadsPerBlock, 0, ComputeStream()>>>(
-          scalars, group, p, grad.data<float>(), m, v, static_cast<__nv_bfloat16*>(half), chosen, row);
+          scalars, group, p, g, m, v, static_cast<__nv_bfloat16*>(half), chosen, row, raw);
     } else {
       AdamWKernel<float><<<blocks, kThreadsPerBlock, 0, ComputeStream()>>>(
-          scalars, group, p, grad.data<float>(), m, v, nullptr, chosen, row);
+          scalars, group, p, g, m, v, nullptr, chosen, row, raw);
     }
     KERNEL_LAUNCH_CHECK();
   }
@@ -334,6 +380,7 @@ __global__ void BeginStepStateKernel(const double* previous, double* row, double
 __global__ void FinishStepStateKernel(double* row, const LossScaleRule rule) { FinishStepRow(row, rule); }
 
 __global__ void SelectAdamWKernel(const AdamWCandidates candidates, double* row, AdamWStepScalars* chosen) {
+  if (StepSkips(row)) return;  // no update, so no candidate needed (as the CPU decides)
   const int index = AdamWCandidateOf(row, candidates);
   if (index < 0) {
     row[kSlotCandidateError] = 1.0;
@@ -342,39 +389,22 @@ __global__ void SelectAdamWKernel(const AdamWCandidates candidates, double* row,
   *chosen = candidates.scalars[index];
 }
 
-// UnscaleKernel with the inverse scale read from the row and the flag written into it.
-__global__ void __launch_bounds__(kThreadsPerBlock)
-    UnscaleWithStateKernel(float* __restrict__ values, int64_t count, bool multiply, double* row) {
-  // Every writer stores the same 1, so the unordered stores need no atomics.
-  if (!UnscaleThreadShare(values, count, multiply, InverseScaleOf(row))) row[kSlotFoundInf] = 1.0;
-}
-
-__global__ void __launch_bounds__(kThreadsPerBlock)
-    ClipWithStateKernel(float* __restrict__ values, int64_t count, const double* row, double max_norm) {
-  const float factor = ClipCoefficientOf(row, max_norm);
-  if (factor == 1.0f) return;
-  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count;
-       i += stride) {
-    values[i] = __fmul_rn(values[i], factor);
-  }
-}
-
 }  // namespace
 
 void AdamWStep(const AdamWStepScalars& scalars, const std::vector<AdamWDecayRun>& runs,
                Tensor& param, const Tensor& grad, Tensor& exp_avg, Tensor& exp_avg_sq,
                Tensor* half_param) {
-  LaunchAdamW(scalars, runs, param, grad, exp_avg, exp_avg_sq, half_param, nullptr, nullptr);
+  LaunchAdamW(scalars, runs, param, grad, exp_avg, exp_avg_sq, half_param, nullptr, nullptr, RawGradients{});
 }
 
 void AdamWStepWithState(const AdamWCandidates& candidates, const std::vector<AdamWDecayRun>& runs,
-                        Tensor& param, const Tensor& grad, Tensor& exp_avg, Tensor& exp_avg_sq,
-                        Tensor* half_param, double* row) {
+                        Tensor& param, Tensor& grad, Tensor& exp_avg, Tensor& exp_avg_sq,
+                        Tensor* half_param, double* row, bool unscale, double max_grad_norm) {
   Scratch* scratch = DeviceScratch();
   SelectAdamWKernel<<<1, 1, 0, ComputeStream()>>>(candidates, row, &scratch->chosen);
   KERNEL_LAUNCH_CHECK();
-  LaunchAdamW(AdamWStepScalars{}, runs, param, grad, exp_avg, exp_avg_sq, half_param, &scratch->chosen, row);
+  LaunchAdamW(AdamWStepScalars{}, runs, param, grad, exp_avg, exp_avg_sq, half_param, &scratch->chosen, row,
+              RawGradients{true, unscale, max_grad_norm});
 }
 
 void BeginStepState(const double* previous, double* row, double loss_terms) {
@@ -387,24 +417,6 @@ void FinishStepState(double* row, const LossScaleRule& rule) {
   KERNEL_LAUNCH_CHECK();
 }
 
-void UnscaleAndFlagNonFinite(Tensor& grads, double* row, bool unscale) {
-  CheckDeviceF32("UnscaleAndFlagNonFinite", "grads", grads);
-  const int64_t count = grads.numel();
-  if (count == 0) return;
-  UnscaleWithStateKernel<<<GridFor(count), kThreadsPerBlock, 0, ComputeStream()>>>(
-      grads.data<float>(), count, unscale, row);
-  KERNEL_LAUNCH_CHECK();
-}
-
-void ClipGradNormWithState(Tensor& values, const double* row, double max_norm) {
-  CheckDeviceF32("ClipGradNormWithState", "values", values);
-  const int64_t count = values.numel();
-  if (count == 0) return;
-  ClipWithStateKernel<<<GridFor(count), kThreadsPerBlock, 0, ComputeStream()>>>(
-      values.data<float>(), count, row, max_norm);
-  KERNEL_LAUNCH_CHECK();
-}
-
 bool UnscaleAndCheckFinite(Tensor& grads, float inv_scale) {
   CheckDeviceF32("UnscaleAndCheckFinite", "grads", grads);
   return LaunchUnscale<true>(grads.data<float>(), grads.numel(), inv_scale);
@@ -414,6 +426,22 @@ bool AllFinite(const Tensor& values) {
   CheckDeviceF32("AllFinite", "values", values);
   // The read-only instantiation never stores through the pointer.
   return LaunchUnscale<false>(values.data<float>(), values.numel(), 1.0f);
+}
+
+void FlagNonFiniteAndSumSquares(const Tensor& grads, double* row, bool unscale) {
+  CheckDeviceF32("FlagNonFiniteAndSumSquares", "grads", grads);
+  const int64_t count = grads.numel();
+  if (count == 0) return;
+  // SumOfSquaresInto's grid (fixed by n alone) and second stage: the same sum.
+  const int blocks = static_cast<int>(std::min<int64_t>(
+      (count + kThreadsPerBlock - 1) / kThreadsPerBlock, kMaxReductionBlocks));
+  Scratch* scratch = DeviceScratch();
+  FlagAndPartialSumsKernel<<<blocks, kThreadsPerBlock, 0, ComputeStream()>>>(
+      grads.data<float>(), count, row, unscale, scratch->partial_sums);
+  KERNEL_LAUNCH_CHECK();
+  SumPartialsKernel<<<1, kThreadsPerBlock, 0, ComputeStream()>>>(scratch->partial_sums, blocks,
+                                                                  row + kSlotSumOfSquares);
+  KERNEL_LAUNCH_CHECK();
 }
 
 void SumOfSquaresInto(const Tensor& values, double* result) {

@@ -76,18 +76,20 @@ void RefreshHalfCopy(const Tensor& master, Tensor& half);
 
 // BeginStepRow(previous, row, loss_terms), one thread.
 void BeginStepState(const double* previous, double* row, double loss_terms);
-// UnscaleAndCheckFinite's pass with InverseScaleOf(row) (unscale false: AllFinite's), the flag
-// written into row[kSlotFoundInf] instead of read back. [in,out] grads: [n] F32, n > 0.
-void UnscaleAndFlagNonFinite(Tensor& grads, double* row, bool unscale);
+// framework/ops/step_decisions.h's pass 1: one read of the raw gradients gives
+// row[kSlotFoundInf] (UnscaleAndCheckFinite's flag) and row[kSlotSumOfSquares] (SumOfSquares of
+// the values unscaled by InverseScaleOf(row), or as they are when !unscale, with its grid and
+// order); the gradients are not written. [in] grads: [n] F32, n > 0.
+void FlagNonFiniteAndSumSquares(const Tensor& grads, double* row, bool unscale);
 // SumOfSquares's reduction, its result stored at `result` (device memory) instead of read back.
 void SumOfSquaresInto(const Tensor& values, double* result);
-// values *= ClipCoefficientOf(row, max_norm) where that is below 1.
-void ClipGradNormWithState(Tensor& values, const double* row, double max_norm);
-// AdamWStep with the candidate AdamWCandidateOf(row) picked on the device (one thread copies it
-// to device scratch; no candidate sets row[kSlotCandidateError]); nothing when StepSkips(row).
+// Pass 2: AdamWStep on the raw gradients unscaled (when `unscale`) and clipped to max_grad_norm as
+// they are read, with the candidate AdamWCandidateOf(row) picked on the device (one thread copies
+// it to device scratch; no candidate sets row[kSlotCandidateError]); every gradient of the runs is
+// then 0. Nothing but the clearing when StepSkips(row).
 void AdamWStepWithState(const AdamWCandidates& candidates, const std::vector<AdamWDecayRun>& runs,
-                        Tensor& param, const Tensor& grad, Tensor& exp_avg, Tensor& exp_avg_sq,
-                        Tensor* half_param, double* row);
+                        Tensor& param, Tensor& grad, Tensor& exp_avg, Tensor& exp_avg_sq,
+                        Tensor* half_param, double* row, bool unscale, double max_grad_norm);
 // FinishStepRow(row, rule), one thread.
 void FinishStepState(double* row, const LossScaleRule& rule);
 

@@ -5,16 +5,17 @@
 //   -----------------------------------------+----------------------------------------------
 //   state rows (scale update, skip, count)   | bit-equal: step_state.h's double/float
 //                                            | arithmetic, correctly rounded on both
-//   unscaled gradients, found_inf            | bit-equal (finite values), flag equal
-//   sum of squares into the row              | bit-equal to kernels::cuda::SumOfSquares (the
-//                                            | same reduction, not read back)
-//   clipped gradients (same row)             | bit-equal: same coefficient, one multiply
-//   AdamW with the picked candidate          | bit-equal (tests/gpu/optim_test's AdamW bounds)
+//   pass 1: found_inf, raw gradients         | flag equal, gradients not written
+//   pass 1: sum of squares into the row      | bit-equal to kernels::cuda::SumOfSquares of the
+//                                            | unscaled values (the same reduction)
+//   pass 2: AdamW on unscaled, clipped raw   | bit-equal (same row: same coefficient; the
+//   gradients with the picked candidate      | tests/gpu/optim_test's AdamW bounds), gradients 0
 //   a skipping row                           | nothing written (the half copy included)
 // and TrainStep on CUDA read a step late equals TrainStep read at once, bit for bit.
 // Skipped (with the reason) when no GPU is visible.
 #include "framework/ops/step_decisions.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -87,25 +88,24 @@ TEST_F(StepDecisionsGpuTest, ScaleUpdatesAndSkipsAreTheCpus) {
   }
 }
 
-TEST_F(StepDecisionsGpuTest, UnscaleFlagNormAndClipAreTheCpus) {
+TEST_F(StepDecisionsGpuTest, FlagAndNormOfRawGradientsAreTheCpus) {
   for (const bool with_inf : {false, true}) {
-    Tensor cpu = RandomTensor({300001}, DType::kF32, 5, 3e3f);
-    if (with_inf) cpu.data<float>()[123457] = std::numeric_limits<float>::infinity();
-    Tensor gpu = OnGpu(cpu);
-    Rings rings(2, static_cast<float>(65536.0 * 3), 0.0);
-    ops::UnscaleAndFlagNonFinite(cpu, rings.cpu, 2, true);
-    ops::UnscaleAndFlagNonFinite(gpu, rings.gpu, 2, true);
-    if (!with_inf) ExpectBitEqual("unscaled", gpu, cpu);
-    ops::SumOfSquaresIntoState(gpu, rings.gpu, 2);
-    const double gpu_sum = ops::ReadStepRow(rings.gpu, 2)[kernels::kSlotSumOfSquares];
-    EXPECT_EQ(std::isnan(gpu_sum) || std::isinf(gpu_sum), with_inf);
-    if (!with_inf) EXPECT_EQ(gpu_sum, kernels::cuda::SumOfSquares(gpu));
-    // The same row (the GPU's sum) on both sides: the same coefficient and products.
-    ops::WriteStepRow(rings.cpu, 2, ops::ReadStepRow(rings.gpu, 2));
-    ops::ClipGradNormWithState(cpu, rings.cpu, 2, 0.25);
-    ops::ClipGradNormWithState(gpu, rings.gpu, 2, 0.25);
-    if (!with_inf) ExpectBitEqual("clipped", gpu, cpu);
-    rings.ExpectSameRow(2);
+    for (const bool unscale : {true, false}) {
+      Tensor cpu = RandomTensor({300001}, DType::kF32, 5, 3e3f);
+      if (with_inf) cpu.data<float>()[123457] = std::numeric_limits<float>::infinity();
+      Tensor gpu = OnGpu(cpu);
+      Rings rings(2, static_cast<float>(65536.0 * 3), 0.0);
+      ops::FlagNonFiniteAndSumSquares(cpu, rings.cpu, 2, unscale);
+      ops::FlagNonFiniteAndSumSquares(gpu, rings.gpu, 2, unscale);
+      ExpectBitEqual("raw gradients, not written", gpu, cpu);
+      const std::vector<double> row = ops::ReadStepRow(rings.gpu, 2);
+      EXPECT_EQ(row[kernels::kSlotFoundInf], with_inf ? 1.0 : 0.0);
+      if (with_inf) continue;  // the sums are inf/NaN, and the step skips
+      // The GPU's sum: SumOfSquares of the unscaled values in its own order.
+      Tensor unscaled = OnGpu(cpu);
+      if (unscale) kernels::cuda::UnscaleAndCheckFinite(unscaled, kernels::InverseScaleOf(row.data()));
+      EXPECT_EQ(row[kernels::kSlotSumOfSquares], kernels::cuda::SumOfSquares(unscaled));
+    }
   }
 }
 
@@ -124,9 +124,15 @@ TEST_F(StepDecisionsGpuTest, AdamWWithTheDevicePickedCandidateIsTheCpus) {
     Tensor h = Tensor::Zeros({n}, DType::kF16);
     Tensor gp = OnGpu(p), gg = OnGpu(g), gm = OnGpu(m), gv = OnGpu(v), gh = OnGpu(h);
     const Tensor p0 = OnGpu(p);
-    Rings rings(4, 1.0, 4.0, found_inf);  // count before 4: the 5th update, candidate 2
-    ops::AdamWStepWithState(candidates, runs, p, g, m, v, &h, rings.cpu, 4);
-    ops::AdamWStepWithState(candidates, runs, gp, gg, gm, gv, &gh, rings.gpu, 4);
+    std::fill_n(g.data<float>() + 30000, 64, 0.0f);  // the store's padding: never written
+    gg = OnGpu(g);
+    Rings rings(4, 1024.0, 4.0, found_inf);  // count before 4: the 5th update, candidate 2
+    // The same row on both sides (the CPU's norm): the same clip coefficient.
+    ops::FlagNonFiniteAndSumSquares(g, rings.cpu, 4, true);
+    ops::WriteStepRow(rings.gpu, 4, ops::ReadStepRow(rings.cpu, 4));
+    ops::AdamWStepWithState(candidates, runs, p, g, m, v, &h, rings.cpu, 4, {true, 0.05});
+    ops::AdamWStepWithState(candidates, runs, gp, gg, gm, gv, &gh, rings.gpu, 4, {true, 0.05});
+    ExpectBitEqual("gradients, cleared", gg, g);
     ExpectBitEqual("param", gp, p);
     ExpectBitEqual("exp_avg", gm, m);
     ExpectBitEqual("exp_avg_sq", gv, v);

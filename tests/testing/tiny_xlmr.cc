@@ -131,8 +131,10 @@ TinyTrainer::TinyTrainer(const TinyTrainerOptions& options, distributed::Communi
       schedule_(*optim::MakeLrSchedule(options.lr_schedule, options.learning_rate, options.total_steps,
                                        options.warmup_steps, 0.0)),
       step_(model_, sync_, scaler_, optimizer_, schedule_,
-            train::StepSettings{options.autocast, options.max_grad_norm,
-                                options.dropout_seed, options.device, objective_}) {
+            train::StepSettings{options.autocast, options.max_grad_norm, options.dropout_seed, options.device,
+                                objective_, 0.0f, [this](const Tensor&) {
+                                  gradients_ = model_.parameters().grads().ToFloatVector();
+                                }}) {
   models::InitializeAllWeights(model_, options.init_seed);
   if (options.autocast != DType::kF32) model_.parameters().EnableHalfCopy(options.autocast);
 }
@@ -146,7 +148,16 @@ train::StepOutcome TinyTrainer::Step(int step, const std::vector<data::Batch>& b
   }
   absl::StatusOr<train::StepOutcome> outcome = step_.Run(step, batches, global_loss_terms);
   EXPECT_TRUE(outcome.ok()) << outcome.status();
-  return outcome.ok() ? *outcome : train::StepOutcome{};
+  if (!outcome.ok()) return train::StepOutcome{};
+  // kernels/common/step_state.h's InverseScaleOf: float(1 / scale), one multiply per gradient.
+  const float inverse_scale = scaler_.enabled() ? static_cast<float>(1.0 / outcome->loss_scale) : 1.0f;
+  for (float& g : gradients_) g *= inverse_scale;
+  return *outcome;
+}
+
+std::vector<float> TinyTrainer::gradients_of(int parameter) const {
+  const FlatRange range = model_.parameters().range(parameter);
+  return std::vector<float>(gradients_.begin() + range.offset, gradients_.begin() + range.offset + range.size);
 }
 
 }  // namespace xlmr::testing

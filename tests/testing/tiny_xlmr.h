@@ -99,6 +99,12 @@ class TinyTrainer {
   // trainer computes (train::GlobalLossTerms over these batches: their examples, or their
   // labelled tokens for token classification). Fails the test when the step fails.
   train::StepOutcome Step(int step, const std::vector<data::Batch>& batches, int64_t global_loss_terms = -1);
+  // The summed gradients of the last Step (the whole flat buffer), unscaled by the loss scale
+  // that step used as the optimizer unscales them (one float multiply), not clipped: the
+  // optimizer reads them raw and zeroes them (StepSettings::on_gradients).
+  const std::vector<float>& gradients() const { return gradients_; }
+  // The same for one parameter of the store.
+  std::vector<float> gradients_of(int parameter) const;
 
  private:
   std::unique_ptr<distributed::Communicator> owned_comm_;
@@ -109,6 +115,7 @@ class TinyTrainer {
   optim::AdamW optimizer_;
   optim::LrSchedule schedule_;
   train::TrainStep step_;
+  std::vector<float> gradients_;
 };
 
 }  // namespace xlmr::testing

@@ -105,8 +105,7 @@ TEST(Fp16TrainingTest, FirstUpdateAfterSkipsUsesTheFirstScheduledRate) {
 
 // The word-embedding gradient (the deepest in backward).
 std::vector<float> EmbeddingGrads(testing::TinyTrainer& h) {
-  const ParameterStore& store = h.model().parameters();
-  return store.grad(h.model().layout().embeddings.word).ToFloatVector();
+  return h.gradients_of(h.model().layout().embeddings.word);
 }
 
 TEST(Fp16TrainingTest, LossScalingRescuesGradientsThatFp16FlushesToZero) {

@@ -206,7 +206,7 @@ TEST(GradientSynchronizerTest, BlockingAllReduceOverlapsTheRestOfBackward) {
 }
 
 // A whole optimizer step: 3 micro-steps per step, 2 steps, the tiny 4-bucket XLM-R.
-// Scaler off and clipping off, so the gradients after Run() are exactly the reduced ones.
+// Scaler off and clipping off, so the gradients the optimizer receives are exactly the reduced ones.
 TEST(GradientSynchronizerTest, TrainStepReducesEachBucketOnceAfterItsLastContribution) {
   for (const bool blocks_host : {false, true}) {
     SCOPED_TRACE(blocks_host ? "communication thread" : "inline");
@@ -220,8 +220,11 @@ TEST(GradientSynchronizerTest, TrainStepReducesEachBucketOnceAfterItsLastContrib
     optim::AdamW optimizer(store, optim::AdamWOptions{0.9, 0.999, 1e-8, 0.0});
     auto schedule = optim::MakeLrSchedule("constant", 1e-3, 2, 0, 0.0);
     ASSERT_TRUE(schedule.ok());
-    train::TrainStep step(model, sync, scaler, optimizer, *schedule,
-                          train::StepSettings{DType::kF32, /*max_grad_norm=*/0.0, 7, Device::kCpu});
+    // The gradients as the optimizer receives them (it zeroes them after its update).
+    std::vector<float> grads;
+    train::StepSettings settings{DType::kF32, /*max_grad_norm=*/0.0, 7, Device::kCpu};
+    settings.on_gradients = [&](const Tensor& summed) { grads = summed.ToFloatVector(); };
+    train::TrainStep step(model, sync, scaler, optimizer, *schedule, settings);
     const int buckets = static_cast<int>(store.buckets().size());
     ASSERT_EQ(buckets, 4);
     for (int s = 0; s < 2; ++s) {
@@ -236,7 +239,6 @@ TEST(GradientSynchronizerTest, TrainStepReducesEachBucketOnceAfterItsLastContrib
       ASSERT_EQ(static_cast<int>(comm.calls.size()), buckets);
       // The bucket as handed over, doubled, is the final gradient: nothing was added to it
       // after its all-reduce, so it came after all 3 micro-steps had contributed.
-      const std::vector<float> grads = store.grads().ToFloatVector();
       for (int b = 0; b < buckets; ++b) {
         const FlatRange& range = store.buckets()[b];
         ASSERT_EQ(comm.calls[b].offset, range.offset);

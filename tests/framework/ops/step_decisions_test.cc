@@ -1,12 +1,13 @@
 // framework/ops/step_decisions.h on the CPU against the host-decided code it replaces, bit for
 // bit: the loss-scale update against amp::DynamicLossScaler::Update (random overflow sequences,
-// growth capped below inf, the min_scale collapse and its error), the unscale and finite flag
-// against ops::UnscaleAndCheckFinite / AllFinite, the norm against ops::SumOfSquares, the
-// clipping against optim::ClipGradNorm, and AdamW with the device-picked candidate against
-// ops::AdamWStep; every pass does nothing when the row says the step skips. (tests/gpu's
+// growth capped below inf, the min_scale collapse and its error); pass 1's flag and norm
+// against ops::UnscaleAndCheckFinite / AllFinite and ops::SumOfSquares; pass 2 against unscaling,
+// optim::ClipGradNorm and ops::AdamWStep in place, with the device-picked candidate; a step the
+// row says skips updates nothing, and pass 2 always leaves the gradients zeroed. (tests/gpu's
 // step_decisions_test compares the CUDA kernels with these.)
 #include "framework/ops/step_decisions.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -151,46 +152,24 @@ TEST(StepDecisionsTest, DisabledScalerKeepsScaleOneAndStillSkips) {
   EXPECT_EQ(r[kSlotConsecutiveOverflows], 0.0);
 }
 
-TEST(StepDecisionsTest, UnscaleAndFlagIsUnscaleAndCheckFinite) {
+// Pass 1 reads the raw gradients once: the flag of UnscaleAndCheckFinite (AllFinite without the
+// scaler) and SumOfSquares of the unscaled values, the gradients left as they were.
+TEST(StepDecisionsTest, FlagAndSumAreUnscaleAndCheckFiniteThenSumOfSquares) {
   for (const bool with_inf : {false, true}) {
     for (const bool unscale : {true, false}) {
-      std::vector<float> values = RandomValues(70001, 3, -3e4f, 3e4f);
+      std::vector<float> values = RandomValues(100003, 3, -3e4f, 3e4f);
       if (with_inf) values[65537] = std::numeric_limits<float>::infinity();
       const double scale = static_cast<float>(3.0e5);
-      Tensor expected = TensorFrom({70001}, DType::kF32, values);
-      Tensor actual = TensorFrom({70001}, DType::kF32, values);
+      Tensor expected = TensorFrom({100003}, DType::kF32, values);
+      const Tensor raw = TensorFrom({100003}, DType::kF32, values);
       const bool finite = unscale ? ops::UnscaleAndCheckFinite(expected, static_cast<float>(1.0 / scale))
                                   : ops::AllFinite(expected);
       Tensor state = StateWithRow(3, scale, 0.0);
-      ops::UnscaleAndFlagNonFinite(actual, state, 3, unscale);
-      EXPECT_EQ(Bits(actual), Bits(expected)) << "inf " << with_inf << " unscale " << unscale;
-      EXPECT_EQ(ops::ReadStepRow(state, 3)[kSlotFoundInf], finite ? 0.0 : 1.0);
-    }
-  }
-}
-
-TEST(StepDecisionsTest, SumOfSquaresIsOpsSumOfSquares) {
-  const Tensor grads = TensorFrom({100003}, DType::kF32, RandomValues(100003, 4));
-  Tensor state = StateWithRow(0, 1.0, 0.0);
-  ops::SumOfSquaresIntoState(grads, state, 0);
-  EXPECT_EQ(ops::ReadStepRow(state, 0)[kSlotSumOfSquares], ops::SumOfSquares(grads));
-}
-
-TEST(StepDecisionsTest, ClippingIsClipGradNormAndSkipsWithTheStep) {
-  for (const float spread : {0.001f, 0.01f, 1.0f}) {
-    for (const double max_norm : {0.0, 0.5, 1.0, 3.0}) {
-      const std::vector<float> values = RandomValues(40000, 5, -spread, spread);
-      Tensor expected = TensorFrom({40000}, DType::kF32, values);
-      Tensor actual = TensorFrom({40000}, DType::kF32, values);
-      const double sum = ops::SumOfSquares(expected);
-      optim::ClipGradNorm(expected, std::sqrt(sum), max_norm);
-      Tensor state = StateWithRow(5, 1.0, 0.0, 0.0, sum);
-      ops::ClipGradNormWithState(actual, state, 5, max_norm);
-      EXPECT_EQ(Bits(actual), Bits(expected)) << "spread " << spread << " max_norm " << max_norm;
-      Tensor skipped = TensorFrom({40000}, DType::kF32, values);
-      Tensor skipping = StateWithRow(5, 1.0, 0.0, /*found_inf=*/1.0, sum);
-      ops::ClipGradNormWithState(skipped, skipping, 5, max_norm);
-      EXPECT_EQ(skipped.ToFloatVector(), values);
+      ops::FlagNonFiniteAndSumSquares(raw, state, 3, unscale);
+      const std::vector<double> row = ops::ReadStepRow(state, 3);
+      EXPECT_EQ(row[kSlotFoundInf], finite ? 0.0 : 1.0) << "inf " << with_inf << " unscale " << unscale;
+      if (finite) EXPECT_EQ(row[kSlotSumOfSquares], ops::SumOfSquares(expected)) << "unscale " << unscale;
+      EXPECT_EQ(raw.ToFloatVector(), values) << "pass 1 wrote the gradients";
     }
   }
 }
@@ -210,32 +189,63 @@ struct AdamWBuffers {
   }
 };
 
-TEST(StepDecisionsTest, AdamWPicksTheCandidateOfTheRowsCountAndSkipsWithTheStep) {
-  const int64_t n = 5000;
-  const std::vector<ops::AdamWDecayRun> runs = {{0, 2000, true}, {2064, 2936, false}};
+ops::AdamWCandidates ThreeCandidates() {
   optim::AdamWOptions options;
   options.weight_decay = 0.01;
   ops::AdamWCandidates candidates;
   candidates.first_count = 5;
   candidates.count = 3;
   for (int i = 0; i < 3; ++i) candidates.scalars[i] = optim::ComputeAdamWStepScalars(options, 1e-3 * (i + 1), 5 + i);
-  // Count before 6: the update is the 7th, candidate 2.
-  AdamWBuffers expected(n), actual(n), skipped(n), unmatched(n);
-  const auto initial = skipped.All();
-  ops::AdamWStep(candidates.scalars[2], runs, expected.param, expected.grad, expected.m, expected.v, &expected.half);
-  Tensor state = StateWithRow(1, 1.0, 6.0);
-  ops::AdamWStepWithState(candidates, runs, actual.param, actual.grad, actual.m, actual.v, &actual.half, state, 1);
-  EXPECT_EQ(actual.All(), expected.All());
-  EXPECT_EQ(ops::ReadStepRow(state, 1)[kSlotCandidateError], 0.0);
+  return candidates;
+}
 
+// Pass 2 on raw gradients is the in-place sequence it replaces: unscale, clip to the row's norm,
+// AdamW with the candidate of the row's count (count before 6: the 7th update, candidate 2);
+// every gradient is 0 afterwards.
+TEST(StepDecisionsTest, AdamWFromRawGradientsIsUnscaleClipAndAdamW) {
+  const int64_t n = 5000;
+  const std::vector<ops::AdamWDecayRun> runs = {{0, 2000, true}, {2064, 2936, false}};
+  const ops::AdamWCandidates candidates = ThreeCandidates();
+  const double scale = 1024.0;
+  for (const bool unscale : {true, false}) {
+    for (const double max_norm : {0.0, 0.05, 1e3}) {
+      AdamWBuffers expected(n), actual(n);
+      // The padding between the runs is never written by a backward: zero, as in a store.
+      for (Tensor* g : {&expected.grad, &actual.grad}) std::fill_n(g->data<float>() + 2000, 64, 0.0f);
+      if (unscale) ops::UnscaleAndCheckFinite(expected.grad, static_cast<float>(1.0 / scale));
+      const double sum = ops::SumOfSquares(expected.grad);
+      optim::ClipGradNorm(expected.grad, std::sqrt(sum), max_norm);
+      ops::AdamWStep(candidates.scalars[2], runs, expected.param, expected.grad, expected.m, expected.v, &expected.half);
+      Tensor state = StateWithRow(1, scale, 6.0);
+      ops::FlagNonFiniteAndSumSquares(actual.grad, state, 1, unscale);
+      ops::AdamWStepWithState(candidates, runs, actual.param, actual.grad, actual.m, actual.v, &actual.half, state, 1,
+                              {unscale, max_norm});
+      EXPECT_EQ(actual.All(), expected.All()) << "unscale " << unscale << " max_norm " << max_norm;
+      EXPECT_EQ(actual.grad.ToFloatVector(), std::vector<float>(n, 0.0f));
+      EXPECT_EQ(ops::ReadStepRow(state, 1)[kSlotCandidateError], 0.0);
+    }
+  }
+}
+
+TEST(StepDecisionsTest, AdamWSkipsWithTheStepAndStillClearsTheGradients) {
+  const int64_t n = 5000;
+  const std::vector<ops::AdamWDecayRun> runs = {{0, 2000, true}, {2064, 2936, false}};
+  const ops::AdamWCandidates candidates = ThreeCandidates();
+  AdamWBuffers skipped(n), unmatched(n);
+  const auto initial = skipped.All();
   Tensor skipping = StateWithRow(1, 1.0, 6.0, /*found_inf=*/1.0);
-  ops::AdamWStepWithState(candidates, runs, skipped.param, skipped.grad, skipped.m, skipped.v, &skipped.half, skipping, 1);
+  ops::AdamWStepWithState(candidates, runs, skipped.param, skipped.grad, skipped.m, skipped.v, &skipped.half,
+                          skipping, 1, {true, 1.0});
   EXPECT_EQ(skipped.All(), initial);
+  EXPECT_EQ(skipped.grad.ToFloatVector(), std::vector<float>(n, 0.0f));
+  EXPECT_EQ(ops::ReadStepRow(skipping, 1)[kSlotCandidateError], 0.0);
 
   Tensor beyond = StateWithRow(1, 1.0, 7.0);  // the 8th update: no candidate
-  ops::AdamWStepWithState(candidates, runs, unmatched.param, unmatched.grad, unmatched.m, unmatched.v, &unmatched.half, beyond, 1);
+  ops::AdamWStepWithState(candidates, runs, unmatched.param, unmatched.grad, unmatched.m, unmatched.v,
+                          &unmatched.half, beyond, 1, {true, 1.0});
   EXPECT_EQ(unmatched.All(), initial);
   EXPECT_EQ(ops::ReadStepRow(beyond, 1)[kSlotCandidateError], 1.0);
+  EXPECT_EQ(unmatched.grad.ToFloatVector(), std::vector<float>(n, 0.0f));
 }
 
 }  // namespace

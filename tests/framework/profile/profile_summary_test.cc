@@ -97,10 +97,13 @@ TEST(ProfileSummaryTest, OpClassesOfTheModelsOps) {
   EXPECT_EQ(ClassOfOp("ops::VarlenFusedAttentionBackward"), OpClass::kAttentionBackward);
   EXPECT_EQ(ClassOfOp("ops::DropoutRowsBackward"), OpClass::kDropout);
   EXPECT_EQ(ClassOfOp("ops::CrossEntropyLoss"), OpClass::kLoss);
+  EXPECT_EQ(ClassOfOp("ops::AccumulateCrossEntropyLoss"), OpClass::kLoss);  // training's loss
+  EXPECT_EQ(ClassOfOp("ops::AccumulateMseLoss"), OpClass::kLoss);
   EXPECT_EQ(ClassOfOp("comm::AllReduceSum"), OpClass::kCommunication);
   EXPECT_EQ(ClassOfOp("ops::SelectFirstToken"), OpClass::kOther);
   EXPECT_EQ(ClassOfOp("ops::AdamWStepWithState"), OpClass::kOptimizer);  // the step-state passes
   EXPECT_EQ(ClassOfOp("ops::FinishStepState"), OpClass::kOptimizer);
+  EXPECT_EQ(ClassOfOp("ops::FlagNonFiniteAndSumSquares"), OpClass::kOptimizer);
 }
 
 }  // namespace

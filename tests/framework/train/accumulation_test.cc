@@ -22,6 +22,7 @@ namespace xlmr::train {
 namespace {
 
 struct RunResult {
+  std::vector<double> loss_per_step;  // the step's mean loss over the global batch
   std::vector<std::vector<float>> grads_per_step;
   std::vector<float> weights;
 };
@@ -30,8 +31,8 @@ struct RunResult {
 RunResult Train(const data::TokenizedDataset& dataset, int64_t p, int64_t a, int steps) {
   testing::TinyTrainerOptions options;
   options.adam.eps = 1e-4;  // see the tolerance note at the top
-  // No clipping: the step clips the gradient buffer in place, and a gradient scaled by the
-  // wrong factor but clipped to the same norm would look right.
+  // No clipping: a gradient scaled by the wrong factor but clipped to the same norm would give
+  // the same weights.
   options.max_grad_norm = 0;
   testing::TinyTrainer trainer(options);
   auto planner = data::BatchPlanner::Create({dataset.size(), p, a, 1, 0, 11, true, {}});
@@ -42,8 +43,10 @@ RunResult Train(const data::TokenizedDataset& dataset, int64_t p, int64_t a, int
     const data::StepAssignment assignment = planner->Assign(s / per_epoch, s % per_epoch);
     std::vector<data::Batch> batches;
     for (const auto& indices : assignment.micro_batches) batches.push_back(data::Collate(dataset, indices, 1));
-    EXPECT_FALSE(trainer.Step(s, batches, assignment.global_examples).skipped);
-    result.grads_per_step.push_back(trainer.model().parameters().grads().ToFloatVector());
+    const StepOutcome outcome = trainer.Step(s, batches, assignment.global_examples);
+    EXPECT_FALSE(outcome.skipped);
+    result.loss_per_step.push_back(outcome.loss);
+    result.grads_per_step.push_back(trainer.gradients());
   }
   result.weights = trainer.model().parameters().master().ToFloatVector();
   return result;
@@ -72,6 +75,10 @@ TEST(AccumulationTest, SplitsOfTheGlobalBatchGiveTheSameStep) {
     for (int s = 0; s < 2; ++s) {
       ExpectClose(split.grads_per_step[s], whole.grads_per_step[s], 2e-6 * MaxAbs(whole.grads_per_step[s]),
                   "gradient");
+      // Every micro-batch's loss counts (a sum of a few fp32 per-example terms, added in double
+      // in another grouping: 1e-6 relative is far above that and far below a lost micro-batch).
+      EXPECT_NEAR(split.loss_per_step[s], whole.loss_per_step[s], 1e-6 * whole.loss_per_step[s])
+          << "the loss of step " << s + 1 << " split " << p << " x " << a;
     }
     ExpectClose(split.weights, whole.weights, 1e-6, "weights after AdamW");
   }
@@ -101,7 +108,7 @@ TEST(AccumulationTest, PartialBatchIsTheMeanOverItsOwnExamples) {
   ASSERT_EQ(partial.size(), 3u);
   EXPECT_FALSE(reference.Step(0, {data::Collate(dataset, full, 1)}, /*global_examples=*/8).skipped);
   EXPECT_FALSE(reference.Step(1, {data::Collate(dataset, partial, 1)}, /*global_examples=*/3).skipped);
-  const std::vector<float> expected = reference.model().parameters().grads().ToFloatVector();
+  const std::vector<float> expected = reference.gradients();
 
   const double ratio = MaxAbs(run.grads_per_step[1]) / MaxAbs(expected);
   EXPECT_NEAR(ratio, 1.0, 1e-5) << "the partial-batch gradient is scaled by " << ratio
@@ -127,11 +134,11 @@ TEST(AccumulationTest, PerTokenLossIsTheMeanOverTheGlobalBatchsLabelledTokens) {
   }
   testing::TinyTrainer reference(options);
   EXPECT_FALSE(reference.Step(0, {data::Collate(dataset, {0, 1, 2, 3, 4, 5}, 1)}, labelled).skipped);
-  const std::vector<float> expected = reference.model().parameters().grads().ToFloatVector();
+  const std::vector<float> expected = reference.gradients();
 
   testing::TinyTrainer split(options);
   EXPECT_FALSE(split.Step(0, {data::Collate(dataset, {0, 1}, 1), data::Collate(dataset, {2, 3, 4, 5}, 1)}).skipped);
-  const std::vector<float> actual = split.model().parameters().grads().ToFloatVector();
+  const std::vector<float> actual = split.gradients();
   const double ratio = MaxAbs(actual) / MaxAbs(expected);
   EXPECT_NEAR(ratio, 1.0, 1e-5) << "the per-token gradient is scaled by " << ratio << " (" << labelled
                                 << " labelled tokens, 6 examples)";

@@ -106,7 +106,7 @@ Run Train(const Setup& setup, Order order) {
     const train::StepOutcome outcome = trainer.Step(step, batches);
     EXPECT_FALSE(outcome.skipped);
     run.losses.push_back(outcome.loss);
-    if (step == 0) run.first_grads = store.grads().ToFloatVector();
+    if (step == 0) run.first_grads = trainer.gradients();
   }
   run.weights = store.master().ToFloatVector();
   if (hidden_reversed) {  // back to the original layout for the comparison
