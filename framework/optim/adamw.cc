@@ -44,7 +44,7 @@ std::vector<ops::AdamWDecayRun> DecayRunsOf(const std::vector<AdamWSegment>& seg
   std::vector<ops::AdamWDecayRun> runs;
   runs.reserve(segments.size());
   for (const AdamWSegment& segment : segments) {
-    runs.push_back({segment.range.offset, segment.range.size, segment.decay});
+    runs.push_back({segment.range.offset, segment.range.size, segment.decay, segment.half_copy});
   }
   return runs;
 }
@@ -91,11 +91,12 @@ std::vector<AdamWSegment> MakeAdamWSegments(const ParameterStore& store, bool de
     if (end <= begin) continue;
     const FlatRange range{begin - shard.offset, end - begin};
     const bool decay = decay_enabled && store.spec(i).weight_decay;
-    if (!segments.empty() && segments.back().decay == decay &&
+    const bool half_copy = store.spec(i).read_in_half;
+    if (!segments.empty() && segments.back().decay == decay && segments.back().half_copy == half_copy &&
         segments.back().range.offset + segments.back().range.size == range.offset) {
       segments.back().range.size += range.size;
     } else {
-      segments.push_back({range, decay});
+      segments.push_back({range, decay, half_copy});
     }
   }
   return segments;

@@ -61,10 +61,11 @@ AdamWStepScalars ComputeAdamWStepScalars(const AdamWOptions& options, double lr,
 struct AdamWSegment {
   FlatRange range;
   bool decay = false;
+  bool half_copy = false;  // its parameters are read in half (ParameterSpec::read_in_half)
 };
 
 // Covers every parameter range of `store` in order, merging neighbouring parameters with the
-// same decay flag when no padding separates them (ParameterStore aligns each range, so the
+// same decay and half-copy flags when no padding separates them (ParameterStore aligns each range, so the
 // padding between ranges is never part of a segment and stays zero). With `shard` (ZeRO
 // stage 1: the part of the flat buffers this rank updates), only the parameters' elements
 // inside it, offsets counted from shard.offset.

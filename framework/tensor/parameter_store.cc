@@ -71,6 +71,7 @@ void ParameterStore::ScatterPacked(const Tensor& packed, Tensor& flat) const {
 
 Tensor ParameterStore::half_param(int i) const {
   XLMR_CHECK(half_.defined()) << "half working copy requested before EnableHalfCopy()";
+  XLMR_CHECK(specs_[i].read_in_half) << specs_[i].name << " is not read in half: its half copy is not kept";
   return half_.View(ranges_[i].offset, specs_[i].shape);
 }
 

@@ -39,6 +39,10 @@ struct ParameterSpec {
   Shape shape;
   bool weight_decay;   // false for biases and LayerNorm weights
   int bucket;          // gradient bucket (one per block), non-decreasing along the specs
+  // Read through the half working copy under autocast (a Linear's weight and bias: torch
+  // autocast casts what a matmul reads). The optimizer refreshes the half copy of these only;
+  // embeddings and LayerNorm parameters are read in fp32 and their half copy is never kept.
+  bool read_in_half = false;
 };
 
 // A contiguous range of the flat buffers [offset, offset + size) in elements.
@@ -86,7 +90,8 @@ class ParameterStore {
 
   Tensor param(int i) const { return master_.View(ranges_[i].offset, specs_[i].shape); }
   Tensor grad(int i) const { return grads_.View(ranges_[i].offset, specs_[i].shape); }
-  // The half working copy of parameter i (half_dtype()); EnableHalfCopy() must have been called.
+  // The half working copy of parameter i (half_dtype()); EnableHalfCopy() must have been called
+  // and the parameter must be read_in_half (the others' copy is not kept up to date).
   Tensor half_param(int i) const;
 
   // Buckets in flat order; bucket b covers every parameter whose spec.bucket == b, and the

@@ -26,6 +26,7 @@ struct AdamWDecayRun {
   int64_t offset = 0;
   int64_t size = 0;
   bool decay = false;
+  bool half_copy = true;  // also write the half working copy (when the pass has one)
 };
 
 }  // namespace xlmr::kernels

@@ -219,7 +219,7 @@ void AdamWStep(const AdamWStepScalars& scalars, const std::vector<AdamWDecayRun>
     ParallelFor(run.size, kElementsPerTask, [&](int64_t begin, int64_t end) {
       const int64_t at = run.offset + begin;
       AdamWUpdateRange(scalars, run.decay, p + at, g + at, m + at, v + at, end - begin);
-      if (half_param != nullptr) StoreFloats(p + at, at, end - begin, half_param);
+      if (half_param != nullptr && run.half_copy) StoreFloats(p + at, at, end - begin, half_param);
     });
   }
 }
@@ -254,7 +254,7 @@ void AdamWStepFromRawGradients(const AdamWStepScalars& scalars, const std::vecto
     ParallelFor(run.size, kElementsPerTask, [&](int64_t begin, int64_t end) {
       const int64_t at = run.offset + begin;
       AdamWUpdateFromRawRange(scalars, run.decay, inv_scale, clip, p + at, g + at, m + at, v + at, end - begin);
-      if (half_param != nullptr) StoreFloats(p + at, at, end - begin, half_param);
+      if (half_param != nullptr && run.half_copy) StoreFloats(p + at, at, end - begin, half_param);
     });
   }
 }

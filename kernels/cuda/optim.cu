@@ -86,6 +86,7 @@ struct RunGroup {
   int64_t begin;                    // first element of the first run
   int64_t ends[kRunsPerLaunch];     // run r covers [previous end (or begin), ends[r])
   uint32_t decay_bits[(kRunsPerLaunch + 31) / 32];
+  uint32_t half_bits[(kRunsPerLaunch + 31) / 32];  // the run's half working copy is written
   // Set for a gap between two caller runs (the parameter store's alignment padding): its
   // elements are skipped, so one launch covers runs separated by small gaps.
   uint32_t skip_bits[(kRunsPerLaunch + 31) / 32];
@@ -155,7 +156,9 @@ __global__ void __launch_bounds__(kThreadsPerBlock)
     param[i] = updated;
     exp_avg[i] = m;
     exp_avg_sq[i] = v;
-    if constexpr (!std::is_same_v<H, float>) StoreRounded(half_param + i, updated);
+    if constexpr (!std::is_same_v<H, float>) {
+      if ((group.half_bits[run >> 5] >> (run & 31)) & 1u) StoreRounded(half_param + i, updated);
+    }
   }
 }
 
@@ -189,6 +192,7 @@ std::vector<RunGroup> GroupRuns(const std::vector<AdamWDecayRun>& runs, int64_t 
     RunGroup& group = groups.back();
     group.ends[group.count] = run.offset + run.size;
     if (run.decay) group.decay_bits[group.count >> 5] |= 1u << (group.count & 31);
+    if (run.half_copy) group.half_bits[group.count >> 5] |= 1u << (group.count & 31);
     ++group.count;
     previous_end = run.offset + run.size;
   }

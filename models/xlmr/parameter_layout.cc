@@ -12,14 +12,14 @@ namespace {
 class LayoutBuilder {
  public:
   explicit LayoutBuilder(std::vector<ParameterSpec>* specs) : specs_(specs) {}
-  int Add(std::string name, Shape shape, bool weight_decay, int bucket) {
-    specs_->push_back({std::move(name), std::move(shape), weight_decay, bucket});
+  int Add(std::string name, Shape shape, bool weight_decay, int bucket, bool read_in_half = false) {
+    specs_->push_back({std::move(name), std::move(shape), weight_decay, bucket, read_in_half});
     return static_cast<int>(specs_->size()) - 1;
   }
   // A Linear layer's weight [out, in] (decayed) and bias [out] (not decayed).
   std::pair<int, int> AddLinear(const std::string& prefix, int64_t out, int64_t in, int bucket) {
-    const int w = Add(prefix + ".weight", {out, in}, true, bucket);
-    const int b = Add(prefix + ".bias", {out}, false, bucket);
+    const int w = Add(prefix + ".weight", {out, in}, true, bucket, /*read_in_half=*/true);
+    const int b = Add(prefix + ".bias", {out}, false, bucket, /*read_in_half=*/true);
     return {w, b};
   }
   // LayerNorm weight and bias: never decayed (HF Trainer excludes both).

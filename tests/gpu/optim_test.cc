@@ -153,9 +153,9 @@ std::vector<ParameterSpec> AlternatingDecaySpecs() {
   const int64_t sizes[] = {1, 3, 7, 768, 1000, 4099};
   std::vector<ParameterSpec> specs;
   for (int i = 0; i < 500; ++i) {
-    specs.push_back({"p" + std::to_string(i), {sizes[i % 6]}, i % 2 == 0, 0});
+    specs.push_back({"p" + std::to_string(i), {sizes[i % 6]}, i % 2 == 0, 0, /*read_in_half=*/true});
   }
-  specs.push_back({"large", {1 << 21, 3}, true, 0});
+  specs.push_back({"large", {1 << 21, 3}, true, 0, /*read_in_half=*/true});
   return specs;
 }
 

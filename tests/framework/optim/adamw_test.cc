@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "framework/tensor/half.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
@@ -177,6 +178,30 @@ TEST(AdamWTest, FirstStepMovesEachParameterByTheLearningRate) {
     const bool decayed = i < 64 || i >= 192;
     const double expected = (decayed ? 1.0 - 0.01 * 0.5 : 1.0) - 0.01 * (grads[i] > 0 ? 1 : -1);
     EXPECT_NEAR(params[i], expected, 1e-6) << i;
+  }
+}
+
+// Only parameters read in half (a Linear's weight and bias) get their half working copy
+// rewritten: the copy of the others (embeddings, LayerNorm) is never read, and keeping it would
+// cost a half write per element per step (XLM-R base's word embedding is 69% of its parameters).
+// Neighbouring parameters that differ in the flag are separate segments.
+TEST(AdamWTest, HalfCopyIsRefreshedOnlyForParametersReadInHalf) {
+  ParameterStore store({{"dense.weight", {64}, true, 0, /*read_in_half=*/true},
+                        {"embeddings.weight", {64}, true, 0, /*read_in_half=*/false}},
+                       Device::kCpu);
+  store.master().CopyFromFloats(std::vector<float>(128, 1.0f));
+  store.EnableHalfCopy(DType::kF16);  // every element 1.0 in half
+  store.grads().CopyFromFloats(std::vector<float>(128, 0.5f));
+  AdamW adamw(store, {0.9, 0.999, 1e-8, 0.0});
+  ASSERT_EQ(adamw.segments().size(), 2u);
+  EXPECT_TRUE(adamw.segments()[0].half_copy);
+  EXPECT_FALSE(adamw.segments()[1].half_copy);
+  adamw.Step(0.25);  // first step: every parameter moves by -lr, to 0.75 (exact in half)
+  const std::vector<float> master = store.master().ToFloatVector();
+  const std::vector<float> half = store.half_copy().ToFloatVector();
+  for (int i = 0; i < 128; ++i) {
+    EXPECT_NEAR(master[i], 0.75f, 1e-6f) << i;
+    EXPECT_EQ(half[i], i < 64 ? HalfToFloat(FloatToHalf(master[i])) : 1.0f) << i;
   }
 }
 
