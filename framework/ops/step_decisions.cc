@@ -129,9 +129,10 @@ void AdamWStepWithState(const AdamWCandidates& candidates, const std::vector<ker
       kOp, device,
       [&] {
         double* r = HostRow(state, row);
-        const int chosen = kernels::StepSkips(r) ? -1 : kernels::AdamWCandidateOf(r, candidates);
+        const bool skips = kernels::StepSkips(r);
+        const int chosen = skips ? -1 : kernels::AdamWCandidateOf(r, candidates);
         if (chosen < 0) {
-          if (!kernels::StepSkips(r)) r[kernels::kSlotCandidateError] = 1.0;
+          if (!skips) r[kernels::kSlotCandidateError] = 1.0;
           kernels::cpu::ClearRange(grad.data<float>(), grad.numel());
           return;
         }

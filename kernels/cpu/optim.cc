@@ -66,33 +66,15 @@ bool AllBlocksTrue(int64_t n, const Block& block) {
   return all_true.load(std::memory_order_relaxed);
 }
 
-// The sum of one block in lane_sums.h's lane order. A product of two floats is exact in
-// double, so the compiler's choice between fma and multiply-then-add (and so the instruction-set
-// clone) cannot change a bit.
-XLMR_INSTRUCTION_SET_CLONES
-double BlockSumOfSquares(const float* values, int64_t n) {
-  double lanes[kSumLanes] = {};
-  int64_t i = 0;
-  for (; i + kSumLanes <= n; i += kSumLanes) {
-    for (int64_t lane = 0; lane < kSumLanes; ++lane) {
-      const double value = values[i + lane];
-      lanes[lane] += value * value;
-    }
-  }
-  for (int64_t lane = 0; i < n; ++i, ++lane) {
-    const double value = values[i];
-    lanes[lane] += value * value;
-  }
-  return CombineLanes(lanes);
-}
-
 XLMR_INSTRUCTION_SET_CLONES
 void ScaleBlock(float* values, int64_t n, float factor) {
   for (int64_t i = 0; i < n; ++i) values[i] *= factor;
 }
 
-// BlockSumOfSquares of values[i] * inv_scale (each product rounded to float), and in the same
-// read whether every value was finite.
+// The sum of squares of values[i] * inv_scale (each product rounded to float; inv_scale 1: the
+// values) in lane_sums.h's lane order, and in the same read whether every value was finite. The
+// square of a float is exact in double, so the compiler's choice between fma and
+// multiply-then-add (and so the instruction-set clone) cannot change a bit.
 XLMR_INSTRUCTION_SET_CLONES
 double BlockFlagAndSumOfSquares(const float* values, int64_t n, float inv_scale, uint32_t* non_finite_out) {
   double lanes[kSumLanes] = {};
@@ -192,18 +174,7 @@ bool AllFiniteRange(const float* values, int64_t n) {
 }
 
 double SumOfSquaresRange(const float* values, int64_t n) {
-  const int64_t blocks = (n + kSumOfSquaresBlock - 1) / kSumOfSquaresBlock;
-  std::vector<double> block_sums(static_cast<size_t>(blocks));
-  ParallelFor(blocks, 1, [&](int64_t begin, int64_t end) {
-    for (int64_t block = begin; block < end; ++block) {
-      const int64_t first = block * kSumOfSquaresBlock;
-      block_sums[block] =
-          BlockSumOfSquares(values + first, std::min(kSumOfSquaresBlock, n - first));
-    }
-  });
-  double sum = 0.0;
-  for (const double block_sum : block_sums) sum += block_sum;
-  return sum;
+  return FlagAndSumOfSquaresRange(values, n, 1.0f).sum_of_squares;  // x * 1.0f is x
 }
 
 void AdamWStep(const AdamWStepScalars& scalars, const std::vector<AdamWDecayRun>& runs,

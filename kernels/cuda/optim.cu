@@ -40,6 +40,11 @@ int GridFor(int64_t count) {
   return static_cast<int>(std::min(blocks_needed, blocks_resident));
 }
 
+// The sum-of-squares reduction's first-stage grid for `count` values: fixed by the count alone.
+int ReductionBlocks(int64_t count) {
+  return static_cast<int>(std::min<int64_t>((count + kThreadsPerBlock - 1) / kThreadsPerBlock, kMaxReductionBlocks));
+}
+
 cudaStream_t ComputeStream() { return CudaContext::Current().compute_stream(); }
 
 void CheckDeviceF32(const char* function, const char* name, const Tensor& tensor) {
@@ -436,9 +441,8 @@ void FlagNonFiniteAndSumSquares(const Tensor& grads, double* row, bool unscale) 
   CheckDeviceF32("FlagNonFiniteAndSumSquares", "grads", grads);
   const int64_t count = grads.numel();
   if (count == 0) return;
-  // SumOfSquaresInto's grid (fixed by n alone) and second stage: the same sum.
-  const int blocks = static_cast<int>(std::min<int64_t>(
-      (count + kThreadsPerBlock - 1) / kThreadsPerBlock, kMaxReductionBlocks));
+  // SumOfSquaresInto's grid and second stage: the same sum.
+  const int blocks = ReductionBlocks(count);
   Scratch* scratch = DeviceScratch();
   FlagAndPartialSumsKernel<<<blocks, kThreadsPerBlock, 0, ComputeStream()>>>(
       grads.data<float>(), count, row, unscale, scratch->partial_sums);
@@ -455,8 +459,7 @@ void SumOfSquaresInto(const Tensor& values, double* result) {
     CUDA_CHECK(cudaMemsetAsync(result, 0, sizeof(double), ComputeStream()));
     return;
   }
-  const int blocks = static_cast<int>(std::min<int64_t>(
-      (count + kThreadsPerBlock - 1) / kThreadsPerBlock, kMaxReductionBlocks));
+  const int blocks = ReductionBlocks(count);
   Scratch* scratch = DeviceScratch();
   PartialSumsOfSquaresKernel<<<blocks, kThreadsPerBlock, 0, ComputeStream()>>>(
       values.data<float>(), count, scratch->partial_sums);
