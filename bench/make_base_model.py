@@ -6,11 +6,11 @@ its hub base model's vocabulary and positions, with a tokenizer of that family f
 
   xlm-roberta  vocabulary 250002, 514 positions; recipes/data/langid/sentencepiece.bpe.model
   bert         vocabulary 30522 (bert-base-uncased), 512 positions, 2 token types;
-               tests/models/bert/testdata/uncased (vocab.txt, tokenizer_config.json)
+               tests/models/tokenizers/wordpiece/testdata/uncased (vocab.txt, tokenizer_config.json)
   roberta      vocabulary 50265 (roberta-base), 514 positions;
-               tests/models/roberta/testdata/bpe (vocab.json, merges.txt, tokenizer_config.json)
+               tests/models/tokenizers/byte_level_bpe/testdata/bpe (vocab.json, merges.txt, tokenizer_config.json)
   camembert    vocabulary 32005 (camembert-base), 514 positions, bos 5, eos 6;
-               tests/models/xlmr/testdata/camembert_unigram.model as sentencepiece.bpe.model
+               tests/models/tokenizers/sentencepiece/testdata/camembert_unigram.model as sentencepiece.bpe.model
 
 The tokenizers' ids are below each vocabulary, so only the embedding rows they use are read, as
 with any tokenizer. A tool for benchmarks, not a product dependency.

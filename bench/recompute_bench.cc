@@ -31,8 +31,8 @@
 #include "framework/recompute/memory_budget.h"
 #include "framework/recompute/planner.h"
 #include "framework/train/train_step.h"
-#include "models/xlmr/config.h"
-#include "models/xlmr/init.h"
+#include "models/encoder/config.h"
+#include "models/encoder/init.h"
 
 ABSL_FLAG(std::string, config_json, "", "a Hugging Face config.json; empty: the shape flags below");
 ABSL_FLAG(int, hidden_size, 768, "hidden size (without --config_json)");
@@ -56,8 +56,8 @@ using recompute::BlockRecompute;
 using recompute::PassMemory;
 using recompute::RecomputePlan;
 
-models::XlmrConfig ShapeConfig() {
-  models::XlmrConfig c;
+models::EncoderConfig ShapeConfig() {
+  models::EncoderConfig c;
   c.vocab_size = absl::GetFlag(FLAGS_vocab_size);
   c.hidden_size = absl::GetFlag(FLAGS_hidden_size);
   c.num_hidden_layers = absl::GetFlag(FLAGS_num_layers);
@@ -70,7 +70,7 @@ models::XlmrConfig ShapeConfig() {
 }
 
 // A batch of full-length rows of varied tokens (ids in [3, vocab)), labels cycling.
-data::Batch SyntheticBatch(const models::XlmrConfig& config, int64_t batch, int64_t seq) {
+data::Batch SyntheticBatch(const models::EncoderConfig& config, int64_t batch, int64_t seq) {
   data::Batch b;
   b.input_ids = Tensor::Zeros({batch, seq}, DType::kI32);
   b.attention_mask = Tensor::Zeros({batch, seq}, DType::kI32);
@@ -97,7 +97,7 @@ struct PlanResult {
 // A model's training harness, as the trainer wires it (one rank, one micro-step per step).
 class Harness {
  public:
-  explicit Harness(models::XlmrTaskModel& model)
+  explicit Harness(models::EncoderModel& model)
       : model_(model),
         sync_(comm_, model.parameters()),
         scaler_(amp::LossScalerOptions{}, /*enabled=*/Autocast() == DType::kF16),
@@ -126,7 +126,7 @@ class Harness {
   }
 
  private:
-  models::XlmrTaskModel& model_;
+  models::EncoderModel& model_;
   distributed::LocalCommunicator comm_;
   distributed::GradientSynchronizer sync_;
   amp::DynamicLossScaler scaler_;
@@ -138,7 +138,7 @@ class Harness {
 
 // One warm-up round, then --steps rounds that each time every plan once (round-robin, so
 // that a change of machine load affects every plan alike); the median per plan.
-void MeasureAll(models::XlmrTaskModel& model, const data::Batch& batch,
+void MeasureAll(models::EncoderModel& model, const data::Batch& batch,
                 std::vector<PlanResult>& results) {
   Harness harness(model);
   std::vector<std::vector<double>> seconds(results.size());
@@ -177,9 +177,9 @@ PlanResult BudgetPlan(const PassMemory& memory) {
 }
 
 int Main() {
-  models::XlmrConfig config = ShapeConfig();
+  models::EncoderConfig config = ShapeConfig();
   if (!absl::GetFlag(FLAGS_config_json).empty()) {
-    auto loaded = models::LoadXlmrConfig(absl::GetFlag(FLAGS_config_json));
+    auto loaded = models::LoadEncoderConfig(absl::GetFlag(FLAGS_config_json));
     if (!loaded.ok()) {
       std::fprintf(stderr, "%s\n", std::string(loaded.status().message()).c_str());
       return 2;
@@ -188,7 +188,7 @@ int Main() {
   }
   const int64_t batch_size = absl::GetFlag(FLAGS_batch_size), seq = absl::GetFlag(FLAGS_seq_len);
   const int layers = static_cast<int>(config.num_hidden_layers);
-  models::XlmrTaskModel model(config, Device::kCpu);
+  models::EncoderModel model(config, Device::kCpu);
   models::InitializeAllWeights(model, 42);
   if (Autocast() != DType::kF32) model.parameters().EnableHalfCopy(Autocast());
   const data::Batch batch = SyntheticBatch(config, batch_size, seq);

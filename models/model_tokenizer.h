@@ -1,15 +1,11 @@
 // The tokenizer of a Hugging Face model directory, chosen by its config.json's model_type
-// (XlmrConfig::family):
+// (EncoderConfig::family):
 //
-//   XLMR_ASSIGN_OR_RETURN(XlmrConfig config, LoadXlmrConfig(dir + "/config.json"));
+//   XLMR_ASSIGN_OR_RETURN(EncoderConfig config, LoadEncoderConfig(dir + "/config.json"));
 //   XLMR_ASSIGN_OR_RETURN(ModelTokenizer t, LoadModelTokenizer(dir, config));
 //   Encoding e = t.tokenizer->Encode("a text", std::nullopt, 128);
 //
-//   xlm-roberta  sentencepiece.bpe.model                        XlmrTokenizer, XLM-R's ids
-//   roberta      vocab.json, merges.txt (+ tokenizer_config.json) roberta::RobertaTokenizer
-//   bert         vocab.txt (+ tokenizer_config.json)              BertTokenizer
-//   camembert    sentencepiece.bpe.model                        XlmrTokenizer, CamemBERT's ids
-//                (SentencePieceIdMapping in models/xlmr/tokenizer.h)
+// The files each family reads are its row of models/families.h.
 #ifndef XLMR_MODELS_MODEL_TOKENIZER_H_
 #define XLMR_MODELS_MODEL_TOKENIZER_H_
 
@@ -18,25 +14,18 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "models/text_tokenizer.h"
-#include "models/xlmr/config.h"
+#include "models/tokenizers/text_tokenizer.h"
+#include "models/encoder/config.h"
+#include "models/families.h"
 
 namespace xlmr::models {
-
-// The family's tokenizer files a model directory must have.
-std::vector<std::string> RequiredTokenizerFiles(ModelFamily family);
-// The family's tokenizer files a directory may have (read when present, defaults otherwise).
-std::vector<std::string> OptionalTokenizerFiles(ModelFamily family);
 
 struct ModelTokenizer {
   std::unique_ptr<TextTokenizer> tokenizer;
   // The names of the tokenizer files the directory has and the tokenizer read: what a saved
   // model directory copies beside its weights, and what the token cache's fingerprint covers.
   std::vector<std::string> files;
-  // What decides the ids besides those files' bytes, for the token cache's key: empty where
-  // the files alone do (xlm-roberta, roberta: caches written before CamemBERT still hit);
-  // "camembert" for CamemBERT, which reads XLM-R's sentencepiece.bpe.model with other ids, so
-  // that the same file under the two model_types never shares a cache.
+  // ModelFamily::cache_tag of the directory's family (models/families.h).
   std::string cache_tag;
 };
 
@@ -44,7 +33,7 @@ struct ModelTokenizer {
 // required file missing (NotFound), a file the tokenizer refuses (its Load's errors), an id
 // the embedding table cannot hold (>= config.vocab_size), or a <pad> id other than
 // config.pad_token_id (the batcher pads and the positions count with the config's id).
-absl::StatusOr<ModelTokenizer> LoadModelTokenizer(const std::string& directory, const XlmrConfig& config);
+absl::StatusOr<ModelTokenizer> LoadModelTokenizer(const std::string& directory, const EncoderConfig& config);
 
 }  // namespace xlmr::models
 

@@ -71,9 +71,9 @@ absl::Status CheckModelDir(const std::string& model_dir) {
   // load reads must match it. Other directories (the hub's) have none and are read as they are.
   // config.json is verified before it is read for the family, whose tokenizer files come next.
   XLMR_RETURN_IF_ERROR(VerifyAgainstManifest(model_dir, {"config.json", "model.safetensors"}));
-  XLMR_ASSIGN_OR_RETURN(const models::XlmrConfig config, models::LoadXlmrConfig(model_dir + "/config.json"));
-  std::vector<std::string> tokenizer_files = models::RequiredTokenizerFiles(config.family);
-  for (const std::string& name : models::OptionalTokenizerFiles(config.family)) {
+  XLMR_ASSIGN_OR_RETURN(const models::EncoderConfig config, models::LoadEncoderConfig(model_dir + "/config.json"));
+  std::vector<std::string> tokenizer_files = config.family->required_tokenizer_files;
+  for (const std::string& name : config.family->optional_tokenizer_files) {
     if (std::filesystem::exists(model_dir + "/" + name)) tokenizer_files.push_back(name);
   }
   return VerifyAgainstManifest(model_dir, tokenizer_files);
@@ -94,7 +94,7 @@ absl::StatusOr<TextFlags> ReadTextFlags() {
   return text;
 }
 
-absl::Status CheckMaxSeqLengthFits(int max_seq_length, const models::XlmrConfig& config,
+absl::Status CheckMaxSeqLengthFits(int max_seq_length, const models::EncoderConfig& config,
                                    const std::string& config_path) {
   const int64_t max_positions = config.max_sequence_length();
   return ExpectFlag(max_seq_length <= max_positions, "max_seq_length",

@@ -28,7 +28,7 @@
 #include "framework/data/qa_features.h"
 #include "framework/tensor/dtype.h"
 #include "framework/train/qa_postprocessing.h"
-#include "models/xlmr/config.h"
+#include "models/encoder/config.h"
 
 namespace xlmr::recipes {
 
@@ -40,9 +40,9 @@ absl::Status ExpectFlag(bool ok, absl::string_view flag, absl::string_view expec
 std::string ModelDirFlag();
 
 // NotFound naming --model_dir unless `model_dir` holds a config.json; config.json's errors
-// (LoadXlmrConfig); InvalidArgument naming the file and what failed when the directory has a
+// (LoadEncoderConfig); InvalidArgument naming the file and what failed when the directory has a
 // manifest.json (one we wrote: a final model or a checkpoint) and its config.json,
-// model.safetensors or the tokenizer files of its model_type (models/model_tokenizer.h) do not
+// model.safetensors or the tokenizer files of its model_type (models/families.h) do not
 // match it.
 absl::Status CheckModelDir(const std::string& model_dir);
 
@@ -60,7 +60,7 @@ absl::StatusOr<TextFlags> ReadTextFlags();
 
 // InvalidArgument naming --max_seq_length when it exceeds the positions of the model whose
 // config.json (at `config_path`, named in the message) is `config`.
-absl::Status CheckMaxSeqLengthFits(int max_seq_length, const models::XlmrConfig& config,
+absl::Status CheckMaxSeqLengthFits(int max_seq_length, const models::EncoderConfig& config,
                                    const std::string& config_path);
 
 // Question answering's flags, as run_qa.py takes them.

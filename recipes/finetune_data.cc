@@ -98,7 +98,7 @@ absl::StatusOr<std::string> TokenizerFingerprint(const std::vector<std::string>&
 // Sequence-level labels of `dataset`: class ids, or numbers for regression.
 absl::Status AssignLabels(data::TokenizedDataset& dataset, const FinetuneConfig& config,
                           const data::LabelMap& labels) {
-  if (config.task == models::XlmrTask::kRegression) return dataset.AssignRegressionTargets();
+  if (config.task == models::Task::kRegression) return dataset.AssignRegressionTargets();
   return dataset.AssignLabelIds(labels);
 }
 
@@ -108,17 +108,17 @@ absl::StatusOr<FinetuneData> LoadFinetuneData(const FinetuneConfig& config,
                                               const models::TextTokenizer& tokenizer,
                                               const std::vector<std::string>& tokenizer_paths,
                                               const std::string& tokenizer_cache_tag) {
-  if (config.task == models::XlmrTask::kTokenClassification) {
+  if (config.task == models::Task::kTokenClassification) {
     return LoadTokenClassificationData(config, tokenizer);
   }
-  if (config.task == models::XlmrTask::kQuestionAnswering) {
+  if (config.task == models::Task::kQuestionAnswering) {
     return LoadQuestionAnsweringData(config, tokenizer);
   }
   XLMR_ASSIGN_OR_RETURN(const std::string fingerprint, TokenizerFingerprint(tokenizer_paths, tokenizer_cache_tag));
   XLMR_ASSIGN_OR_RETURN(data::TokenizedDataset train, Tokenize(config.train_file, config, tokenizer, fingerprint));
   // Regression has one output, named as Hugging Face names an unnamed one.
   XLMR_ASSIGN_OR_RETURN(data::LabelMap labels,
-                        config.task == models::XlmrTask::kRegression
+                        config.task == models::Task::kRegression
                             ? data::LabelMap::FromId2Label({"LABEL_0"}, config.train_file)
                             : data::LabelMap::FromTrainingLabels(train.label_names(), config.train_file));
   XLMR_RETURN_IF_ERROR(AssignLabels(train, config, labels));

@@ -21,7 +21,7 @@
 #include "framework/data/qa_example_reader.h"
 #include "framework/data/qa_features.h"
 #include "framework/data/tokenized_dataset.h"
-#include "models/text_tokenizer.h"
+#include "models/tokenizers/text_tokenizer.h"
 #include "recipes/finetune_flags.h"
 
 namespace xlmr::recipes {

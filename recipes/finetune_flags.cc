@@ -15,7 +15,7 @@
 #include "framework/optim/lr_schedule.h"
 #include "framework/recompute/memory_budget.h"
 #include "framework/train/evaluate.h"
-#include "models/xlmr/task_head.h"
+#include "models/encoder/task_head.h"
 #include "recipes/common_flags.h"
 #include "recipes/embedded_default.h"
 #include "recipes/profile_flags.h"
@@ -188,7 +188,7 @@ absl::Status ReadReportingFlags(train::TrainerOptions& t) {
 absl::Status ReadTaskFlag(FinetuneConfig& c) {
   const std::string task = absl::GetFlag(FLAGS_task);
   if (!task.empty()) {
-    const std::optional<models::XlmrTask> parsed = models::ParseXlmrTask(task);
+    const std::optional<models::Task> parsed = models::ParseTask(task);
     XLMR_RETURN_IF_ERROR(ExpectFlag(parsed.has_value(), "task",
                                 "sequence_classification, regression, token_classification or "
                                 "question_answering", task));
@@ -196,9 +196,9 @@ absl::Status ReadTaskFlag(FinetuneConfig& c) {
     c.task_given = true;
     return absl::OkStatus();
   }
-  c.task = models::XlmrTask::kSequenceClassification;
+  c.task = models::Task::kSequenceClassification;
   if (c.model_dir.empty()) return absl::OkStatus();
-  const absl::StatusOr<models::XlmrConfig> config = models::LoadXlmrConfig(c.model_dir + "/config.json");
+  const absl::StatusOr<models::EncoderConfig> config = models::LoadEncoderConfig(c.model_dir + "/config.json");
   if (config.ok()) c.task = config->task;
   return absl::OkStatus();
 }
@@ -209,10 +209,10 @@ absl::Status ReadLabelSmoothingFlag(FinetuneConfig& c) {
   const double factor = absl::GetFlag(FLAGS_label_smoothing_factor);
   XLMR_RETURN_IF_ERROR(
       ExpectFlag(factor >= 0 && factor <= 1, "label_smoothing_factor", "a number in [0, 1]", absl::StrCat(factor)));
-  XLMR_RETURN_IF_ERROR(ExpectFlag(factor == 0 || c.task != models::XlmrTask::kRegression, "label_smoothing_factor",
+  XLMR_RETURN_IF_ERROR(ExpectFlag(factor == 0 || c.task != models::Task::kRegression, "label_smoothing_factor",
                                   "0 with --task=regression (label smoothing needs classes)", absl::StrCat(factor)));
   // HF's LabelSmoother reads the model's "logits", which a question-answering model does not return.
-  XLMR_RETURN_IF_ERROR(ExpectFlag(factor == 0 || c.task != models::XlmrTask::kQuestionAnswering,
+  XLMR_RETURN_IF_ERROR(ExpectFlag(factor == 0 || c.task != models::Task::kQuestionAnswering,
                                   "label_smoothing_factor", "0 with --task=question_answering",
                                   absl::StrCat(factor)));
   c.trainer.label_smoothing_factor = factor;
@@ -232,13 +232,13 @@ absl::Status ApplyQuestionAnsweringFlags(const std::set<std::string>& given, con
 absl::Status ReadDataFlags(const std::set<std::string>& given, FinetuneConfig& c) {
   c.model_dir = ModelDirFlag();
   XLMR_RETURN_IF_ERROR(ReadTaskFlag(c));
-  const bool question_answering = c.task == models::XlmrTask::kQuestionAnswering;
-  const bool per_token = c.task == models::XlmrTask::kTokenClassification;
+  const bool question_answering = c.task == models::Task::kQuestionAnswering;
+  const bool per_token = c.task == models::Task::kTokenClassification;
   c.train_file = UserPath(absl::GetFlag(FLAGS_train_file));
   c.eval_file = UserPath(absl::GetFlag(FLAGS_eval_file));
   c.test_file = UserPath(absl::GetFlag(FLAGS_test_file));
   if (c.train_file.empty()) {  // the embedded data set, with its own dev and test splits
-    XLMR_RETURN_IF_ERROR(ExpectFlag(c.task != models::XlmrTask::kRegression, "task",
+    XLMR_RETURN_IF_ERROR(ExpectFlag(c.task != models::Task::kRegression, "task",
                                 "--train_file with numeric labels for regression (no embedded "
                                 "regression data set)", "regression"));
     const std::string extension = per_token ? ".conll" : question_answering ? ".jsonl" : ".tsv";
@@ -344,7 +344,7 @@ absl::Status ReadStrategyFlags(FinetuneConfig& c) {
   XLMR_RETURN_IF_ERROR(ExpectFlag(metric == "loss" || std::find(names.begin(), names.end(), metric) != names.end(),
                                   "metric_for_best_model",
                                   absl::StrCat("loss or one of ", absl::StrJoin(names, ", "), " for --task=",
-                                               models::XlmrTaskName(c.task)),
+                                               models::TaskName(c.task)),
                                   absl::GetFlag(FLAGS_metric_for_best_model)));
   t.metric_for_best_model = metric;
   const std::string greater = absl::GetFlag(FLAGS_greater_is_better);
@@ -428,10 +428,10 @@ absl::Status ApplyModelDirPredictionArgs(const std::set<std::string>& given, Fin
                                          std::set<std::string>& set_flags) {
   const std::string model_dir = ModelDirFlag();
   if (model_dir.empty()) return absl::OkStatus();
-  const absl::StatusOr<models::XlmrConfig> model_config = models::LoadXlmrConfig(model_dir + "/config.json");
+  const absl::StatusOr<models::EncoderConfig> model_config = models::LoadEncoderConfig(model_dir + "/config.json");
   if (!model_config.ok()) return absl::OkStatus();
   const std::string task = absl::GetFlag(FLAGS_task);
-  if (!task.empty() && models::ParseXlmrTask(task) != model_config->task) return absl::OkStatus();
+  if (!task.empty() && models::ParseTask(task) != model_config->task) return absl::OkStatus();
   XLMR_ASSIGN_OR_RETURN(const std::optional<RecordedPredictionArgs> recorded,
                         ReadPredictionArgs(model_dir, *model_config));
   if (!recorded.has_value()) return absl::OkStatus();
@@ -447,23 +447,23 @@ std::string EmbeddedDataFile(const std::string& name) {
   return ShippedFile("recipes/data/langid/" + name);
 }
 
-std::string EmbeddedExampleName(models::XlmrTask task) {
+std::string EmbeddedExampleName(models::Task task) {
   switch (task) {
-    case models::XlmrTask::kTokenClassification:
+    case models::Task::kTokenClassification:
       return "langid_ner";
-    case models::XlmrTask::kQuestionAnswering:
+    case models::Task::kQuestionAnswering:
       return "langid_qa";
     default:
       return "langid";
   }
 }
 
-std::string EmbeddedDataFile(models::XlmrTask task, const std::string& name) {
+std::string EmbeddedDataFile(models::Task task, const std::string& name) {
   return ShippedFile(absl::StrCat("recipes/data/", EmbeddedExampleName(task), "/", name));
 }
 
-std::string EmbeddedModelConfigFile(models::XlmrTask task) {
-  return task == models::XlmrTask::kQuestionAnswering ? EmbeddedDataFile(task, "config.json")
+std::string EmbeddedModelConfigFile(models::Task task) {
+  return task == models::Task::kQuestionAnswering ? EmbeddedDataFile(task, "config.json")
                                                       : EmbeddedDataFile("config.json");
 }
 
@@ -471,8 +471,8 @@ absl::StatusOr<FinetuneConfig> ReadFinetuneFlags(const std::set<std::string>& gi
   FinetuneConfig config;
   if (IsEmbeddedDefaultRun(given)) {
     // The flag is read again below; here it only picks the preset.
-    const std::optional<models::XlmrTask> task = models::ParseXlmrTask(absl::GetFlag(FLAGS_task));
-    const models::XlmrTask preset_task = task.value_or(models::XlmrTask::kSequenceClassification);
+    const std::optional<models::Task> task = models::ParseTask(absl::GetFlag(FLAGS_task));
+    const models::Task preset_task = task.value_or(models::Task::kSequenceClassification);
     config.embedded_training_args_file = EmbeddedDataFile(preset_task, "training_args.json");
     XLMR_ASSIGN_OR_RETURN(config.embedded_training_args,
                           ApplyEmbeddedTrainingArgs(config.embedded_training_args_file, given));
@@ -486,7 +486,7 @@ absl::StatusOr<FinetuneConfig> ReadFinetuneFlags(const std::set<std::string>& gi
   XLMR_RETURN_IF_ERROR(ApplyModelDirPredictionArgs(given, config, set_flags));
   XLMR_RETURN_IF_ERROR(ReadDataFlags(set_flags, config));
   XLMR_RETURN_IF_ERROR(ReadOptimizerFlags(config.trainer));
-  if (config.task == models::XlmrTask::kQuestionAnswering) {
+  if (config.task == models::Task::kQuestionAnswering) {
     // Question answering trains on padded windows (run_qa pads each to max_seq_length, and most
     // are full): its head reads [2, B, S]. An explicit --padding_free is refused, not ignored.
     XLMR_RETURN_IF_ERROR(ExpectFlag(given.count("padding_free") == 0 || !config.trainer.padding_free,

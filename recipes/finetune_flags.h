@@ -18,7 +18,7 @@
 #include "framework/recompute/memory_budget.h"
 #include "framework/train/qa_postprocessing.h"
 #include "framework/train/trainer.h"
-#include "models/xlmr/config.h"
+#include "models/encoder/config.h"
 
 namespace xlmr::recipes {
 
@@ -27,8 +27,8 @@ struct FinetuneConfig {
   std::string train_file, eval_file, test_file;  // resolved paths (embedded data by default)
   data::ColumnSpec columns;
   data::WordTagColumns tagged_columns;  // --tokens_column, --tags_column (token classification)
-  // --task, or what the model directory's config.json says (XlmrConfig::task).
-  models::XlmrTask task = models::XlmrTask::kSequenceClassification;
+  // --task, or what the model directory's config.json says (EncoderConfig::task).
+  models::Task task = models::Task::kSequenceClassification;
   bool task_given = false;  // --task was on the command line
   int max_seq_length = 128;  // 384 for question answering unless given (run_qa's default)
   // Question answering: --doc_stride (windows; max_seq_length is copied in) and --n_best_size,
@@ -67,13 +67,13 @@ absl::StatusOr<FinetuneConfig> ReadFinetuneFlags(const std::set<std::string>& gi
 std::string EmbeddedDataFile(const std::string& name);
 // The directory under recipes/data of `task`'s embedded example: langid_ner for token
 // classification, langid_qa for question answering, else langid.
-std::string EmbeddedExampleName(models::XlmrTask task);
+std::string EmbeddedExampleName(models::Task task);
 // A file of `task`'s embedded example (its data splits and training_args.json); the tokenizer
 // is langid's for all of them.
-std::string EmbeddedDataFile(models::XlmrTask task, const std::string& name);
+std::string EmbeddedDataFile(models::Task task, const std::string& name);
 // The model config of `task`'s embedded example: langid_qa/config.json for question answering
 // (a model sized for that task), else langid's.
-std::string EmbeddedModelConfigFile(models::XlmrTask task);
+std::string EmbeddedModelConfigFile(models::Task task);
 
 }  // namespace xlmr::recipes
 

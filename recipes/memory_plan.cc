@@ -11,7 +11,7 @@
 #include "framework/core/status_macros.h"
 #include "framework/recompute/plan_report.h"
 #include "framework/train/objective.h"
-#include "models/xlmr/task_head.h"
+#include "models/encoder/task_head.h"
 #include "recipes/common_flags.h"
 #include "recipes/rank_memory.h"
 

@@ -18,7 +18,7 @@
 #include "framework/train/tensorboard_writer.h"
 #include "framework/train/training_checkpoint.h"
 #include "nlohmann/json.hpp"
-#include "models/model_tokenizer.h"
+#include "models/families.h"
 #include "recipes/prediction_args.h"
 #include "recipes/test_predictions.h"
 #include "recipes/runfiles.h"
@@ -161,8 +161,8 @@ bool IsRunOutput(const std::string& entry_name) {
                            io::kManifestFileName}) {
     if (entry_name == file) return true;
   }
-  for (models::ModelFamily family : models::kModelFamilies) {
-    for (const auto& files : {models::RequiredTokenizerFiles(family), models::OptionalTokenizerFiles(family)}) {
+  for (const models::ModelFamily& family : models::ModelFamilies()) {
+    for (const auto& files : {family.required_tokenizer_files, family.optional_tokenizer_files}) {
       if (std::find(files.begin(), files.end(), entry_name) != files.end()) return true;
     }
   }

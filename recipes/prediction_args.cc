@@ -23,20 +23,20 @@ struct ArgRule {
   int minimum = 0;  // kCount only
 };
 
-std::vector<ArgRule> RulesOf(models::XlmrTask task) {
+std::vector<ArgRule> RulesOf(models::Task task) {
   // The evaluation batch size changes no answer, but it changes the roundings: the CPU's
   // matrix products block their rows by the batch's, so byte-equal predictions need it too.
   std::vector<ArgRule> rules = {{"max_seq_length", Kind::kCount, 3}, {"per_device_eval_batch_size", Kind::kCount, 1}};
   switch (task) {
-    case models::XlmrTask::kSequenceClassification:
-    case models::XlmrTask::kRegression:
+    case models::Task::kSequenceClassification:
+    case models::Task::kRegression:
       rules.push_back({"text_column", Kind::kName});
       rules.push_back({"text_pair_column", Kind::kOptionalName});
       break;
-    case models::XlmrTask::kTokenClassification:
+    case models::Task::kTokenClassification:
       rules.push_back({"tokens_column", Kind::kName});
       break;
-    case models::XlmrTask::kQuestionAnswering:
+    case models::Task::kQuestionAnswering:
       rules.front().minimum = 6;  // ReadQuestionAnsweringFlags: more than 5
       rules.push_back({"doc_stride", Kind::kCount, 0});
       rules.push_back({"n_best_size", Kind::kCount, 1});
@@ -79,10 +79,10 @@ absl::Status CheckValue(const std::string& path, const ArgRule& rule, const nloh
 }
 
 // Exactly the task's keys, each valid.
-absl::Status CheckValues(const std::string& path, const nlohmann::json& values, const models::XlmrConfig& config) {
+absl::Status CheckValues(const std::string& path, const nlohmann::json& values, const models::EncoderConfig& config) {
   const std::vector<std::string> names = PredictionArgNames(config.task);
   const std::string expected = absl::StrCat("expected a JSON object of ", absl::StrJoin(names, ", "), " (a ",
-                                            models::XlmrTaskName(config.task), " model)");
+                                            models::TaskName(config.task), " model)");
   if (!values.is_object()) return Bad(path, expected);
   for (const auto& [name, value] : values.items()) {
     if (std::find(names.begin(), names.end(), name) == names.end()) {
@@ -93,7 +93,7 @@ absl::Status CheckValues(const std::string& path, const nlohmann::json& values, 
     if (!values.contains(rule.name)) return Bad(path, absl::StrCat(expected, "; \"", rule.name, "\" is missing"));
     XLMR_RETURN_IF_ERROR(CheckValue(path, rule, values[rule.name], config.max_sequence_length()));
   }
-  if (config.task == models::XlmrTask::kQuestionAnswering &&
+  if (config.task == models::Task::kQuestionAnswering &&
       values["doc_stride"].get<int64_t>() >= values["max_seq_length"].get<int64_t>() - 5) {
     return Bad(path, absl::StrCat("\"doc_stride\": expected less than max_seq_length - 5 = ",
                                   values["max_seq_length"].get<int64_t>() - 5, ", got ", values["doc_stride"].dump()));
@@ -123,27 +123,27 @@ nlohmann::json ShortestNumber(float value) {
 
 }  // namespace
 
-std::vector<std::string> PredictionArgNames(models::XlmrTask task) {
+std::vector<std::string> PredictionArgNames(models::Task task) {
   std::vector<std::string> names;
   for (const ArgRule& rule : RulesOf(task)) names.push_back(rule.name);
   return names;
 }
 
-std::string PredictionArgsText(models::XlmrTask task, const TextFlags& text, const QaFlags& qa,
+std::string PredictionArgsText(models::Task task, const TextFlags& text, const QaFlags& qa,
                                int64_t eval_batch_size) {
   nlohmann::ordered_json values;
   values["max_seq_length"] = text.max_seq_length;
   values["per_device_eval_batch_size"] = eval_batch_size;
   switch (task) {
-    case models::XlmrTask::kSequenceClassification:
-    case models::XlmrTask::kRegression:
+    case models::Task::kSequenceClassification:
+    case models::Task::kRegression:
       values["text_column"] = text.text_column;
       values["text_pair_column"] = text.text_pair_column.value_or("");
       break;
-    case models::XlmrTask::kTokenClassification:
+    case models::Task::kTokenClassification:
       values["tokens_column"] = text.tokens_column;
       break;
-    case models::XlmrTask::kQuestionAnswering:
+    case models::Task::kQuestionAnswering:
       values["max_seq_length"] = qa.features.max_seq_length;
       values["doc_stride"] = qa.features.doc_stride;
       values["n_best_size"] = qa.postprocess.n_best_size;
@@ -156,7 +156,7 @@ std::string PredictionArgsText(models::XlmrTask task, const TextFlags& text, con
 }
 
 absl::StatusOr<std::optional<RecordedPredictionArgs>> ReadPredictionArgs(const std::string& model_dir,
-                                                                         const models::XlmrConfig& config) {
+                                                                         const models::EncoderConfig& config) {
   RecordedPredictionArgs recorded;
   recorded.path = absl::StrCat(model_dir, "/", kPredictionArgsFileName);
   std::error_code error;

@@ -22,7 +22,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "models/xlmr/config.h"
+#include "models/encoder/config.h"
 #include "nlohmann/json.hpp"
 #include "recipes/common_flags.h"
 
@@ -37,11 +37,11 @@ inline constexpr char kPredictionArgsFileName[] = "prediction_args.json";
 // max_answer_length, version_2_with_negative and null_score_diff_threshold for question
 // answering. Not recorded: the precision (--fp16, --bf16) and the device, which choose how a
 // prediction is computed (what the machine at hand does well), not what it is (up to rounding).
-std::vector<std::string> PredictionArgNames(models::XlmrTask task);
+std::vector<std::string> PredictionArgNames(models::Task task);
 
 // The file's text for a model of `task` trained with `text` (the columns and the effective
 // max_seq_length), `eval_batch_size` and, for question answering, `qa`.
-std::string PredictionArgsText(models::XlmrTask task, const TextFlags& text, const QaFlags& qa,
+std::string PredictionArgsText(models::Task task, const TextFlags& text, const QaFlags& qa,
                                int64_t eval_batch_size);
 
 // What a model directory recorded.
@@ -57,7 +57,7 @@ struct RecordedPredictionArgs {
 // or has another, or holds a value of the wrong type or out of range (what the flag itself
 // would refuse, and a max_seq_length beyond the model's positions).
 absl::StatusOr<std::optional<RecordedPredictionArgs>> ReadPredictionArgs(const std::string& model_dir,
-                                                                         const models::XlmrConfig& config);
+                                                                         const models::EncoderConfig& config);
 
 // What applying recorded values to the flags did.
 struct AppliedPredictionArgs {

@@ -13,7 +13,7 @@
 #include "framework/data/qa_example_reader.h"
 #include "framework/data/qa_features.h"
 #include "framework/data/tokenized_dataset.h"
-#include "models/text_tokenizer.h"
+#include "models/tokenizers/text_tokenizer.h"
 
 namespace xlmr::recipes {
 

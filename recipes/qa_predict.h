@@ -25,7 +25,7 @@
 #include "absl/status/statusor.h"
 #include "framework/train/evaluate.h"
 #include "framework/train/model_interface.h"
-#include "models/text_tokenizer.h"
+#include "models/tokenizers/text_tokenizer.h"
 #include "recipes/common_flags.h"
 #include "recipes/qa_file.h"
 

@@ -5,7 +5,7 @@
 #include "framework/core/check.h"
 #include "framework/distributed/zero_partition.h"
 #include "framework/tensor/parameter_store.h"
-#include "models/xlmr/parameter_layout.h"
+#include "models/encoder/parameter_layout.h"
 
 namespace xlmr::recipes {
 namespace {
@@ -31,7 +31,7 @@ RankMemory PredictRankMemory(int64_t total_elements, DType autocast, int zero_st
   return m;
 }
 
-int64_t FlatElements(const models::XlmrConfig& config) {
+int64_t FlatElements(const models::EncoderConfig& config) {
   constexpr int64_t kAlign = ParameterStore::kAlignmentElements;
   int64_t total = 0;
   for (const ParameterSpec& spec : models::MakeParameterLayout(config).specs) {
@@ -40,8 +40,8 @@ int64_t FlatElements(const models::XlmrConfig& config) {
   return total;
 }
 
-models::XlmrConfig XlmrLargeConfig() {
-  models::XlmrConfig c;
+models::EncoderConfig XlmrLargeConfig() {
+  models::EncoderConfig c;
   c.vocab_size = 250002;
   c.hidden_size = 1024;
   c.num_hidden_layers = 24;
@@ -52,8 +52,8 @@ models::XlmrConfig XlmrLargeConfig() {
   return c;
 }
 
-models::XlmrConfig XlmrXlConfig() {
-  models::XlmrConfig c = XlmrLargeConfig();
+models::EncoderConfig XlmrXlConfig() {
+  models::EncoderConfig c = XlmrLargeConfig();
   c.vocab_size = 250880;
   c.hidden_size = 2560;
   c.num_hidden_layers = 36;

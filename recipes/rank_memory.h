@@ -22,7 +22,7 @@
 #include <string>
 
 #include "framework/tensor/dtype.h"
-#include "models/xlmr/config.h"
+#include "models/encoder/config.h"
 
 namespace xlmr::recipes {
 
@@ -41,13 +41,13 @@ RankMemory PredictRankMemory(int64_t total_elements, DType autocast, int zero_st
 
 // ParameterStore::total_elements() of `config`'s model, computed from its parameter layout
 // without allocating it.
-int64_t FlatElements(const models::XlmrConfig& config);
+int64_t FlatElements(const models::EncoderConfig& config);
 
 // XLM-R large and XL (facebook/xlm-roberta-large, facebook/xlm-roberta-xl sizes) with a
 // two-label sequence-classification head. XL is a pre-LayerNorm model in Hugging Face
 // (XLMRobertaXL); in this layout its parameter count differs by one LayerNorm (2 x 2560 values).
-models::XlmrConfig XlmrLargeConfig();
-models::XlmrConfig XlmrXlConfig();
+models::EncoderConfig XlmrLargeConfig();
+models::EncoderConfig XlmrXlConfig();
 
 // The table: this run's per-rank bytes under stage 0 and 1 on `world_size` ranks, then the
 // prediction for large and XL on 8 ranks (activations not included).

@@ -6,7 +6,7 @@
 #include "framework/data/qa_features.h"
 #include "framework/data/token_cache.h"
 #include "framework/data/word_labels.h"
-#include "models/text_tokenizer.h"
+#include "models/tokenizers/text_tokenizer.h"
 
 namespace xlmr::recipes {
 

@@ -28,9 +28,9 @@
 #include "framework/train/qa_evaluate.h"
 #include "framework/train/qa_prediction_files.h"
 #include "framework/train/stop_signal.h"
-#include "models/xlmr/hf_checkpoint.h"
+#include "models/encoder/hf_checkpoint.h"
 #include "models/model_tokenizer.h"
-#include "models/xlmr/init.h"
+#include "models/encoder/init.h"
 #include "recipes/command_line.h"
 #include "recipes/common_flags.h"
 #include "recipes/device_choice.h"
@@ -82,7 +82,7 @@ struct PreparedRun {
   // resumed or the embedded default's).
   std::vector<TokenizerFile> tokenizer_files;
   std::optional<FinetuneData> data;
-  std::unique_ptr<models::XlmrTaskModel> model;
+  std::unique_ptr<models::EncoderModel> model;
   OutputDirPlan output_plan;
   // prediction_args.json's text: the settings this run read its data with, which every saved
   // directory records for xlmr_predict (prediction_args.h).
@@ -106,23 +106,23 @@ absl::Status BuildModel(PreparedRun& run, const std::string& weights_dir, Device
     if (c.resume && loaded.fresh_head) {
       return absl::InvalidArgumentError(absl::StrCat("--resume_from_checkpoint: ", weights_dir, " was trained for ",
                                                      "another task or other labels than --task=",
-                                                     models::XlmrTaskName(c.task), " on ", c.train_file));
+                                                     models::TaskName(c.task), " on ", c.train_file));
     }
     run.model = std::move(loaded.model);
     return absl::OkStatus();
   }
-  XLMR_ASSIGN_OR_RETURN(models::XlmrConfig config, models::LoadXlmrConfig(EmbeddedModelConfigFile(c.task)));
+  XLMR_ASSIGN_OR_RETURN(models::EncoderConfig config, models::LoadEncoderConfig(EmbeddedModelConfigFile(c.task)));
   config.id2label = labels;
   config.task = c.task;
   config.attention = c.attention;
   if (c.dropout.has_value()) models::OverrideDropout(config, *c.dropout);
-  run.model = std::make_unique<models::XlmrTaskModel>(std::move(config), device);
+  run.model = std::make_unique<models::EncoderModel>(std::move(config), device);
   models::InitializeAllWeights(*run.model, c.trainer.seed);
   return absl::OkStatus();
 }
 
 // One line when --attention=fused cannot be had for this model on this device.
-void PrintAttentionFallback(const models::XlmrConfig& config, Device device, DType activations) {
+void PrintAttentionFallback(const models::EncoderConfig& config, Device device, DType activations) {
   if (config.attention != models::AttentionImplementation::kFused) return;
   if (models::FusedAttentionApplies(config, device, activations)) return;
   std::fprintf(stderr, "xlmr_finetune: --attention=fused: no fused kernel for head_dim %lld in %s on %s; "
@@ -180,7 +180,7 @@ absl::Status LoadTokenizerAndData(PreparedRun& run, const std::string& weights_d
   // The embedded question-answering example has its own model config beside langid's tokenizer.
   const std::string config_path =
       weights_dir.empty() ? EmbeddedModelConfigFile(run.config.task) : tokenizer_dir + "/config.json";
-  XLMR_ASSIGN_OR_RETURN(const models::XlmrConfig model_config, models::LoadXlmrConfig(config_path));
+  XLMR_ASSIGN_OR_RETURN(const models::EncoderConfig model_config, models::LoadEncoderConfig(config_path));
   XLMR_RETURN_IF_ERROR(CheckMaxSeqLengthFits(run.config.max_seq_length, model_config, config_path));
   XLMR_ASSIGN_OR_RETURN(const models::ModelTokenizer tokenizer,
                         models::LoadModelTokenizer(tokenizer_dir, model_config));
@@ -250,7 +250,7 @@ absl::Status Prepare(const std::set<std::string>& given, PreparedRun& run) {
 // Writes the model as a Hugging Face directory, with copies of the tokenizer files and the
 // settings its predictions depend on (prediction_args.json) beside it; returns the names of the
 // files written (they go into the directory's manifest.json).
-absl::StatusOr<std::vector<std::string>> SaveModel(const models::XlmrTaskModel& model, const PreparedRun& run,
+absl::StatusOr<std::vector<std::string>> SaveModel(const models::EncoderModel& model, const PreparedRun& run,
                                                    const std::string& directory) {
   XLMR_RETURN_IF_ERROR(models::SavePretrained(model, directory));
   std::vector<std::string> written = {"config.json", "model.safetensors"};
@@ -265,7 +265,7 @@ absl::StatusOr<std::vector<std::string>> SaveModel(const models::XlmrTaskModel& 
 
 // --load_best_model_at_end: the weights of a checkpoint of this run (same config and labels)
 // into `model`'s fp32 masters, and its half working copy refreshed.
-absl::Status LoadWeights(models::XlmrTaskModel& model, const PreparedRun& run, const std::string& directory) {
+absl::Status LoadWeights(models::EncoderModel& model, const PreparedRun& run, const std::string& directory) {
   XLMR_RETURN_IF_ERROR(CheckModelDir(directory));
   models::LoadOptions options;
   options.labels = run.data->labels.id2label();
@@ -313,7 +313,7 @@ train::EvaluateFn RowPredictionEvaluation(PreparedRun& run) {
 // scores them (train::EvaluateQa), and keeps the answers for run_qa's prediction files, which
 // the Trainer writes for the final evaluations only; other tasks: RowPredictionEvaluation.
 train::EvaluateFn TaskEvaluation(PreparedRun& run) {
-  if (run.config.task != models::XlmrTask::kQuestionAnswering) return RowPredictionEvaluation(run);
+  if (run.config.task != models::Task::kQuestionAnswering) return RowPredictionEvaluation(run);
   return [&run](const data::TokenizedDataset& windows, const std::string& split) {
     const QaSplit& qa = split == "test" ? *run.data->qa_test : *run.data->qa_eval;
     const train::TrainerOptions& t = run.config.trainer;
@@ -345,7 +345,7 @@ int Main(const std::set<std::string>& given) {
     return 2;
   }
   if (run.config.print_memory_plan) return 0;  // Prepare printed the memory/recompute curve
-  const models::XlmrTaskModel& model = *run.model;
+  const models::EncoderModel& model = *run.model;
   train::Trainer trainer(*run.model, run.data->train, run.data->eval ? &*run.data->eval : nullptr,
                          run.data->test ? &*run.data->test : nullptr, run.config.trainer, *run.comm,
                          [&](const std::string& dir) { return SaveModel(model, run, dir); },

@@ -43,7 +43,7 @@
 #include "framework/profile/window_recorder.h"
 #include "framework/train/evaluate.h"
 #include "models/model_tokenizer.h"
-#include "models/xlmr/hf_checkpoint.h"
+#include "models/encoder/hf_checkpoint.h"
 #include "recipes/command_line.h"
 #include "recipes/common_flags.h"
 #include "recipes/device_choice.h"
@@ -128,17 +128,17 @@ absl::StatusOr<PredictConfig> ReadPredictFlags(const std::string& model_dir) {
 }
 
 // --model_dir's config.json, read before its weights: the task it names decides which flags apply.
-absl::StatusOr<models::XlmrConfig> ReadModelConfig(const std::string& model_dir) {
+absl::StatusOr<models::EncoderConfig> ReadModelConfig(const std::string& model_dir) {
   XLMR_RETURN_IF_ERROR(ExpectFlag(!model_dir.empty(), "model_dir", "a fine-tuned model directory", model_dir));
   XLMR_RETURN_IF_ERROR(CheckModelDir(model_dir));
-  return models::LoadXlmrConfig(model_dir + "/config.json");
+  return models::LoadEncoderConfig(model_dir + "/config.json");
 }
 
 // The settings `model_dir`'s training run recorded (prediction_args.h) become the values of the
 // flags the command line does not give, and `set_flags` (FlagsGiven's) gains them: question
 // answering's --max_seq_length default of 384 is for a value neither sets. A given flag that
 // differs from the recorded value wins, and one stdout line says so (it is not an error).
-absl::Status ApplyTrainedSettings(const std::string& model_dir, const models::XlmrConfig& model_config,
+absl::Status ApplyTrainedSettings(const std::string& model_dir, const models::EncoderConfig& model_config,
                                   std::set<std::string>& set_flags) {
   XLMR_ASSIGN_OR_RETURN(const std::optional<RecordedPredictionArgs> recorded,
                         ReadPredictionArgs(model_dir, model_config));
@@ -151,10 +151,10 @@ absl::Status ApplyTrainedSettings(const std::string& model_dir, const models::Xl
 
 // Question answering writes run_qa's files into a directory (--output_dir), the other tasks one
 // file (--output_file); each refuses the other's flag rather than ignore it.
-absl::Status CheckOutputFlags(const PredictConfig& c, models::XlmrTask task) {
-  if (task != models::XlmrTask::kQuestionAnswering) {
+absl::Status CheckOutputFlags(const PredictConfig& c, models::Task task) {
+  if (task != models::Task::kQuestionAnswering) {
     XLMR_RETURN_IF_ERROR(ExpectFlag(c.output_dir.empty(), "output_dir",
-                                    absl::StrCat("none with a ", models::XlmrTaskName(task), " model (only question "
+                                    absl::StrCat("none with a ", models::TaskName(task), " model (only question "
                                                  "answering writes a directory; use --output_file)"),
                                     c.output_dir));
     return ExpectFlag(!c.output_file.empty(), "output_file", "a file to write", c.output_file);
@@ -171,7 +171,7 @@ absl::Status CheckOutputFlags(const PredictConfig& c, models::XlmrTask task) {
 
 // The directory's model with its trained head and its own labels; a directory without a
 // head (e.g. the hub's backbone-only xlm-roberta-base) cannot predict anything.
-absl::StatusOr<std::unique_ptr<models::XlmrTaskModel>> LoadTrainedModel(const PredictConfig& c) {
+absl::StatusOr<std::unique_ptr<models::EncoderModel>> LoadTrainedModel(const PredictConfig& c) {
   models::LoadOptions options;  // labels unset: keep the directory's id2label
   options.device = c.eval.device;
   XLMR_ASSIGN_OR_RETURN(models::LoadedModel loaded, models::LoadPretrained(c.model_dir, options));
@@ -185,21 +185,21 @@ absl::StatusOr<std::unique_ptr<models::XlmrTaskModel>> LoadTrainedModel(const Pr
 }
 
 // --model_dir's tokenizer, of the family its config.json's model_type names.
-absl::StatusOr<models::ModelTokenizer> LoadTokenizer(const PredictConfig& c, const models::XlmrConfig& model_config) {
+absl::StatusOr<models::ModelTokenizer> LoadTokenizer(const PredictConfig& c, const models::EncoderConfig& model_config) {
   return models::LoadModelTokenizer(c.model_dir, model_config);
 }
 
 // Reads and tokenizes --input_file with the model directory's tokenizer; token classification
 // keeps the sentences read in `sentences` (the output names their words). Sets
 // *segment_separator_id to the tokenizer's (TextTokenizer::segment_separator_id).
-absl::StatusOr<data::TokenizedDataset> ReadInputs(const PredictConfig& c, const models::XlmrConfig& model_config,
+absl::StatusOr<data::TokenizedDataset> ReadInputs(const PredictConfig& c, const models::EncoderConfig& model_config,
                                                   std::vector<data::TaggedSentence>* sentences,
                                                   int32_t* segment_separator_id) {
   XLMR_RETURN_IF_ERROR(CheckMaxSeqLengthFits(c.max_seq_length, model_config, c.model_dir + "/config.json"));
   XLMR_ASSIGN_OR_RETURN(const models::ModelTokenizer loaded, LoadTokenizer(c, model_config));
   const models::TextTokenizer& tokenizer = *loaded.tokenizer;
   *segment_separator_id = tokenizer.segment_separator_id();
-  if (model_config.task == models::XlmrTask::kTokenClassification) {
+  if (model_config.task == models::Task::kTokenClassification) {
     XLMR_ASSIGN_OR_RETURN(*sentences, data::ReadTaggedSentences(c.input_file, c.tagged_columns, /*require_tags=*/false));
     return data::TokenizedDataset::FromColumns(
         c.input_file, data::TokenizeTaggedSentences(*sentences, MakeTokenizeWordsFn(tokenizer, c.max_seq_length)));
@@ -214,7 +214,7 @@ absl::StatusOr<data::TokenizedDataset> ReadInputs(const PredictConfig& c, const 
 // input is validated.
 struct PreparedPrediction {
   PredictConfig config;
-  std::unique_ptr<models::XlmrTaskModel> model;
+  std::unique_ptr<models::EncoderModel> model;
   std::optional<data::TokenizedDataset> inputs;
   std::vector<data::TaggedSentence> sentences;  // token classification's input
   std::optional<PredictionWriter> writer;
@@ -224,7 +224,7 @@ absl::StatusOr<PreparedPrediction> PrepareRows(PredictConfig config) {
   PreparedPrediction run;
   run.config = std::move(config);
   XLMR_ASSIGN_OR_RETURN(run.model, LoadTrainedModel(run.config));
-  const models::XlmrConfig& model_config = run.model->config();
+  const models::EncoderConfig& model_config = run.model->config();
   run.config.eval.pad_id = static_cast<int32_t>(model_config.pad_token_id);
   run.config.eval.objective = models::ObjectiveOf(model_config.task);
   XLMR_ASSIGN_OR_RETURN(data::TokenizedDataset inputs, ReadInputs(run.config, model_config, &run.sentences,
@@ -278,7 +278,7 @@ int PredictRows(PredictConfig config) {
 }
 
 // Question answering: run_qa's prediction files in --output_dir (qa_predict.h).
-int AnswerQuestionsInFile(const PredictConfig& c, const models::XlmrConfig& model_config,
+int AnswerQuestionsInFile(const PredictConfig& c, const models::EncoderConfig& model_config,
                           const std::set<std::string>& set_flags) {
   QaPredictOptions options;
   options.input_file = c.input_file;
@@ -291,7 +291,7 @@ int AnswerQuestionsInFile(const PredictConfig& c, const models::XlmrConfig& mode
   const absl::Status fits =
       CheckMaxSeqLengthFits(options.qa.features.max_seq_length, model_config, c.model_dir + "/config.json");
   if (!fits.ok()) return Fail(2, fits);
-  absl::StatusOr<std::unique_ptr<models::XlmrTaskModel>> model = LoadTrainedModel(c);
+  absl::StatusOr<std::unique_ptr<models::EncoderModel>> model = LoadTrainedModel(c);
   if (!model.ok()) return Fail(2, model.status());
   absl::StatusOr<models::ModelTokenizer> tokenizer = LoadTokenizer(c, model_config);
   if (!tokenizer.ok()) return Fail(2, tokenizer.status());
@@ -320,7 +320,7 @@ int AnswerQuestionsInFile(const PredictConfig& c, const models::XlmrConfig& mode
 int Main(const std::set<std::string>& given) {
   // The model directory first: what its training run recorded is the default of the flags read next.
   const std::string model_dir = ModelDirFlag();
-  const absl::StatusOr<models::XlmrConfig> model_config = ReadModelConfig(model_dir);
+  const absl::StatusOr<models::EncoderConfig> model_config = ReadModelConfig(model_dir);
   if (!model_config.ok()) return Fail(2, model_config.status());
   std::set<std::string> set_flags = given;
   const absl::Status trained = ApplyTrainedSettings(model_dir, *model_config, set_flags);
@@ -329,7 +329,7 @@ int Main(const std::set<std::string>& given) {
   if (!config.ok()) return Fail(2, config.status());
   const absl::Status outputs = CheckOutputFlags(*config, model_config->task);
   if (!outputs.ok()) return Fail(2, outputs);
-  if (model_config->task == models::XlmrTask::kQuestionAnswering) {
+  if (model_config->task == models::Task::kQuestionAnswering) {
     return AnswerQuestionsInFile(*config, *model_config, set_flags);
   }
   return PredictRows(*std::move(config));

@@ -5,8 +5,14 @@
 # still be needed. The table is the allowlist (each row names files, their includes and why), so
 # the document and the test cannot disagree.
 #
+# Also the document's rule inside models/ (no table: it has no exceptions): a tokenizer folder
+# includes no other tokenizer folder and nothing of models/encoder/, and models/encoder/ includes
+# no tokenizer folder (models/tokenizers/*.h, shared by all, are not a folder).
+#
 # Catches: a new #include that goes around the diagram without a row (say framework/train
-# including kernels/cpu/parallel.h), and a row left behind after its include went away.
+# including kernels/cpu/parallel.h), a row left behind after its include went away, and a
+# tokenizer reaching into the encoder or another tokenizer (say wordpiece/bert_tokenizer.h
+# including sentencepiece/sentencepiece_tokenizer.h for a helper).
 #
 # It reads the source tree itself, found through the document's runfile: see tests/BUILD.
 set -euo pipefail
@@ -67,6 +73,22 @@ while read -r file include; do
     "no longer does: remove it from the row" >&2
   failures=$((failures + 1))
 done < <(comm -23 <(echo "$allowed") <(echo "$actual"))
+
+# The models/ rule: "file include" pairs that break it.
+models_violations() {
+  local folder
+  for folder in models/tokenizers/*/; do
+    grep -rn '#include "models/' "$folder" | grep -v "#include \"$folder" |
+      grep -E '#include "models/(encoder|tokenizers/[^/"]+/)' || true
+  done
+  grep -rn '#include "models/tokenizers/[^/"]*/' models/encoder || true
+}
+while read -r line; do
+  [ -n "$line" ] || continue
+  echo "FAIL: $line: breaks docs/ARCHITECTURE.md's rule inside models/ (a tokenizer folder" \
+    "includes no other one and nothing of models/encoder/, which includes no tokenizer folder)" >&2
+  failures=$((failures + 1))
+done < <(models_violations)
 
 [ "$failures" -eq 0 ] || exit 1
 echo "PASS: $(wc -l <<< "$actual") includes around the diagram, each a row of the table"

@@ -71,7 +71,7 @@ def parse_args():
 
 
 def model_task(model_dir):
-    """"token", "regression" or "sequence", from config.json as XlmrConfig::task reads it."""
+    """"token", "regression" or "sequence", from config.json as EncoderConfig::task reads it."""
     with open(os.path.join(model_dir, "config.json"), encoding="utf-8") as handle:
         config = json.load(handle)
     architectures = config.get("architectures") or []

@@ -27,7 +27,7 @@ Tensor DropoutBackward(const Tensor& dy, float p, const DropoutKey& key);
 
 // Row-placed dropout: the mask follows each row's slot, not its place in x, so a token draws
 // the same mask however its batch is laid out (padded to any length, or packed without
-// padding; models/xlmr/token_slots.h gives example b's position s the slot b * stride + s).
+// padding; models/encoder/token_slots.h gives example b's position s the slot b * stride + s).
 // x is read as [rows, width] (rows = row_slots.numel(), width = x.numel() / rows, the last
 // dimension); element c of row r is kept iff DropoutUniform(key, row_slots[r] * width + c) >= p.
 // [in] row_slots i32 [rows] on x's device, each in [0, num_slots) (checked on the CPU; on the

@@ -27,7 +27,7 @@
 // size in f32, f16 and bf16; CUDA for head_dim 64 in f32 and f16. cu_seqlens is always a CPU
 // tensor (the op checks it on the host). The CUDA kernels read a device copy: the caller's
 // `cu_seqlens_on_device` (the same values on q's device, made once per batch: every layer's
-// forward and backward then share one upload, models/xlmr/token_layout.h), else one the op
+// forward and backward then share one upload, models/encoder/token_layout.h), else one the op
 // uploads itself (a synchronous copy per call).
 // Gradient convention: no parameters; dq, dk, dv are RETURNED (new tensors, `=`).
 #ifndef XLMR_FRAMEWORK_OPS_VARLEN_FUSED_ATTENTION_H_

@@ -2,7 +2,7 @@
 // plan, predicted from bytes measured once per batch shape.
 //
 // Every number is bytes of MemoryCategory::kActivations on the model's device, measured by a
-// probe pass of the real model (XlmrTaskModel::MeasurePassMemory), so they are
+// probe pass of the real model (EncoderModel::MeasurePassMemory), so they are
 // exact for the measured batch shape, not estimates. The execution order the prediction
 // follows is the model's:
 //

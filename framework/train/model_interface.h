@@ -1,6 +1,6 @@
 // What the trainer needs from a model, and what a model needs to know about one pass.
 //
-// framework/ never includes models/: a model (models/xlmr is the first) implements
+// framework/ never includes models/: a model (models/encoder: every family) implements
 // TrainableModel, and the trainer works only through it. What a pass reads of a batch
 // (ModelInputs, ToModelInputs) is framework/train/model_inputs.h.
 #ifndef XLMR_FRAMEWORK_TRAIN_MODEL_INTERFACE_H_

@@ -1,6 +1,6 @@
-// Fuzz target: BertTokenizer (models/bert/bert_tokenizer.h) on arbitrary bytes, as a user's
+// Fuzz target: BertTokenizer (models/tokenizers/wordpiece/bert_tokenizer.h) on arbitrary bytes, as a user's
 // TSV/CSV text reaches it (invalid UTF-8, NUL, control bytes; JSONL strings may hold any code
-// point). The vocabularies are the golden test's (tests/models/bert/testdata/{uncased,cased}),
+// point). The vocabularies are the golden test's (tests/models/tokenizers/wordpiece/testdata/{uncased,cased}),
 // loaded once; the corpus test and tools/fuzz.sh both run from the workspace root, where those
 // relative paths resolve.
 //
@@ -23,7 +23,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
-#include "models/bert/bert_tokenizer.h"
+#include "models/tokenizers/wordpiece/bert_tokenizer.h"
 
 namespace {
 
@@ -43,8 +43,8 @@ const BertTokenizer& Load(const char* directory) {
 }
 
 const BertTokenizer& Tokenizer(bool cased) {
-  static const BertTokenizer& uncased = Load("tests/models/bert/testdata/uncased");
-  static const BertTokenizer& cased_tokenizer = Load("tests/models/bert/testdata/cased");
+  static const BertTokenizer& uncased = Load("tests/models/tokenizers/wordpiece/testdata/uncased");
+  static const BertTokenizer& cased_tokenizer = Load("tests/models/tokenizers/wordpiece/testdata/cased");
   return cased ? cased_tokenizer : uncased;
 }
 

@@ -1,6 +1,6 @@
-// Fuzz target: RoBERTa's tokenizer (models/roberta/roberta_tokenizer.h) on arbitrary bytes, as a
+// Fuzz target: RoBERTa's tokenizer (models/tokenizers/byte_level_bpe/roberta_tokenizer.h) on arbitrary bytes, as a
 // user's TSV/CSV text reaches it (invalid UTF-8, NUL and control bytes included). The
-// vocabularies are the test ones of tests/models/roberta/testdata (byte-level BPE trained on the
+// vocabularies are the test ones of tests/models/tokenizers/byte_level_bpe/testdata (byte-level BPE trained on the
 // repo's text), loaded once; the corpus test and tools/fuzz.sh both run from the workspace root.
 //
 // Input layout: byte 0 picks the configuration (bit 0: add_prefix_space), the call (bit 1:
@@ -22,7 +22,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
-#include "models/roberta/roberta_tokenizer.h"
+#include "models/tokenizers/byte_level_bpe/roberta_tokenizer.h"
 
 namespace {
 
@@ -42,8 +42,8 @@ const RobertaTokenizer& Load(const char* dir) {
 }
 
 const RobertaTokenizer& Tokenizer(bool add_prefix_space) {
-  static const RobertaTokenizer& plain = Load("tests/models/roberta/testdata/bpe");
-  static const RobertaTokenizer& prefix = Load("tests/models/roberta/testdata/bpe_prefix_space");
+  static const RobertaTokenizer& plain = Load("tests/models/tokenizers/byte_level_bpe/testdata/bpe");
+  static const RobertaTokenizer& prefix = Load("tests/models/tokenizers/byte_level_bpe/testdata/bpe_prefix_space");
   return add_prefix_space ? prefix : plain;
 }
 

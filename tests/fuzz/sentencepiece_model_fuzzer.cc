@@ -9,13 +9,13 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "models/xlmr/tokenizer.h"
+#include "models/tokenizers/sentencepiece/sentencepiece_tokenizer.h"
 #include "tests/fuzz/fuzz_file.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string path = xlmr::fuzz::WriteInput("sentencepiece.bpe.model", data, size);
   // xlm-roberta-base's table: a loaded model must fit it.
-  absl::StatusOr<xlmr::models::XlmrTokenizer> tokenizer = xlmr::models::XlmrTokenizer::Load(path, 250002);
+  absl::StatusOr<xlmr::models::SentencePieceTokenizer> tokenizer = xlmr::models::SentencePieceTokenizer::Load(path, 250002);
   if (!tokenizer.ok()) return 0;
   (void)tokenizer->Encode("Voorgrondkleurnaam \xff\xfe ko\xc5\x84" "cowy", std::string("a pair"), 16);
   return 0;

@@ -6,7 +6,7 @@
 //
 // Input layout: byte 0 picks single text or pair and the pair rule, byte 1 the max_length,
 // byte 2 where a pair is split; the rest is the text. Besides crashes and sanitizer reports,
-// the harness aborts on any broken promise of XlmrTokenizer::Encode and EncodeTextWithOffsets
+// the harness aborts on any broken promise of SentencePieceTokenizer::Encode and EncodeTextWithOffsets
 // (tokenizer.h), so that a wrong cut, an id outside the embedding table or a span outside the
 // text is a finding too.
 #include <algorithm>
@@ -22,26 +22,26 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "models/xlmr/tokenizer.h"
+#include "models/tokenizers/sentencepiece/sentencepiece_tokenizer.h"
 
 namespace {
 
 using xlmr::models::Encoding;
 using xlmr::models::PairTruncation;
-using xlmr::models::XlmrTokenizer;
+using xlmr::models::SentencePieceTokenizer;
 
 constexpr char kModelPath[] = "recipes/data/langid/sentencepiece.bpe.model";
 
-const XlmrTokenizer& Tokenizer() {
-  static const XlmrTokenizer* tokenizer = [] {
+const SentencePieceTokenizer& Tokenizer() {
+  static const SentencePieceTokenizer* tokenizer = [] {
     // No vocab_size limit: the check against the config's table is Load's, not under test here.
-    absl::StatusOr<XlmrTokenizer> loaded = XlmrTokenizer::Load(kModelPath, std::numeric_limits<int64_t>::max());
+    absl::StatusOr<SentencePieceTokenizer> loaded = SentencePieceTokenizer::Load(kModelPath, std::numeric_limits<int64_t>::max());
     if (!loaded.ok()) {
       std::fprintf(stderr, "tokenizer_fuzzer: %s (run from the workspace root)\n",
                    std::string(loaded.status().message()).c_str());
       std::abort();
     }
-    return new XlmrTokenizer(std::move(*loaded));
+    return new SentencePieceTokenizer(std::move(*loaded));
   }();
   return *tokenizer;
 }
@@ -53,16 +53,16 @@ void Require(bool condition, const char* what) {
 }
 
 // Every id is one the model can embed and none is a special token the text cannot produce.
-void CheckTextIds(const std::vector<int32_t>& ids, const XlmrTokenizer& tokenizer) {
+void CheckTextIds(const std::vector<int32_t>& ids, const SentencePieceTokenizer& tokenizer) {
   for (int32_t id : ids) {
-    Require(id == XlmrTokenizer::kUnk || (id > XlmrTokenizer::kUnk && id < tokenizer.mask_id()),
+    Require(id == SentencePieceTokenizer::kUnk || (id > SentencePieceTokenizer::kUnk && id < tokenizer.mask_id()),
             "a text id outside [kUnk, mask_id)");
   }
 }
 
 // EncodeTextWithOffsets (tokenizer.h): EncodeText's ids, one span each, inside the text, the
 // spans' starts in text order.
-void CheckSpans(absl::string_view text, const std::vector<int32_t>& ids, const XlmrTokenizer& tokenizer) {
+void CheckSpans(absl::string_view text, const std::vector<int32_t>& ids, const SentencePieceTokenizer& tokenizer) {
   std::vector<xlmr::models::TokenSpan> spans;
   Require(tokenizer.EncodeTextWithOffsets(text, &spans) == ids, "EncodeTextWithOffsets ids differ from EncodeText");
   Require(spans.size() == ids.size(), "not one span per id");
@@ -90,7 +90,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 3) return 0;
   const bool is_pair = (data[0] & 1) != 0;
   const PairTruncation rule = (data[0] & 2) != 0 ? PairTruncation::kSlowTokenizer : PairTruncation::kFastTokenizer;
-  const int specials = is_pair ? XlmrTokenizer::kSpecialTokensPair : XlmrTokenizer::kSpecialTokensSingle;
+  const int specials = is_pair ? SentencePieceTokenizer::kSpecialTokensPair : SentencePieceTokenizer::kSpecialTokensSingle;
   const int max_length = specials + data[1];  // 0..255 tokens of text: every cut is reachable
   const absl::string_view bytes(reinterpret_cast<const char*>(data + 3), size - 3);
   const size_t split = bytes.size() * data[2] / 255;
@@ -98,13 +98,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::optional<absl::string_view> pair;
   if (is_pair) pair = bytes.substr(split);
 
-  const XlmrTokenizer& tokenizer = Tokenizer();
+  const SentencePieceTokenizer& tokenizer = Tokenizer();
   const Encoding encoding = tokenizer.Encode(text, pair, max_length, rule);
   const std::vector<int32_t>& ids = encoding.input_ids;
   Require(static_cast<int>(ids.size()) <= max_length, "more ids than max_length");
   Require(encoding.attention_mask == std::vector<int32_t>(ids.size(), 1), "attention_mask not all ones");
   Require(ids.size() >= static_cast<size_t>(specials), "special tokens missing");
-  Require(ids.front() == XlmrTokenizer::kBos && ids.back() == XlmrTokenizer::kEos, "not <s> ... </s>");
+  Require(ids.front() == SentencePieceTokenizer::kBos && ids.back() == SentencePieceTokenizer::kEos, "not <s> ... </s>");
 
   const std::vector<int32_t> a = tokenizer.EncodeText(text);
   CheckTextIds(a, tokenizer);
@@ -125,7 +125,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   Require(keep_a + keep_b == std::min<int64_t>(a.size() + b.size(), budget), "a pair cut wastes budget");
   Require(static_cast<int64_t>(ids.size()) == keep_a + keep_b + specials, "pair length");
   Require(IsPrefix(a, keep_a, ids.data() + 1), "first text ids are not a prefix of its ids");
-  Require(ids[1 + keep_a] == XlmrTokenizer::kEos && ids[2 + keep_a] == XlmrTokenizer::kEos, "no </s></s> between the texts");
+  Require(ids[1 + keep_a] == SentencePieceTokenizer::kEos && ids[2 + keep_a] == SentencePieceTokenizer::kEos, "no </s></s> between the texts");
   Require(IsPrefix(b, keep_b, ids.data() + 3 + keep_a), "second text ids are not a prefix of its ids");
   return 0;
 }

@@ -6,7 +6,7 @@ making these files, not a dependency of the product or of CI):
 
     python3 tests/golden/make_tiny_bert.py
 
-The vocabulary is the uncased WordPiece test vocabulary (tests/models/bert/testdata/uncased/
+The vocabulary is the uncased WordPiece test vocabulary (tests/models/tokenizers/wordpiece/testdata/uncased/
 vocab.txt, trained locally on the repo's own text) cut to the lines the golden texts use when
 the whole vocabulary tokenizes them, plus the special tokens, in their order: WordPiece's greedy
 longest match then picks the same pieces (every piece it could pick is one the whole vocabulary

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Generates tests/golden/tiny_camembert/: a tiny random CamemBERT and transformers' outputs on it.
 
-Run once from the repository root, after tests/models/xlmr/testdata/make_camembert_testdata.py
+Run once from the repository root, after tests/models/tokenizers/sentencepiece/testdata/make_camembert_testdata.py
 (needs torch, transformers, sentencepiece from PyPI; a tool for making these files, not a
 dependency of the product or of CI):
 
@@ -12,7 +12,7 @@ Writes under tests/golden/tiny_camembert/:
                      intermediate 32, max_position_embeddings 130, labels neg/pos), random
                      weights, saved with save_pretrained as safetensors; beside it the
                      CamemBERT tokenizer test's SentencePiece model
-                     (tests/models/xlmr/testdata/camembert_unigram.model, 2000 pieces) copied
+                     (tests/models/tokenizers/sentencepiece/testdata/camembert_unigram.model, 2000 pieces) copied
                      byte for byte as sentencepiece.bpe.model. vocab_size 2005, pad 1, bos 5,
                      eos 6: the ids transformers' CamembertTokenizer gives that model. Hidden 16
                      keeps the 2005-row embedding table (and the repository) small;

@@ -10,9 +10,9 @@ these files, not a dependency of the product or of CI):
     python3 tests/golden/make_tiny_family_heads.py --family=camembert
 
 The tokenizer is the family's test tokenizer, trained locally on the repo's own text:
-  roberta    tests/models/roberta/testdata/bpe (vocab.json, merges.txt), RobertaTokenizerFast
+  roberta    tests/models/tokenizers/byte_level_bpe/testdata/bpe (vocab.json, merges.txt), RobertaTokenizerFast
              (add_prefix_space for the pre-split sentences, as transformers requires);
-  camembert  tests/models/xlmr/testdata/camembert_unigram.model, CamembertTokenizer.
+  camembert  tests/models/tokenizers/sentencepiece/testdata/camembert_unigram.model, CamembertTokenizer.
 The model (hidden 8, 2 layers, 2 heads of 4, intermediate 16, 130 positions, type_vocab_size 1,
 layer_norm_eps 1e-5, initializer_range 0.2; pad 1, and bos/eos the tokenizer's) is kept small
 because every device call carries the repository. One backbone is shared by the four heads

@@ -10,7 +10,7 @@ Writes under tests/golden/tiny_roberta/:
   model/             RobertaForSequenceClassification (hidden 32, 2 layers, 2 heads,
                      intermediate 64, max_position_embeddings 130, labels neg/pos), random
                      weights, saved with save_pretrained as safetensors; beside it the byte-level
-                     BPE test vocabulary of tests/models/roberta/testdata/bpe/ (vocab.json,
+                     BPE test vocabulary of tests/models/tokenizers/byte_level_bpe/testdata/bpe/ (vocab.json,
                      merges.txt, tokenizer_config.json), copied byte for byte;
   input.tsv          texts and labels (header "text\tlabel"), what the test predicts;
   golden_logits.tsv  per input row, transformers' fp32 logits (dropout off) of the text as

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""Golden ids for XlmrTokenizer::EncodeWords (models/xlmr/tokenizer.h): what Hugging Face's fast
+"""Golden ids for SentencePieceTokenizer::EncodeWords (models/tokenizers/sentencepiece/sentencepiece_tokenizer.h): what Hugging Face's fast
 XLM-R tokenizer gives for pre-split words.
 
-Output (committed; tests/models/xlmr/tokenizer_test.cc reads it, it never runs Python):
+Output (committed; tests/models/tokenizers/sentencepiece/sentencepiece_tokenizer_test.cc reads it, it never runs Python):
   word_encodings.json  {"models": {name: path}, "cases": [{model, words, max_length,
                        input_ids, word_ids}]}; word_ids use -1 for the special tokens (HF: None).
 
@@ -14,7 +14,7 @@ model file as sentencepiece.bpe.model. The script also checks that the same ids 
 Python sentencepiece module encoding each word on its own plus the fairseq id mapping (the rule
 EncodeWords implements), and fails if they do not.
 
-Models: the tests' 500-piece unigram model (tests/models/xlmr/testdata/tiny_unigram.model) and
+Models: the tests' 500-piece unigram model (tests/models/tokenizers/sentencepiece/testdata/tiny_unigram.model) and
 the embedded default's 8000-piece model (recipes/data/langid/sentencepiece.bpe.model).
 
 Run from anywhere: python3 tests/golden/make_word_encodings.py
@@ -31,7 +31,7 @@ import transformers
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 MODELS = {
-    "tiny": "tests/models/xlmr/testdata/tiny_unigram.model",
+    "tiny": "tests/models/tokenizers/sentencepiece/testdata/tiny_unigram.model",
     "langid": "recipes/data/langid/sentencepiece.bpe.model",
 }
 

@@ -5,7 +5,7 @@
 // attention, padded and packed, through tests/testing/hf_parity.h's checks and XLM-R's
 // tolerances (stated there). Their network is XLM-R's (HF's CamembertModel and XLMRobertaModel
 // are RobertaModel); these check it under each family's own directory, names and ids.
-// BERT's twin: tests/models/bert/bert_parity_test.cc.
+// BERT's twin: tests/models/bert_parity_test.cc.
 #include <string>
 
 #include "gtest/gtest.h"

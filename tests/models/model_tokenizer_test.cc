@@ -22,15 +22,15 @@ constexpr char kXlmrDir[] = "recipes/data/langid";
 // <s> 5, </s> 6).
 constexpr char kCamembertDir[] = "tests/golden/tiny_camembert/model";
 
-XlmrConfig ConfigOf(const std::string& directory) {
-  absl::StatusOr<XlmrConfig> config = LoadXlmrConfig(directory + "/config.json");
+EncoderConfig ConfigOf(const std::string& directory) {
+  absl::StatusOr<EncoderConfig> config = LoadEncoderConfig(directory + "/config.json");
   EXPECT_TRUE(config.ok()) << config.status();
   return *config;
 }
 
 TEST(ModelTokenizerTest, RobertaDirectoryGivesTheByteLevelTokenizerAndItsFiles) {
-  const XlmrConfig config = ConfigOf(kRobertaDir);
-  ASSERT_EQ(config.family, ModelFamily::kRoberta);
+  const EncoderConfig config = ConfigOf(kRobertaDir);
+  ASSERT_STREQ(config.family->model_type, "roberta");
   absl::StatusOr<ModelTokenizer> loaded = LoadModelTokenizer(kRobertaDir, config);
   ASSERT_TRUE(loaded.ok()) << loaded.status();
   EXPECT_THAT(loaded->files, ElementsAre("vocab.json", "merges.txt", "tokenizer_config.json"));
@@ -53,8 +53,8 @@ TEST(ModelTokenizerTest, XlmrDirectoryGivesSentencePiece) {
 // The same file name as XLM-R's, read with CamemBERT's id mapping because config.json says
 // camembert: <s> and </s> are the model's own pieces (5, 6), not XLM-R's 0 and 2.
 TEST(ModelTokenizerTest, CamembertDirectoryGivesSentencePieceWithCamembertIds) {
-  const XlmrConfig config = ConfigOf(kCamembertDir);
-  ASSERT_EQ(config.family, ModelFamily::kCamembert);
+  const EncoderConfig config = ConfigOf(kCamembertDir);
+  ASSERT_STREQ(config.family->model_type, "camembert");
   absl::StatusOr<ModelTokenizer> loaded = LoadModelTokenizer(kCamembertDir, config);
   ASSERT_TRUE(loaded.ok()) << loaded.status();
   EXPECT_THAT(loaded->files, ElementsAre("sentencepiece.bpe.model"));
@@ -71,7 +71,7 @@ TEST(ModelTokenizerTest, CamembertDirectoryGivesSentencePieceWithCamembertIds) {
 
 // 2000 pieces need 2005 rows with CamemBERT's mapping (2002 would do for XLM-R's).
 TEST(ModelTokenizerTest, CamembertIdsBeyondTheEmbeddingTableAreRefused) {
-  XlmrConfig config = ConfigOf(kCamembertDir);
+  EncoderConfig config = ConfigOf(kCamembertDir);
   config.vocab_size = 2004;
   const absl::Status status = LoadModelTokenizer(kCamembertDir, config).status();
   EXPECT_THAT(std::string(status.message()),
@@ -79,7 +79,7 @@ TEST(ModelTokenizerTest, CamembertIdsBeyondTheEmbeddingTableAreRefused) {
 }
 
 TEST(ModelTokenizerTest, IdsBeyondTheEmbeddingTableAreRefused) {
-  XlmrConfig config = ConfigOf(kRobertaDir);
+  EncoderConfig config = ConfigOf(kRobertaDir);
   config.vocab_size = 3000;
   const absl::Status status = LoadModelTokenizer(kRobertaDir, config).status();
   EXPECT_THAT(std::string(status.message()),
@@ -87,7 +87,7 @@ TEST(ModelTokenizerTest, IdsBeyondTheEmbeddingTableAreRefused) {
 }
 
 TEST(ModelTokenizerTest, PadOtherThanTheConfigsIsRefused) {
-  XlmrConfig config = ConfigOf(kRobertaDir);
+  EncoderConfig config = ConfigOf(kRobertaDir);
   config.pad_token_id = 0;
   const absl::Status status = LoadModelTokenizer(kRobertaDir, config).status();
   EXPECT_THAT(std::string(status.message()),

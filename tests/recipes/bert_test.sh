@@ -32,7 +32,7 @@ length=--max_seq_length=40
 
 # (a) The golden logits. Tolerance 1e-5 (absolute, logits of magnitude < 1): both sides are
 # fp32 with dropout off and differ only in the order of the sums (measured ~1e-7 by
-# //tests/models/bert:bert_parity_test). The rows' logits differ from each other by 1e-2: a
+# //tests/models:bert_parity_test). The rows' logits differ from each other by 1e-2: a
 # token off, a token type off (the pairs' second texts are type 1) or the pooler's tanh
 # missing moves them far beyond 1e-5.
 "$predict" --model_dir=tiny --input_file="$golden_input" --text_pair_column=text_pair $length \

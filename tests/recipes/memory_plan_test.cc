@@ -8,8 +8,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
-#include "models/xlmr/init.h"
-#include "models/xlmr/model.h"
+#include "models/encoder/init.h"
+#include "models/encoder/model.h"
 
 namespace xlmr::recipes {
 namespace {
@@ -17,8 +17,8 @@ namespace {
 using recompute::BlockRecompute;
 using recompute::RecomputePlan;
 
-models::XlmrConfig TinyConfig() {
-  models::XlmrConfig c;
+models::EncoderConfig TinyConfig() {
+  models::EncoderConfig c;
   c.vocab_size = 40;
   c.hidden_size = 16;
   c.num_hidden_layers = 4;
@@ -50,7 +50,7 @@ MemoryPlanRequest Request(const std::string& budget) {
 class MemoryPlanTest : public ::testing::Test {
  protected:
   MemoryPlanTest() : model_(TinyConfig(), Device::kCpu) { models::InitializeAllWeights(model_, 1); }
-  models::XlmrTaskModel model_;
+  models::EncoderModel model_;
 };
 
 TEST_F(MemoryPlanTest, NoFlagKeepsEverythingAndGradientCheckpointingRecomputesEveryBlock) {

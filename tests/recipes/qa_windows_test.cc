@@ -12,7 +12,7 @@
 #include "framework/io/safetensors.h"
 #include "gtest/gtest.h"
 #include "models/model_tokenizer.h"
-#include "models/xlmr/config.h"
+#include "models/encoder/config.h"
 #include "recipes/qa_file.h"
 
 namespace xlmr::recipes {
@@ -39,7 +39,7 @@ std::vector<int32_t> GoldenRow(const io::SafetensorsFile& file, const std::strin
 
 TEST(QaWindowsTest, BertWindowsAreTransformersIdsAndTokenTypes) {
   const std::string dir = kBertQa;
-  absl::StatusOr<models::XlmrConfig> config = models::LoadXlmrConfig(dir + "/config.json");
+  absl::StatusOr<models::EncoderConfig> config = models::LoadEncoderConfig(dir + "/config.json");
   ASSERT_TRUE(config.ok()) << config.status();
   absl::StatusOr<models::ModelTokenizer> tokenizer = models::LoadModelTokenizer(dir, *config);
   ASSERT_TRUE(tokenizer.ok()) << tokenizer.status();

@@ -7,7 +7,7 @@
 #include "framework/tensor/parameter_store.h"
 #include "framework/tensor/storage.h"
 #include "gtest/gtest.h"
-#include "models/xlmr/parameter_layout.h"
+#include "models/encoder/parameter_layout.h"
 
 namespace xlmr::recipes {
 namespace {
@@ -17,7 +17,7 @@ int64_t Current(MemoryCategory category) { return MemoryStatsFor(Device::kCpu).O
 // The prediction is what the allocator counts when the store, its half copy and the optimizer
 // of rank 0's shard are really allocated (a small model: 2 layers of 64, vocabulary 1000).
 TEST(RankMemoryTest, PredictionEqualsTheAllocatorsCount) {
-  models::XlmrConfig config;
+  models::EncoderConfig config;
   config.vocab_size = 1000;
   config.hidden_size = 64;
   config.num_hidden_layers = 2;

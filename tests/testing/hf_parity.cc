@@ -16,9 +16,9 @@
 #include "framework/train/objective.h"
 #include "gtest/gtest.h"
 #include "models/model_tokenizer.h"
-#include "models/xlmr/family_architecture.h"
-#include "models/xlmr/hf_checkpoint.h"
-#include "models/xlmr/task_head.h"
+#include "models/families.h"
+#include "models/encoder/hf_checkpoint.h"
+#include "models/encoder/task_head.h"
 
 namespace xlmr::testing {
 namespace {
@@ -56,11 +56,11 @@ double RelativeError(const std::vector<float>& actual, const std::vector<float>&
 }
 
 // The word table's padding row, and RoBERTa's position table's (BERT's has none).
-void ExpectPaddingRowsUntouched(const models::XlmrTaskModel& model) {
+void ExpectPaddingRowsUntouched(const models::EncoderModel& model) {
   const ParameterStore& store = model.parameters();
   const int64_t pad = model.config().pad_token_id;
   std::vector<int> tables = {model.layout().embeddings.word};
-  if (!models::ArchitectureOf(model.config().family).positions_from_zero) {
+  if (!model.config().family->positions_from_zero) {
     tables.push_back(model.layout().embeddings.position);
   }
   for (int table : tables) {
@@ -227,7 +227,7 @@ GradientPair GradientsToCompare(const io::SafetensorsFile& golden, const Paramet
 }
 
 struct ParityRun {
-  models::XlmrTaskModel* model;
+  models::EncoderModel* model;
   const io::SafetensorsFile* inputs;  // input_ids, attention_mask (, token_type_ids)
   const io::SafetensorsFile* golden;  // labels (unless `labels_from_inputs`), logits, loss, grads
   bool labels_from_inputs;
@@ -242,7 +242,7 @@ struct ParityRun {
 
 // One forward and backward of `run.model` on the golden inputs, compared with HF's results.
 void CompareWithGolden(const ParityRun& run) {
-  models::XlmrTaskModel& model = *run.model;
+  models::EncoderModel& model = *run.model;
   const io::SafetensorsFile& golden = *run.golden;
   const Tensor ids = ReadInt64AsInt32(*run.inputs, "input_ids");
   const Tensor mask = ReadInt64AsInt32(*run.inputs, "attention_mask");
@@ -307,7 +307,7 @@ void CompareWithGolden(const ParityRun& run) {
     const std::string& name = store.spec(i).name;
     const std::vector<float>& ours = gradients[i].ours;
     if (ZeroInExactArithmetic(name, run.objective, model.num_blocks(),
-                              models::ArchitectureOf(model.config().family).backbone_prefix)) {
+                              model.config().family->backbone_prefix)) {
       for (float g : ours) EXPECT_LE(std::fabs(g), run.tolerance.zero_gradient * largest_gradient) << name;
       for (float g : ours) key_bias = std::max(key_bias, std::fabs(double{g}) / largest_gradient);
       continue;
@@ -343,7 +343,7 @@ void ExpectHuggingFaceParity(Device device, Precision precision, models::Attenti
   absl::StatusOr<models::LoadedModel> loaded = LoadGoldenModel(dir, "classifier", device, attention);
   ASSERT_TRUE(loaded.ok()) << loaded.status();
   ASSERT_FALSE(loaded->fresh_head);
-  models::XlmrTaskModel& model = *loaded->model;
+  models::EncoderModel& model = *loaded->model;
   if (half) model.parameters().EnableHalfCopy(autocast);
   // The attention the blocks really run (fused falls back to eager where no kernel exists, e.g.
   // the golden model's head_dim 8 on CUDA) decides which fp16/bf16 golden file applies.
@@ -374,18 +374,18 @@ void ExpectHuggingFaceParity(Device device, Precision precision, models::Attenti
                      packed});
 }
 
-void ExpectHeadParity(Device device, models::XlmrTask task, HeadParityMode mode) {
-  ASSERT_NE(task, models::XlmrTask::kSequenceClassification) << "the sequence head: ExpectHuggingFaceParity";
+void ExpectHeadParity(Device device, models::Task task, HeadParityMode mode) {
+  ASSERT_NE(task, models::Task::kSequenceClassification) << "the sequence head: ExpectHuggingFaceParity";
   const bool fp16_autocast = mode == HeadParityMode::kFp16Autocast;
   const bool packed = mode == HeadParityMode::kFp32Packed;
-  ASSERT_TRUE(!fp16_autocast || task == models::XlmrTask::kQuestionAnswering)
+  ASSERT_TRUE(!fp16_autocast || task == models::Task::kQuestionAnswering)
       << "fp16 golden data exists for the question-answering head only";
-  ASSERT_TRUE(!packed || task != models::XlmrTask::kQuestionAnswering) << "question answering runs padded";
-  const char* directory = task == models::XlmrTask::kTokenClassification ? "token_classifier"
-                          : task == models::XlmrTask::kRegression        ? "regressor"
+  ASSERT_TRUE(!packed || task != models::Task::kQuestionAnswering) << "question answering runs padded";
+  const char* directory = task == models::Task::kTokenClassification ? "token_classifier"
+                          : task == models::Task::kRegression        ? "regressor"
                                                                           : "qa";
-  const char* golden_file = task == models::XlmrTask::kTokenClassification ? "/golden_token.safetensors"
-                            : task == models::XlmrTask::kRegression        ? "/golden_regression.safetensors"
+  const char* golden_file = task == models::Task::kTokenClassification ? "/golden_token.safetensors"
+                            : task == models::Task::kRegression        ? "/golden_regression.safetensors"
                             : fp16_autocast ? "/golden_qa_fp16_sdpa.safetensors"
                                             : "/golden_qa.safetensors";
   absl::StatusOr<models::LoadedModel> loaded =
@@ -408,7 +408,7 @@ void ExpectHeadParity(Device device, models::XlmrTask task, HeadParityMode mode)
                      models::ObjectiveOf(task), TolerancesFor(autocast, fused, /*head64=*/false),
                      device, autocast, /*bit_equal_on_cpu=*/true,
                      absl::StrCat(DeviceName(device), fp16_autocast ? ", fp16 autocast, " : ", fp32, ",
-                                  models::XlmrTaskName(task), packed ? ", packed" : ""),
+                                  models::TaskName(task), packed ? ", packed" : ""),
                      packed});
 }
 
@@ -416,7 +416,7 @@ namespace {
 
 // The token types the batcher gives the golden rows (data::Collate with the tokenizer's segment
 // separator, the production path), against HF's: equal at every real token; padding is 0 in both.
-void ExpectBatcherTokenTypes(const std::string& head_dir, const models::XlmrConfig& config, const Tensor& ids,
+void ExpectBatcherTokenTypes(const std::string& head_dir, const models::EncoderConfig& config, const Tensor& ids,
                              const Tensor& mask, const Tensor& golden_types) {
   absl::StatusOr<models::ModelTokenizer> tokenizer = models::LoadModelTokenizer(head_dir, config);
   ASSERT_TRUE(tokenizer.ok()) << tokenizer.status();
@@ -454,7 +454,7 @@ void ExpectFamilyParity(Device device, const std::string& head_dir, Precision pr
   absl::StatusOr<models::LoadedModel> loaded = models::LoadPretrained(head_dir, load);
   ASSERT_TRUE(loaded.ok()) << loaded.status();
   ASSERT_FALSE(loaded->fresh_head) << head_dir << ": the saved head must load";
-  models::XlmrTaskModel& model = *loaded->model;
+  models::EncoderModel& model = *loaded->model;
   const DType autocast = fp16_autocast ? DType::kF16 : DType::kF32;
   if (fp16_autocast) model.parameters().EnableHalfCopy(autocast);
   const bool fused = models::FusedAttentionApplies(model.config(), device, autocast);
@@ -468,8 +468,8 @@ void ExpectFamilyParity(Device device, const std::string& head_dir, Precision pr
                             ReadInt64AsInt32(*golden, "attention_mask"),
                             ReadInt64AsInt32(*golden, "token_type_ids"));
   }
-  const models::XlmrTask task = model.config().task;
-  ASSERT_TRUE(!packed || task != models::XlmrTask::kQuestionAnswering) << "question answering runs padded";
+  const models::Task task = model.config().task;
+  ASSERT_TRUE(!packed || task != models::Task::kQuestionAnswering) << "question answering runs padded";
   // Fused attention against HF's sdpa: the head-64 set's bounds, whose reason holds here too
   // (measured on the CPU: sdpa's CPU kernel rounds the probabilities otherwise than ours once a
   // sequence passes the tiny set's 9 tokens: HF's own eager and sdpa files differ by 1.1e-3 in
@@ -483,7 +483,7 @@ void ExpectFamilyParity(Device device, const std::string& head_dir, Precision pr
   // of the largest gradient, where HF's own files hold 3e-8 to 8e-8 there (its span-loss gradient
   // reaches the bias with fewer fp16 roundings than ours; every other gradient agrees within
   // 7e-4). Noted in DECISIONS as a difference left to look at.
-  if (fp16_autocast && task == models::XlmrTask::kQuestionAnswering) {
+  if (fp16_autocast && task == models::Task::kQuestionAnswering) {
     tolerances.zero_gradient = std::max(tolerances.zero_gradient, kFusedFp16Tolerances.zero_gradient);
   }
   CompareWithGolden({&model, &*golden, &*golden, /*labels_from_inputs=*/true, models::ObjectiveOf(task),

@@ -3,7 +3,7 @@
 // transformers itself: vocabulary 101, hidden 24, 2 layers, 3 heads, two padded rows) loaded on
 // `device`, one forward and backward on the golden inputs (fp32, dropout off), compared with
 // HF's logits, loss and every parameter gradient. Shared by the CPU parity test
-// (tests/models/xlmr) and the GPU one (tests/gpu), so both backends answer to the same checks.
+// (tests/models/encoder, tests/models) and the GPU one (tests/gpu), so both backends answer to the same checks.
 //
 // Tolerances: logits and loss 1e-5, gradients 1e-4, relative to the largest magnitude of the
 // reference tensor. Both sides compute in fp32 but sum in different orders (OpenBLAS or
@@ -20,7 +20,7 @@
 #include <string>
 
 #include "framework/core/device.h"
-#include "models/xlmr/config.h"
+#include "models/encoder/config.h"
 
 namespace xlmr::testing {
 
@@ -68,7 +68,7 @@ void ExpectHuggingFaceParity(Device device, Precision precision = Precision::kFp
 // make_golden_qa.py under torch.autocast float16 with sdpa attention; the fused-attention fp16
 // tolerances above apply, logits bit-equal on the CPU).
 enum class HeadParityMode { kFp32, kFp32Packed, kFp16Autocast };
-void ExpectHeadParity(Device device, models::XlmrTask task, HeadParityMode mode = HeadParityMode::kFp32);
+void ExpectHeadParity(Device device, models::Task task, HeadParityMode mode = HeadParityMode::kFp32);
 
 // Another family's golden set: `head_dir` (relative to the runfiles root) holds a model saved by
 // transformers for one task head (e.g. tests/golden/tiny_bert/token_classification, made by

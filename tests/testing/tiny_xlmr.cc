@@ -9,7 +9,7 @@
 #include "framework/distributed/local_communicator.h"
 #include "framework/distributed/zero_partition.h"
 #include "gtest/gtest.h"
-#include "models/xlmr/init.h"
+#include "models/encoder/init.h"
 
 namespace xlmr::testing {
 namespace {
@@ -37,8 +37,8 @@ std::optional<distributed::ZeroPartition> PartitionFor(int zero_stage, const dis
 
 }  // namespace
 
-models::XlmrConfig TinyXlmrConfig(const TinyModelOptions& options) {
-  models::XlmrConfig c;
+models::EncoderConfig TinyXlmrConfig(const TinyModelOptions& options) {
+  models::EncoderConfig c;
   c.vocab_size = 40;
   c.hidden_size = options.hidden;
   c.num_hidden_layers = options.layers;

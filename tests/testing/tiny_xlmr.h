@@ -18,7 +18,7 @@
 #include "framework/tensor/dtype.h"
 #include "framework/optim/lr_schedule.h"
 #include "framework/train/train_step.h"
-#include "models/xlmr/model.h"
+#include "models/encoder/model.h"
 
 namespace xlmr::testing {
 
@@ -33,9 +33,9 @@ struct TinyModelOptions {
   double initializer_range = 0.2;
   std::vector<std::string> labels = {"a", "b", "c"};
   models::AttentionImplementation attention = models::AttentionImplementation::kFused;
-  models::XlmrTask task = models::XlmrTask::kSequenceClassification;
+  models::Task task = models::Task::kSequenceClassification;
 };
-models::XlmrConfig TinyXlmrConfig(const TinyModelOptions& options = {});
+models::EncoderConfig TinyXlmrConfig(const TinyModelOptions& options = {});
 
 // `n` examples with label i % |labels| and ids from a fixed pattern; lengths vary in
 // [3, max_length] unless `uniform` (then every example has max_length tokens).
@@ -53,7 +53,7 @@ data::TokenizedDataset TinyDataset(int n, const TinyDataOptions& options = {});
 TinyModelOptions Head64ModelOptions();
 TinyDataOptions Head64DataOptions();
 
-// `n` token-classification examples (XlmrTask::kTokenClassification), ids as TinyDataset's:
+// `n` token-classification examples (Task::kTokenClassification), ids as TinyDataset's:
 // every token between <s> and </s> starts a word with tag (i + t) % |labels|, except every
 // third one, a later sub-token of the word before (label -100).
 data::TokenizedDataset TinyTaggedDataset(int n, const TinyDataOptions& options = {});
@@ -88,7 +88,7 @@ class TinyTrainer {
   // `comm` may be null (a world-size-1 LocalCommunicator is used).
   explicit TinyTrainer(const TinyTrainerOptions& options = {}, distributed::Communicator* comm = nullptr);
 
-  models::XlmrTaskModel& model() { return model_; }
+  models::EncoderModel& model() { return model_; }
   optim::AdamW& optimizer() { return optimizer_; }
   const optim::LrSchedule& schedule() const { return schedule_; }
   amp::DynamicLossScaler& scaler() { return scaler_; }
@@ -109,7 +109,7 @@ class TinyTrainer {
  private:
   std::unique_ptr<distributed::Communicator> owned_comm_;
   train::Objective objective_;
-  models::XlmrTaskModel model_;
+  models::EncoderModel model_;
   distributed::GradientSynchronizer sync_;
   amp::DynamicLossScaler scaler_;
   optim::AdamW optimizer_;

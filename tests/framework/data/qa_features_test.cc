@@ -12,7 +12,7 @@
 #include "framework/data/qa_example_reader.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "models/xlmr/tokenizer.h"
+#include "models/tokenizers/sentencepiece/sentencepiece_tokenizer.h"
 #include "nlohmann/json.hpp"
 
 namespace xlmr::data {
@@ -27,7 +27,7 @@ const char kGolden[] = "tests/framework/data/testdata/qa_features.json";
 
 class QaFeaturesTest : public ::testing::Test {
  protected:
-  QaFeaturesTest() : tokenizer_(models::XlmrTokenizer::Load(kModel, 1 << 20).value()) {}
+  QaFeaturesTest() : tokenizer_(models::SentencePieceTokenizer::Load(kModel, 1 << 20).value()) {}
 
   TokenizeWithSpansFn Tokenize() const {
     return [this](const std::string& text, std::vector<TextSpan>* spans) {
@@ -39,7 +39,7 @@ class QaFeaturesTest : public ::testing::Test {
     };
   }
 
-  models::XlmrTokenizer tokenizer_;
+  models::SentencePieceTokenizer tokenizer_;
 };
 
 // Ids, offsets and labels are integers: every window must match exactly (no tolerance).

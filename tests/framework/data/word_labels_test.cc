@@ -1,6 +1,6 @@
 // TokenizeTaggedSentences and TagLabelMap, with a tokenizer whose pieces per word are chosen
 // by the test (the real tokenizer's word ids are checked against Hugging Face in
-// tests/models/xlmr/tokenizer_test.cc). Ids and indices are integers: exact comparisons.
+// tests/models/tokenizers/sentencepiece/sentencepiece_tokenizer_test.cc). Ids and indices are integers: exact comparisons.
 #include "framework/data/word_labels.h"
 
 #include <string>
@@ -16,7 +16,7 @@ using ::testing::ElementsAre;
 
 // Word w is spelled with as many pieces as its length in characters ("" would have none),
 // each piece id 100 + w; [0] ... [2] around them, cut on the right to max_length (keeping
-// </s>), as XlmrTokenizer::EncodeWords does.
+// </s>), as SentencePieceTokenizer::EncodeWords does.
 TokenizeWordsFn FakeTokenizer(int max_length) {
   return [max_length](const std::vector<std::string>& words) {
     WordTokens tokens{{0}, {-1}};

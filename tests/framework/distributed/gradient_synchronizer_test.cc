@@ -21,7 +21,7 @@
 #include "framework/optim/lr_schedule.h"
 #include "framework/train/train_step.h"
 #include "gtest/gtest.h"
-#include "models/xlmr/init.h"
+#include "models/encoder/init.h"
 #include "tests/testing/tiny_xlmr.h"
 
 namespace xlmr::distributed {
@@ -211,7 +211,7 @@ TEST(GradientSynchronizerTest, TrainStepReducesEachBucketOnceAfterItsLastContrib
   for (const bool blocks_host : {false, true}) {
     SCOPED_TRACE(blocks_host ? "communication thread" : "inline");
     const data::TokenizedDataset dataset = testing::TinyDataset(12);
-    models::XlmrTaskModel model(testing::TinyXlmrConfig(), Device::kCpu);
+    models::EncoderModel model(testing::TinyXlmrConfig(), Device::kCpu);
     models::InitializeAllWeights(model, 7);
     ParameterStore& store = model.parameters();
     FakeTwoRankCommunicator comm(store, blocks_host);

@@ -19,7 +19,7 @@
 #include "framework/optim/adamw.h"
 #include "framework/optim/lr_schedule.h"
 #include "framework/train/train_step.h"
-#include "models/xlmr/init.h"
+#include "models/encoder/init.h"
 #include "tests/testing/tiny_xlmr.h"
 
 namespace xlmr::distributed {
@@ -60,7 +60,7 @@ int Run() {
   const int rank = comm.rank();
 
   const data::TokenizedDataset dataset = testing::TinyDataset(8);
-  models::XlmrTaskModel model(testing::TinyXlmrConfig(), Device::kCpu);
+  models::EncoderModel model(testing::TinyXlmrConfig(), Device::kCpu);
   models::InitializeAllWeights(model, 7);
   ParameterStore& store = model.parameters();
   store.EnableHalfCopy(DType::kF16);

@@ -23,7 +23,7 @@
 #include "framework/distributed/zero_partition.h"
 #include "framework/optim/adamw.h"
 #include "framework/train/training_checkpoint.h"
-#include "models/xlmr/model.h"
+#include "models/encoder/model.h"
 #include "tests/testing/tiny_xlmr.h"
 
 namespace xlmr::distributed {
@@ -64,7 +64,7 @@ int Run() {
   if (!created.ok()) return std::fprintf(stderr, "%s\n", created.status().ToString().c_str()), 1;
   Communicator& comm = **created;
   const int rank = comm.rank(), ranks = comm.world_size();
-  models::XlmrTaskModel model(testing::TinyXlmrConfig(), Device::kCpu);
+  models::EncoderModel model(testing::TinyXlmrConfig(), Device::kCpu);
   ParameterStore& store = model.parameters();
   const Tensor m = RandomMoment(store, 1), v = RandomMoment(store, 2);
 

@@ -10,8 +10,8 @@
 
 #include "framework/optim/adamw.h"
 #include "gtest/gtest.h"
-#include "models/xlmr/config.h"
-#include "models/xlmr/parameter_layout.h"
+#include "models/encoder/config.h"
+#include "models/encoder/parameter_layout.h"
 
 namespace xlmr {
 namespace {
@@ -20,8 +20,8 @@ constexpr int64_t kAlign = ParameterStore::kAlignmentElements;
 
 // A small XLM-R whose every size is odd or off any power of two (hidden 36, 3 labels, vocab
 // 1001), so that packing the tensors back to back would misalign nearly every range.
-models::XlmrConfig OddConfig() {
-  models::XlmrConfig config;
+models::EncoderConfig OddConfig() {
+  models::EncoderConfig config;
   config.vocab_size = 1001;
   config.hidden_size = 36;
   config.num_hidden_layers = 2;

@@ -124,7 +124,7 @@ TEST(AccumulationTest, PartialBatchIsTheMeanOverItsOwnExamples) {
 // micro-batches unequally. Tolerance as above (2e-6 of the largest element).
 TEST(AccumulationTest, PerTokenLossIsTheMeanOverTheGlobalBatchsLabelledTokens) {
   testing::TinyTrainerOptions options;
-  options.model.task = models::XlmrTask::kTokenClassification;
+  options.model.task = models::Task::kTokenClassification;
   options.adam.eps = 1e-4;
   options.max_grad_norm = 0;
   const data::TokenizedDataset dataset = testing::TinyTaggedDataset(6);

@@ -5,7 +5,7 @@
 
 #include "framework/data/qa_features.h"
 #include "gtest/gtest.h"
-#include "models/xlmr/tokenizer.h"
+#include "models/tokenizers/sentencepiece/sentencepiece_tokenizer.h"
 
 namespace xlmr::train::testing {
 
@@ -26,7 +26,7 @@ QaGolden LoadQaGolden() {
   EXPECT_TRUE(examples.ok()) << examples.status();
   if (!examples.ok()) return out;
   out.examples = std::move(examples).value();
-  const models::XlmrTokenizer tokenizer = models::XlmrTokenizer::Load(kModel, 1 << 20).value();
+  const models::SentencePieceTokenizer tokenizer = models::SentencePieceTokenizer::Load(kModel, 1 << 20).value();
   data::QaFeatureOptions feature_options;
   feature_options.max_seq_length = golden.at("max_seq_length").get<int>();
   feature_options.doc_stride = golden.at("doc_stride").get<int>();
