@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
 # What a refactoring must not change, in one file to diff: the checksums of everything the
 # embedded default writes (fp32, fp16, bf16), of xlmr_predict's predictions, and of the token
-# cache, plus the instructions three training steps execute (callgrind).
+# cache, plus the instructions a 3-step run on 200 rows executes (callgrind, whole process).
 #
 #   bench/behaviour_fingerprint.sh CHECKOUT OUT_FILE
 #
 # CHECKOUT is a source tree whose bazel-bin/recipes holds xlmr_finetune and xlmr_predict built
 # with `bazel build -c opt`; run it for the commit before and after, then `diff` the two files.
-# metrics.jsonl keeps every field but the wall-clock ones (step_seconds, tokens_per_second,
-# elapsed_seconds, train_seconds), so its losses, norms and counts are compared too. The
-# instruction count is load-independent; its noise between runs of one binary is well under 0.1%.
+# Wall-clock fields are left out (metrics.jsonl's step_seconds, tokens_per_second,
+# elapsed_seconds; trainer_state.json's train_runtime and *_per_second; manifest.json's entry for
+# trainer_state.json), so losses, norms, counts and every weight are compared. The
+# instruction count is load-independent; two runs of one binary differ by about 0.002%.
 set -euo pipefail
 
 checkout=$(cd "$1" && pwd)
@@ -28,14 +29,28 @@ cd "$work"
 # sha256 of one file; JSON lines without their wall-clock fields.
 checksum() {
   python3 - "$1" <<'EOF'
-import hashlib, json, sys
+import hashlib, json, os, sys
 path = sys.argv[1]
 data = open(path, "rb").read()
-if path.endswith("metrics.jsonl"):
-    clock = {"step_seconds", "tokens_per_second", "elapsed_seconds", "train_seconds"}
-    rows = [json.loads(line) for line in data.decode().splitlines()]
-    data = "\n".join(json.dumps({k: v for k, v in r.items() if k not in clock}, sort_keys=True)
-                     for r in rows).encode()
+# Wall-clock fields: metrics.jsonl's, and HF's train_runtime / *_per_second in trainer_state.json.
+def timeless(value):
+    if isinstance(value, dict):
+        return {k: timeless(v) for k, v in value.items()
+                if k not in {"step_seconds", "tokens_per_second", "elapsed_seconds", "train_seconds"}
+                and not k.endswith("_runtime") and not k.endswith("_per_second")}
+    if isinstance(value, list):
+        return [timeless(v) for v in value]
+    return value
+name = os.path.basename(path)
+if name == "metrics.jsonl":
+    data = "\n".join(json.dumps(timeless(json.loads(line)), sort_keys=True)
+                     for line in data.decode().splitlines()).encode()
+elif name == "trainer_state.json":
+    data = json.dumps(timeless(json.loads(data)), sort_keys=True).encode()
+elif name == "manifest.json":  # its trainer_state.json entry checksums the wall-clock fields
+    manifest = json.loads(data)
+    manifest["files"] = [f for f in manifest["files"] if f["name"] != "trainer_state.json"]
+    data = json.dumps(manifest, sort_keys=True).encode()
 print(hashlib.sha256(data).hexdigest())
 EOF
 }
@@ -59,8 +74,12 @@ export OPENBLAS_NUM_THREADS=2
   "$predict" --model_dir=fp32 --input_file="$langid/test.tsv" --output_file=predictions.jsonl \
     > predict.log 2>&1
   echo "predict predictions.jsonl $(checksum predictions.jsonl)"
+  # The instruction count on 200 rows (train, eval and test) and 3 steps: the whole data set
+  # takes over an hour under callgrind on 2 cores.
+  head -n 201 "$langid/train.tsv" > small.tsv
   OPENBLAS_NUM_THREADS=1 valgrind --tool=callgrind --callgrind-out-file=callgrind.out \
-    "$finetune" --output_dir=callgrind --cache_dir=fresh_cache --max_steps=3 --save_strategy=no \
+    "$finetune" --train_file=small.tsv --eval_file=small.tsv --test_file=small.tsv \
+    --output_dir=callgrind --cache_dir=fresh_cache --max_steps=3 --save_strategy=no \
     --eval_strategy=no > callgrind.log 2>&1
   echo "callgrind instructions $(grep -m1 '^summary:' callgrind.out | cut -d' ' -f2)"
 } > "$out_file"
