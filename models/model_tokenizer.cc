@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "framework/core/status_macros.h"
+#include "models/families.h"
 
 namespace xlmr::models {
 namespace {

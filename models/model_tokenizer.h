@@ -16,7 +16,6 @@
 #include "absl/status/statusor.h"
 #include "models/tokenizers/text_tokenizer.h"
 #include "models/encoder/config.h"
-#include "models/families.h"
 
 namespace xlmr::models {
 

@@ -7,7 +7,6 @@
 #include "framework/core/status_macros.h"
 #include "framework/io/file_manifest.h"
 #include "framework/train/evaluate.h"
-#include "models/model_tokenizer.h"
 #include "recipes/runfiles.h"
 
 // The help texts speak for both binaries (--helpfull lists these under this file).

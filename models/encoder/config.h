@@ -119,7 +119,7 @@ struct EncoderConfig {
 //   "model/config.json: hidden_size (768) must be divisible by num_attention_heads (5)".
 // Checks: integer/number/string types; sizes and layer_norm_eps positive; dropouts in [0, 1);
 // initializer_range >= 0; hidden_act == "gelu"; position_embedding_type == "absolute" and
-// model_type in {"xlm-roberta", "roberta", "bert", "camembert"} when present; pad/bos/eos ids inside the vocabulary;
+// model_type a row of models/families.h when present; pad/bos/eos ids inside the vocabulary;
 // max_position_embeddings > pad_token_id + 1 (RoBERTa positions start after the pad id);
 // id2label keys exactly the integers 0..n-1 with unique names; label2id (when present) the
 // inverse of id2label, or the only label map when id2label is absent; num_labels (when present)

@@ -7,9 +7,6 @@
 namespace xlmr::models {
 namespace {
 
-constexpr int kRobertaSpecialsSingle = 2;  // <s> A </s>
-constexpr int kRobertaSpecialsPair = 4;    // <s> A </s></s> B </s>
-
 void AppendFirst(const std::vector<int32_t>& ids, int64_t count, std::vector<int32_t>* out) {
   out->insert(out->end(), ids.begin(), ids.begin() + count);
 }
@@ -38,7 +35,7 @@ std::pair<int64_t, int64_t> PairKeepLengths(int64_t len_a, int64_t len_b, int64_
 Encoding AssembleRobertaStyle(const std::vector<int32_t>& a,
                               const std::optional<std::vector<int32_t>>& b, int max_length,
                               int32_t bos, int32_t eos, PairTruncation rule) {
-  const int specials = b.has_value() ? kRobertaSpecialsPair : kRobertaSpecialsSingle;
+  const int specials = b.has_value() ? kRobertaStyleSpecialTokensPair : kRobertaStyleSpecialTokensSingle;
   XLMR_CHECK(max_length >= specials)
       << "max_length " << max_length << " cannot hold the " << specials << " special tokens";
   const int64_t budget = max_length - specials;

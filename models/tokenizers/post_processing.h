@@ -44,6 +44,10 @@ enum class PairTruncation {
 std::pair<int64_t, int64_t> PairKeepLengths(int64_t len_a, int64_t len_b, int64_t budget,
                                             PairTruncation rule);
 
+// Special ids RoBERTa's template puts around a single text and around a pair.
+inline constexpr int kRobertaStyleSpecialTokensSingle = 2;  // <s> A </s>
+inline constexpr int kRobertaStyleSpecialTokensPair = 4;    // <s> A </s></s> B </s>
+
 // RoBERTa's template: single `<s> A </s>` = [bos] + A + [eos] (A cut on the right to
 // max_length - 2 ids); pair `<s> A </s></s> B </s>` = [bos] + A + [eos, eos] + B + [eos], the
 // two cut by PairKeepLengths(budget max_length - 4, rule). An empty `b` is a pair with no tokens.

@@ -46,8 +46,8 @@ struct RobertaTokenizerOptions {
 
 class RobertaTokenizer final : public TextTokenizer {
  public:
-  static constexpr int kSpecialTokensSingle = 2;
-  static constexpr int kSpecialTokensPair = 4;
+  static constexpr int kSpecialTokensSingle = kRobertaStyleSpecialTokensSingle;
+  static constexpr int kSpecialTokensPair = kRobertaStyleSpecialTokensPair;
 
   // Loads `directory`. Errors name the file: vocab.json or merges.txt missing or unreadable;
   // vocab.json not an object of non-negative integer ids, lacking one of <s> <pad> </s> <unk>

@@ -83,8 +83,8 @@ class SentencePieceTokenizer final : public TextTokenizer {
   static constexpr int32_t kPad = 1;  // <pad> = config pad_token_id
   static constexpr int32_t kEos = 2;  // </s>, also the separator
   static constexpr int32_t kUnk = 3;  // <unk>
-  static constexpr int kSpecialTokensSingle = 2;
-  static constexpr int kSpecialTokensPair = 4;
+  static constexpr int kSpecialTokensSingle = kRobertaStyleSpecialTokensSingle;
+  static constexpr int kSpecialTokensPair = kRobertaStyleSpecialTokensPair;
 
   // Loads a SentencePiece .model file (the family's `sentencepiece.bpe.model`, a unigram model
   // despite its name) numbered by `mapping`. Errors name the file: missing or unparsable file,
