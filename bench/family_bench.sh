@@ -45,8 +45,14 @@ echo "|---|---:|---|---:|---:|---:|---:|---:|"
 IFS=, read -ra family_list <<< "$families"
 for family in "${family_list[@]}"; do
   family_model="$work/base_$family"
-  [ -f "$family_model/model.safetensors" ] ||
-    python3 "$repo/bench/make_base_model.py" "$family_model" --family="$family" > /dev/null 2>&1
+  # Made under a temporary name and renamed, so that a failed or interrupted run leaves no
+  # half-made model that a later run would take for a finished one.
+  if [ ! -d "$family_model" ]; then
+    rm -rf "$family_model.tmp"
+    python3 "$repo/bench/make_base_model.py" "$family_model.tmp" --family="$family" > "$work/make_model.log" 2>&1 ||
+      { tail -n 5 "$work/make_model.log" >&2; exit 1; }
+    mv "$family_model.tmp" "$family_model"
+  fi
   vocab=$(python3 -c "import json; print(json.load(open('$family_model/config.json'))['vocab_size'])")
   read -r ours_s ours_rss < <(ours_base "$family_model")
   rows=("ours|$ours_s|$ours_rss")

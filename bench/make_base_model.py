@@ -30,7 +30,7 @@ from transformers import (BertConfig, BertForSequenceClassification, CamembertCo
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DATA = os.path.join(REPO, "recipes", "data", "langid")
-TESTDATA = os.path.join(REPO, "tests", "models")
+TOKENIZER_TESTDATA = os.path.join(REPO, "tests", "models", "tokenizers")
 ROBERTA_IDS = dict(max_position_embeddings=514, type_vocab_size=1, layer_norm_eps=1e-5, pad_token_id=1)
 # family: (config class, model class, config values, tokenizer files (source, name in OUT_DIR))
 FAMILIES = {
@@ -40,15 +40,15 @@ FAMILIES = {
     "bert": (BertConfig, BertForSequenceClassification,
              dict(vocab_size=30522, max_position_embeddings=512, type_vocab_size=2, layer_norm_eps=1e-12,
                   pad_token_id=0),
-             [(os.path.join(TESTDATA, "bert", "testdata", "uncased", name), name)
+             [(os.path.join(TOKENIZER_TESTDATA, "wordpiece", "testdata", "uncased", name), name)
               for name in ("vocab.txt", "tokenizer_config.json")]),
     "roberta": (RobertaConfig, RobertaForSequenceClassification,
                 dict(vocab_size=50265, bos_token_id=0, eos_token_id=2, **ROBERTA_IDS),
-                [(os.path.join(TESTDATA, "roberta", "testdata", "bpe", name), name)
+                [(os.path.join(TOKENIZER_TESTDATA, "byte_level_bpe", "testdata", "bpe", name), name)
                  for name in ("vocab.json", "merges.txt", "tokenizer_config.json")]),
     "camembert": (CamembertConfig, CamembertForSequenceClassification,
                   dict(vocab_size=32005, bos_token_id=5, eos_token_id=6, **ROBERTA_IDS),
-                  [(os.path.join(TESTDATA, "xlmr", "testdata", "camembert_unigram.model"),
+                  [(os.path.join(TOKENIZER_TESTDATA, "sentencepiece", "testdata", "camembert_unigram.model"),
                     "sentencepiece.bpe.model")]),
 }
 

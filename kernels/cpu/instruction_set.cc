@@ -3,6 +3,14 @@
 #include <initializer_list>
 
 namespace xlmr::kernels::cpu {
+namespace {
+
+// a * b + c, which GCC contracts into one fused multiply-add where the clone's target has FMA
+// (contraction is allowed here alone; the kernels' libraries build with -ffp-contract=off).
+XLMR_INSTRUCTION_SET_CLONES __attribute__((noinline, optimize("fp-contract=fast")))
+float MultiplyAddAsCloned(float a, float b, float c) { return a * b + c; }
+
+}  // namespace
 
 bool CpuSupports(InstructionSet isa) {
   switch (isa) {
@@ -21,6 +29,15 @@ InstructionSet WidestInstructionSet() {
     return InstructionSet::kScalar;
   }();
   return widest;
+}
+
+bool ClonedLoopsFuseMultiplyAdd() {
+  // (1 + 2^-12)^2 = 1 + 2^-11 + 2^-24: rounded to float the 2^-24 is lost (a tie, to even), so
+  // subtracting 1 + 2^-11 gives 0 from two roundings and 2^-24 from a fused one. volatile keeps
+  // the compiler from folding the call at build time.
+  volatile float a = 1.0f + 0x1p-12f;
+  volatile float c = -(1.0f + 0x1p-11f);
+  return MultiplyAddAsCloned(a, a, c) != 0.0f;
 }
 
 }  // namespace xlmr::kernels::cpu

@@ -3,9 +3,13 @@
 // the CPU has, picked at run time in one of two ways:
 //
 //   * XLMR_INSTRUCTION_SET_CLONES before a function of plain loops that the compiler vectorises
-//     itself: GCC builds it three times, for AVX-512 (x86-64-v4), for AVX2 + FMA (haswell) and
+//     itself: GCC builds it three times, for AVX-512 (x86-64-v4), for AVX2 + FMA (x86-64-v3) and
 //     for plain x86-64, and the loader picks the clone this CPU runs. The library adds
 //     -fvect-cost-model=dynamic (GCC 12's -O2 leaves loops of unknown length scalar).
+//     The levels are named x86-64-vN, never by a processor: GCC picks a clone named
+//     "arch=haswell" only on a CPU whose model *is* Haswell (__builtin_cpu_is), so on an AMD Zen
+//     or a later Intel without AVX-512 every such loop ran its plain x86-64 clone, scalar, with
+//     a libm call for each std::fma. ClonedLoopsFuseMultiplyAdd() lets a test see the choice.
 //   * XLMR_TARGET_AVX2 / XLMR_TARGET_AVX512 on hand-written intrinsics, called only when
 //     CpuSupports says so (WidestInstructionSet picks for a kernel).
 //
@@ -17,7 +21,7 @@
 #define XLMR_KERNELS_CPU_INSTRUCTION_SET_H_
 
 #define XLMR_INSTRUCTION_SET_CLONES \
-  __attribute__((target_clones("arch=x86-64-v4", "arch=haswell", "default")))
+  __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 
 // Per function rather than -mavx2 / -mavx512f for a whole file, so that the rest of the file
 // (the scalar fallback included) keeps running on CPUs without them.
@@ -34,6 +38,12 @@ bool CpuSupports(InstructionSet isa);
 
 // The widest instruction set this CPU supports (read once).
 InstructionSet WidestInstructionSet();
+
+// Whether XLMR_INSTRUCTION_SET_CLONES functions run a clone with FMA instructions on this CPU
+// (x86-64-v3 or v4; the plain x86-64 clone has none). Observed, not assumed: a cloned probe
+// computes a * b + c with contraction allowed, and the answer shows whether it was fused. On a
+// CPU with AVX2 and FMA it must be true, or the cloned loops run scalar.
+bool ClonedLoopsFuseMultiplyAdd();
 
 }  // namespace xlmr::kernels::cpu
 
