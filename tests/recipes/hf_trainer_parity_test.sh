@@ -29,6 +29,12 @@ fail() { echo "FAILED: $*"; failures=$((failures + 1)); }
   --adam_epsilon=1e-4 --weight_decay=0 --lr_scheduler_type=linear --warmup_steps=0 --max_grad_norm=100 \
   --per_device_train_batch_size=8 --max_steps=4 --seed=42 --logging_steps=1 --save_strategy=no \
   --cache_dir=cache --output_dir=ours > ours.log 2>&1 || { cat ours.log; echo "FAILED: the run"; exit 1; }
+# Under a forced OpenBLAS core (the _avx2_gemm and _sse3_gemm variants), the run record must
+# name it: otherwise the variant would check the default kernels again.
+if [ -n "${OPENBLAS_CORETYPE:-}" ]; then
+  head -n 1 ours/metrics.jsonl | grep -q "\"cpu_gemm_core\":\"$OPENBLAS_CORETYPE\"" ||
+    fail "OPENBLAS_CORETYPE=$OPENBLAS_CORETYPE, but the run record says: $(head -n 1 ours/metrics.jsonl)"
+fi
 field() { grep '"type":"train"' ours/metrics.jsonl | sed -nE "s/.*\"$1\":([-0-9.e+]+).*/\1/p"; }
 [ "$(field examples | tr '\n' ' ')" = "8 16 24 27 " ] || fail "examples $(field examples | tr '\n' ' '), expected 8 16 24 27"
 # check FIELD COLUMN TOLERANCE: metrics.jsonl's FIELD against column COLUMN of hf_steps.tsv, step by step.

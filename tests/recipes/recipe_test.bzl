@@ -1,6 +1,6 @@
 """The end-to-end test of the binaries: one shell script, run on the built programs."""
 
-def recipe_test(name, args = [], data = [], size = "medium"):
+def recipe_test(name, args = [], data = [], size = "medium", script = None, env = {}):
     """An sh_test running `<name>.sh` with the paths of `args` as its arguments.
 
     Args:
@@ -10,11 +10,14 @@ def recipe_test(name, args = [], data = [], size = "medium"):
       data: further runfiles the script reads without being told their path (a data
         directory, a helper script it sources).
       size: Bazel's test size (the time it may take).
+      script: the script's name when it is another test's (a variant run under other `env`).
+      env: environment variables the script runs with.
     """
     native.sh_test(
         name = name,
         size = size,
-        srcs = [name + ".sh"],
+        srcs = [(script or name) + ".sh"],
         args = ["$(location %s)" % label for label in args],
         data = args + data,
+        env = env,
     )
