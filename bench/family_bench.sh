@@ -29,8 +29,9 @@ repo=$(cd "$(dirname "$0")/.." && pwd)
 mkdir -p "$work"
 load() { cut -d' ' -f1-3 /proc/loadavg; }
 export OPENBLAS_NUM_THREADS=$threads OMP_NUM_THREADS=$threads
-# OpenBLAS picks its GEMM kernels by CPU unless the environment names a core (docs/DECISIONS.md,
-# "OpenBLAS's kernel choice"); say which held for this run.
+# OpenBLAS picks its GEMM kernels by CPU unless the environment names a core (and ours restarts
+# onto wider ones when its pick is narrower than the CPU: docs/DECISIONS.md, "OpenBLAS runs
+# kernels as wide as the CPU's vectors"); say which held for this run (the run record names the core).
 echo "- OPENBLAS_CORETYPE: ${OPENBLAS_CORETYPE:-unset (OpenBLAS detects the CPU)}"
 source "$repo/bench/base_shape_inputs.sh"  # finetune, long_tsv, ours_base, hf_base (and XLM-R's model)
 
