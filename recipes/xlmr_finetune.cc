@@ -25,10 +25,10 @@
 #include "framework/distributed/rank_agreement.h"
 #include "framework/io/durable_file.h"
 #include "framework/io/whole_file.h"
+#include "framework/ops/cpu_gemm_library.h"
 #include "framework/train/qa_evaluate.h"
 #include "framework/train/qa_prediction_files.h"
 #include "framework/train/stop_signal.h"
-#include "kernels/cpu/gemm_core_choice.h"
 #include "models/encoder/hf_checkpoint.h"
 #include "models/model_tokenizer.h"
 #include "models/encoder/init.h"
@@ -382,7 +382,7 @@ int Main(const std::set<std::string>& given) {
 int main(int argc, char** argv) {
   // Before anything else: may restart the process with OpenBLAS kernels that use this CPU's
   // vectors (kernels/cpu/gemm_core_choice.h).
-  xlmr::kernels::cpu::RestartWithWiderGemmKernelsIfNeeded(argv);
+  xlmr::ops::RestartWithWiderCpuGemmKernelsIfNeeded(argv);
   xlmr::recipes::ConfigureUsage(argv[0], kUsage);
   // A bad flag: one line and exit status 2 (Abseil would print several and exit 1); --help and
   // --version: Abseil's text and exit status 0. Flagfiles and --fromenv are expanded and checked.

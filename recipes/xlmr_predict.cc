@@ -39,10 +39,10 @@
 #include "framework/data/record_reader.h"
 #include "framework/data/tagged_sentence_reader.h"
 #include "framework/data/word_labels.h"
+#include "framework/ops/cpu_gemm_library.h"
 #include "framework/profile/profiler.h"
 #include "framework/profile/window_recorder.h"
 #include "framework/train/evaluate.h"
-#include "kernels/cpu/gemm_core_choice.h"
 #include "models/model_tokenizer.h"
 #include "models/encoder/hf_checkpoint.h"
 #include "recipes/command_line.h"
@@ -342,7 +342,7 @@ int Main(const std::set<std::string>& given) {
 int main(int argc, char** argv) {
   // Before anything else: may restart the process with OpenBLAS kernels that use this CPU's
   // vectors (kernels/cpu/gemm_core_choice.h).
-  xlmr::kernels::cpu::RestartWithWiderGemmKernelsIfNeeded(argv);
+  xlmr::ops::RestartWithWiderCpuGemmKernelsIfNeeded(argv);
   xlmr::recipes::ConfigureUsage(argv[0], kUsage);
   // A bad flag: one line and exit status 2 (Abseil would print several and exit 1); --help and
   // --version: Abseil's text and exit status 0. Flagfiles and --fromenv are expanded and checked.
