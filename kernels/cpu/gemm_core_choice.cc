@@ -43,18 +43,6 @@ VectorWidth WidthOfCore(std::string_view core) {
 
 }  // namespace
 
-CpuVectorFeatures DetectCpuVectorFeatures() {
-  CpuVectorFeatures cpu;
-  cpu.avx = __builtin_cpu_supports("avx");
-  cpu.avx2 = __builtin_cpu_supports("avx2");
-  cpu.fma = __builtin_cpu_supports("fma");
-  cpu.avx512_skylake = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512cd") &&
-                       __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") &&
-                       __builtin_cpu_supports("avx512vl");
-  cpu.avx512_bf16 = __builtin_cpu_supports("avx512bf16");
-  return cpu;
-}
-
 std::optional<std::string> WiderOpenBlasCore(std::string_view picked_core, const CpuVectorFeatures& cpu) {
   const VectorWidth picked = WidthOfCore(picked_core);
   if (picked == VectorWidth::kUnknown) return std::nullopt;  // not ours to second-guess

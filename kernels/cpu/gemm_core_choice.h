@@ -16,20 +16,9 @@
 #include <string>
 #include <string_view>
 
+#include "kernels/cpu/instruction_set.h"
+
 namespace xlmr::kernels::cpu {
-
-// The vector features the choice reads (as __builtin_cpu_supports reports them: the CPU's and
-// the operating system's support together).
-struct CpuVectorFeatures {
-  bool avx = false;
-  bool avx2 = false;
-  bool fma = false;
-  bool avx512_skylake = false;  // avx512f, cd, bw, dq and vl: what OpenBLAS's SkylakeX kernels use
-  bool avx512_bf16 = false;
-};
-
-// This CPU's.
-CpuVectorFeatures DetectCpuVectorFeatures();
 
 // The OPENBLAS_CORETYPE to run on a CPU with `cpu`, when OpenBLAS picked `picked_core`
 // (openblas_get_corename()): the core for the CPU's widest vectors (Cooperlake with AVX-512

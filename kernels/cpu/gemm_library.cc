@@ -9,17 +9,17 @@ namespace xlmr::kernels::cpu {
 namespace {
 
 std::string CpuFeatures() {
-  // __builtin_cpu_supports takes string literals only: one row per feature.
+  const CpuVectorFeatures& cpu = DetectCpuVectorFeatures();
   const struct {
     const char* name;
     bool present;
   } features[] = {
-      {"avx2", __builtin_cpu_supports("avx2") != 0},
-      {"fma", __builtin_cpu_supports("fma") != 0},
-      {"avx512f", __builtin_cpu_supports("avx512f") != 0},
-      {"avx512_bf16", __builtin_cpu_supports("avx512bf16") != 0},
-      {"amx_tile", __builtin_cpu_supports("amx-tile") != 0},
-      {"amx_bf16", __builtin_cpu_supports("amx-bf16") != 0},
+      {"avx2", cpu.avx2},
+      {"fma", cpu.fma},
+      {"avx512f", cpu.avx512f},
+      {"avx512_bf16", cpu.avx512_bf16},
+      {"amx_tile", cpu.amx_tile},
+      {"amx_bf16", cpu.amx_bf16},
   };
   std::string list;
   for (const auto& feature : features) {

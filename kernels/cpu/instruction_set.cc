@@ -14,11 +14,29 @@ float MultiplyAddAsCloned(float a, float b, float c) { return a * b + c; }
 
 bool CpuSupports(InstructionSet isa) {
   switch (isa) {
-    case InstructionSet::kAvx512: return __builtin_cpu_supports("avx512f");
-    case InstructionSet::kAvx2: return __builtin_cpu_supports("avx2");
+    case InstructionSet::kAvx512: return DetectCpuVectorFeatures().avx512f;
+    case InstructionSet::kAvx2: return DetectCpuVectorFeatures().avx2;
     case InstructionSet::kScalar: return true;
   }
   return false;
+}
+
+const CpuVectorFeatures& DetectCpuVectorFeatures() {
+  static const CpuVectorFeatures features = [] {
+    CpuVectorFeatures cpu;
+    cpu.avx = __builtin_cpu_supports("avx");
+    cpu.avx2 = __builtin_cpu_supports("avx2");
+    cpu.fma = __builtin_cpu_supports("fma");
+    cpu.avx512f = __builtin_cpu_supports("avx512f");
+    cpu.avx512_skylake = cpu.avx512f && __builtin_cpu_supports("avx512cd") &&
+                         __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") &&
+                         __builtin_cpu_supports("avx512vl");
+    cpu.avx512_bf16 = __builtin_cpu_supports("avx512bf16");
+    cpu.amx_tile = __builtin_cpu_supports("amx-tile");
+    cpu.amx_bf16 = __builtin_cpu_supports("amx-bf16");
+    return cpu;
+  }();
+  return features;
 }
 
 InstructionSet WidestInstructionSet() {

@@ -36,6 +36,22 @@ enum class InstructionSet { kScalar, kAvx2, kAvx512 };
 // Whether this CPU runs `isa` (kScalar: always).
 bool CpuSupports(InstructionSet isa);
 
+// The vector features the CPU and the operating system offer together (__builtin_cpu_supports),
+// as the run record reports them and as the OpenBLAS core choice (gemm_core_choice.h) reads them.
+struct CpuVectorFeatures {
+  bool avx = false;
+  bool avx2 = false;
+  bool fma = false;
+  bool avx512f = false;
+  bool avx512_skylake = false;  // avx512f, cd, bw, dq and vl: what OpenBLAS's SkylakeX kernels use
+  bool avx512_bf16 = false;
+  bool amx_tile = false;
+  bool amx_bf16 = false;
+};
+
+// This CPU's (read once).
+const CpuVectorFeatures& DetectCpuVectorFeatures();
+
 // The widest instruction set this CPU supports (read once).
 InstructionSet WidestInstructionSet();
 
