@@ -33,6 +33,8 @@ struct TaskClassNames {
   const char* sequence_classification;  // e.g. XLMRobertaForSequenceClassification
   const char* token_classification;     // e.g. RobertaForTokenClassification
   const char* question_answering;       // e.g. CamembertForQuestionAnswering
+  const char* base_model;               // the backbone alone, e.g. XLMRobertaModel (what
+                                        // sentence-transformers' Transformer module saves)
 };
 
 // Loads the family's tokenizer from a model directory whose required files exist. Errors name the

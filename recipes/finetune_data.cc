@@ -95,6 +95,49 @@ absl::StatusOr<std::string> TokenizerFingerprint(const std::vector<std::string>&
   return FingerprintHex(combined.Value());
 }
 
+// A file of rows of several texts (--embedding_columns), each column tokenized on its own
+// through the token cache (no labels), then stored column by column (data::RowLayout).
+absl::StatusOr<data::TokenizedDataset> TokenizeColumns(const std::string& path, const FinetuneConfig& config,
+                                                       const models::TextTokenizer& tokenizer,
+                                                       const std::string& fingerprint) {
+  data::TokenizedColumns joined;
+  for (const std::string& column : config.embedding.columns) {
+    data::TokenCacheSpec spec;
+    spec.data_path = path;
+    spec.columns.text_column = column;
+    spec.columns.label_column = config.columns.label_column;
+    spec.columns.text_flag = "--embedding_columns";
+    spec.require_label = false;
+    spec.tokenizer_fingerprint = fingerprint;
+    spec.max_length = config.max_seq_length;
+    XLMR_ASSIGN_OR_RETURN(const data::TokenizedDataset texts,
+                          data::LoadOrBuildTokenCache(spec, config.cache_dir,
+                                                      MakeTokenizeFn(tokenizer, config.max_seq_length)));
+    for (int64_t i = 0; i < texts.size(); ++i) {
+      const absl::Span<const int32_t> ids = texts.example(i);
+      joined.token_ids.insert(joined.token_ids.end(), ids.begin(), ids.end());
+      joined.offsets.push_back(static_cast<int64_t>(joined.token_ids.size()));
+      joined.lines.push_back(texts.line(i));
+      joined.label_index.push_back(-1);
+    }
+  }
+  return data::TokenizedDataset::FromColumns(path, std::move(joined));
+}
+
+absl::StatusOr<FinetuneData> LoadSentenceEmbeddingData(const FinetuneConfig& config,
+                                                       const models::TextTokenizer& tokenizer,
+                                                       const std::string& fingerprint) {
+  XLMR_ASSIGN_OR_RETURN(data::TokenizedDataset train, TokenizeColumns(config.train_file, config, tokenizer, fingerprint));
+  // The base model's outputs are not classes; it keeps HF's two default labels.
+  XLMR_ASSIGN_OR_RETURN(data::LabelMap labels, data::LabelMap::FromId2Label({"LABEL_0", "LABEL_1"}, config.train_file));
+  FinetuneData result{std::move(labels), std::move(train), std::nullopt, std::nullopt, std::nullopt, std::nullopt};
+  for (auto [path, slot] : {std::pair{&config.eval_file, &result.eval}, std::pair{&config.test_file, &result.test}}) {
+    if (path->empty()) continue;
+    XLMR_ASSIGN_OR_RETURN(*slot, TokenizeColumns(*path, config, tokenizer, fingerprint));
+  }
+  return result;
+}
+
 // Sequence-level labels of `dataset`: class ids, or numbers for regression.
 absl::Status AssignLabels(data::TokenizedDataset& dataset, const FinetuneConfig& config,
                           const data::LabelMap& labels) {
@@ -115,6 +158,7 @@ absl::StatusOr<FinetuneData> LoadFinetuneData(const FinetuneConfig& config,
     return LoadQuestionAnsweringData(config, tokenizer);
   }
   XLMR_ASSIGN_OR_RETURN(const std::string fingerprint, TokenizerFingerprint(tokenizer_paths, tokenizer_cache_tag));
+  if (config.task == models::Task::kSentenceEmbedding) return LoadSentenceEmbeddingData(config, tokenizer, fingerprint);
   XLMR_ASSIGN_OR_RETURN(data::TokenizedDataset train, Tokenize(config.train_file, config, tokenizer, fingerprint));
   // Regression has one output, named as Hugging Face names an unnamed one.
   XLMR_ASSIGN_OR_RETURN(data::LabelMap labels,

@@ -8,7 +8,10 @@
 //   question answering       SQuAD .json or JSON lines, cut into run_qa's windows (one training
 //                            example each, its answer span as labels); labels: LABEL_0 and
 //                            LABEL_1 (HF's two outputs, start and end); the evaluation and
-//                            test files keep their examples and windows for post-processing.
+//                            test files keep their examples and windows for post-processing;
+//   sentence embedding       rows of --embedding_columns' texts, each column through the token
+//                            cache on its own, stored column by column (data::RowLayout); no
+//                            labels (the base model keeps LABEL_0, LABEL_1).
 #ifndef XLMR_RECIPES_FINETUNE_DATA_H_
 #define XLMR_RECIPES_FINETUNE_DATA_H_
 

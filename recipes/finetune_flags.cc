@@ -215,6 +215,9 @@ absl::Status ReadLabelSmoothingFlag(FinetuneConfig& c) {
   XLMR_RETURN_IF_ERROR(ExpectFlag(factor == 0 || c.task != models::Task::kQuestionAnswering,
                                   "label_smoothing_factor", "0 with --task=question_answering",
                                   absl::StrCat(factor)));
+  XLMR_RETURN_IF_ERROR(ExpectFlag(factor == 0 || c.task != models::Task::kSentenceEmbedding,
+                                  "label_smoothing_factor", "0 with --task=sentence_embedding",
+                                  absl::StrCat(factor)));
   c.trainer.label_smoothing_factor = factor;
   return absl::OkStatus();
 }
@@ -229,6 +232,18 @@ absl::Status ApplyQuestionAnsweringFlags(const std::set<std::string>& given, con
   return absl::OkStatus();
 }
 
+// --task=sentence_embedding's flags and what it cannot be combined with (yet).
+absl::Status ApplyEmbeddingFlags(FinetuneConfig& c) {
+  XLMR_ASSIGN_OR_RETURN(c.embedding, ReadEmbeddingFlags());
+  XLMR_RETURN_IF_ERROR(ExpectFlag(!c.train_file.empty(), "train_file",
+                                  "pairs or triplets with --task=sentence_embedding (no embedded example yet)", ""));
+  XLMR_RETURN_IF_ERROR(ExpectFlag(!absl::GetFlag(FLAGS_group_by_length), "group_by_length",
+                                  "false with --task=sentence_embedding (rows hold several texts)", "true"));
+  c.trainer.columns_per_row = static_cast<int64_t>(c.embedding.columns.size());
+  c.trainer.similarity_scale = c.embedding.similarity_scale;
+  return absl::OkStatus();
+}
+
 absl::Status ReadDataFlags(const std::set<std::string>& given, FinetuneConfig& c) {
   c.model_dir = ModelDirFlag();
   XLMR_RETURN_IF_ERROR(ReadTaskFlag(c));
@@ -237,6 +252,7 @@ absl::Status ReadDataFlags(const std::set<std::string>& given, FinetuneConfig& c
   c.train_file = UserPath(absl::GetFlag(FLAGS_train_file));
   c.eval_file = UserPath(absl::GetFlag(FLAGS_eval_file));
   c.test_file = UserPath(absl::GetFlag(FLAGS_test_file));
+  if (c.task == models::Task::kSentenceEmbedding) XLMR_RETURN_IF_ERROR(ApplyEmbeddingFlags(c));
   if (c.train_file.empty()) {  // the embedded data set, with its own dev and test splits
     XLMR_RETURN_IF_ERROR(ExpectFlag(c.task != models::Task::kRegression, "task",
                                 "--train_file with numeric labels for regression (no embedded "

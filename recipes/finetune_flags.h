@@ -19,6 +19,7 @@
 #include "framework/train/qa_postprocessing.h"
 #include "framework/train/trainer.h"
 #include "models/encoder/config.h"
+#include "recipes/embedding_flags.h"
 
 namespace xlmr::recipes {
 
@@ -27,6 +28,7 @@ struct FinetuneConfig {
   std::string train_file, eval_file, test_file;  // resolved paths (embedded data by default)
   data::ColumnSpec columns;
   data::WordTagColumns tagged_columns;  // --tokens_column, --tags_column (token classification)
+  EmbeddingSettings embedding;          // --task=sentence_embedding's columns, pooling and scale
   // --task, or what the model directory's config.json says (EncoderConfig::task).
   models::Task task = models::Task::kSequenceClassification;
   bool task_given = false;  // --task was on the command line

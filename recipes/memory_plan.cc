@@ -71,7 +71,8 @@ MemoryPlanRequest MemoryPlanRequestFrom(const FinetuneConfig& config, int world_
   request.gradient_checkpointing = config.gradient_checkpointing;
   request.activation_memory_budget = config.activation_memory_budget;
   request.print_memory_plan = config.print_memory_plan;
-  request.batch_size = config.trainer.per_device_train_batch_size;
+  // A micro-batch's sequences: every text of its rows (sentence embeddings: all columns).
+  request.batch_size = config.trainer.per_device_train_batch_size * config.trainer.columns_per_row;
   request.max_seq_length = config.max_seq_length;
   request.gradient_accumulation_steps = config.trainer.gradient_accumulation_steps;
   request.autocast = config.trainer.autocast;

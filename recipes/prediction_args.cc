@@ -44,6 +44,8 @@ std::vector<ArgRule> RulesOf(models::Task task) {
       rules.push_back({"version_2_with_negative", Kind::kSwitch});
       rules.push_back({"null_score_diff_threshold", Kind::kNumber});
       break;
+    case models::Task::kSentenceEmbedding:  // the texts' length and batch only
+      break;
   }
   return rules;
 }
@@ -150,6 +152,8 @@ std::string PredictionArgsText(models::Task task, const TextFlags& text, const Q
       values["max_answer_length"] = qa.postprocess.max_answer_length;
       values["version_2_with_negative"] = qa.postprocess.version_2_with_negative;
       values["null_score_diff_threshold"] = ShortestNumber(qa.postprocess.null_score_diff_threshold);
+      break;
+    case models::Task::kSentenceEmbedding:
       break;
   }
   return values.dump(2) + "\n";

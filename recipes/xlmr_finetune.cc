@@ -26,6 +26,7 @@
 #include "framework/io/durable_file.h"
 #include "framework/io/whole_file.h"
 #include "framework/ops/cpu_gemm_library.h"
+#include "framework/train/embedding_evaluate.h"
 #include "framework/train/qa_evaluate.h"
 #include "framework/train/qa_prediction_files.h"
 #include "framework/train/stop_signal.h"
@@ -43,6 +44,7 @@
 #include "recipes/prediction_args.h"
 #include "recipes/program_usage.h"
 #include "recipes/runfiles.h"
+#include "recipes/sentence_transformers_files.h"
 #include "recipes/test_predictions.h"
 #include "recipes/tokenize_fn.h"
 
@@ -103,6 +105,7 @@ absl::Status BuildModel(PreparedRun& run, const std::string& weights_dir, Device
     options.device = device;
     options.dropout = c.dropout;
     options.attention = c.attention;
+    options.pooling = c.embedding.pooling;
     XLMR_ASSIGN_OR_RETURN(models::LoadedModel loaded, models::LoadPretrained(weights_dir, options));
     if (c.resume && loaded.fresh_head) {
       return absl::InvalidArgumentError(absl::StrCat("--resume_from_checkpoint: ", weights_dir, " was trained for ",
@@ -116,6 +119,7 @@ absl::Status BuildModel(PreparedRun& run, const std::string& weights_dir, Device
   config.id2label = labels;
   config.task = c.task;
   config.attention = c.attention;
+  config.pooling = c.embedding.pooling;
   if (c.dropout.has_value()) models::OverrideDropout(config, *c.dropout);
   run.model = std::make_unique<models::EncoderModel>(std::move(config), device);
   models::InitializeAllWeights(*run.model, c.trainer.seed);
@@ -226,7 +230,8 @@ absl::Status Prepare(const std::set<std::string>& given, PreparedRun& run) {
   // tokens B training examples hold, not for B x max_seq_length.
   const bool packed = c.trainer.padding_free && run.model->TakesPackedInputs(c.trainer.autocast);
   const PackedMicroBatch largest =
-      packed ? LargestPackedMicroBatch(run.data->train, c.trainer.per_device_train_batch_size, c.max_seq_length)
+      packed ? LargestPackedMicroBatch(run.data->train, c.trainer.per_device_train_batch_size * c.trainer.columns_per_row,
+                                       c.max_seq_length)
              : PackedMicroBatch{};
   XLMR_RETURN_IF_ERROR(ConfigureRecompute(MemoryPlanRequestFrom(c, run.comm->world_size(), largest),
                                           *run.model, run.comm->rank() == 0));
@@ -261,6 +266,11 @@ absl::StatusOr<std::vector<std::string>> SaveModel(const models::EncoderModel& m
   }
   XLMR_RETURN_IF_ERROR(io::WriteFileDurably(directory + "/" + kPredictionArgsFileName, run.prediction_args));
   written.push_back(kPredictionArgsFileName);
+  if (model.config().task == models::Task::kSentenceEmbedding) {
+    XLMR_ASSIGN_OR_RETURN(const std::vector<std::string> modules,
+                          WriteSentenceTransformersFiles(directory, model.config(), run.config.max_seq_length));
+    written.insert(written.end(), modules.begin(), modules.end());
+  }
   return written;
 }
 
@@ -275,6 +285,7 @@ absl::Status LoadWeights(models::EncoderModel& model, const PreparedRun& run, co
   options.device = run.config.trainer.device;
   options.dropout = run.config.dropout;
   options.attention = run.config.attention;
+  options.pooling = run.config.embedding.pooling;
   XLMR_ASSIGN_OR_RETURN(models::LoadedModel loaded, models::LoadPretrained(directory, options));
   if (loaded.fresh_head) return absl::DataLossError(absl::StrCat(directory, ": not a checkpoint of this model"));
   ParameterStore& store = model.parameters();
@@ -314,6 +325,13 @@ train::EvaluateFn RowPredictionEvaluation(PreparedRun& run) {
 // scores them (train::EvaluateQa), and keeps the answers for run_qa's prediction files, which
 // the Trainer writes for the final evaluations only; other tasks: RowPredictionEvaluation.
 train::EvaluateFn TaskEvaluation(PreparedRun& run) {
+  if (run.config.task == models::Task::kSentenceEmbedding) {
+    return [&run](const data::TokenizedDataset& rows, const std::string&) {
+      const train::TrainerOptions& t = run.config.trainer;
+      return train::EvaluateInBatchNegatives(*run.model, rows, t.columns_per_row, static_cast<float>(t.similarity_scale),
+                                             *run.comm, train::EvalSettingsFor(t));
+    };
+  }
   if (run.config.task != models::Task::kQuestionAnswering) return RowPredictionEvaluation(run);
   return [&run](const data::TokenizedDataset& windows, const std::string& split) {
     const QaSplit& qa = split == "test" ? *run.data->qa_test : *run.data->qa_eval;

@@ -50,7 +50,7 @@ absl::StatusOr<ColumnIndices> ResolveColumns(const TextTable& table, const std::
   ColumnIndices indices;
   std::optional<size_t> text = FindColumn(table.header, columns.text_column);
   if (!text) {
-    return MissingColumnError(file, "column", columns.text_column, table.header, "--text_column");
+    return MissingColumnError(file, "column", columns.text_column, table.header, columns.text_flag);
   }
   indices.text = *text;
   if (columns.text_pair_column) {
@@ -86,7 +86,7 @@ absl::StatusOr<std::vector<Record>> RecordsFromTable(TextTable table, const std:
     record.text = std::move(row.fields[indices.text]);
     if (record.text.empty()) {
       return EmptyValueError(file, row.line, "empty text", "column", columns.text_column,
-                             "--text_column");
+                             columns.text_flag);
     }
     if (indices.text_pair) {
       record.text_pair = std::move(row.fields[*indices.text_pair]);
@@ -177,7 +177,7 @@ absl::StatusOr<Record> RecordFromJsonLine(absl::string_view text, int64_t line,
   Record record;
   record.line = line;
   XLMR_ASSIGN_OR_RETURN(record.text,
-                        JsonText(object, columns.text_column, "--text_column", file, line));
+                        JsonText(object, columns.text_column, columns.text_flag, file, line));
   if (columns.text_pair_column) {
     XLMR_ASSIGN_OR_RETURN(record.text_pair, JsonText(object, *columns.text_pair_column,
                                                      "--text_pair_column", file, line));

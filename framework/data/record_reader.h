@@ -42,6 +42,8 @@ struct ColumnSpec {
   std::string text_column = "text";             // --text_column
   std::optional<std::string> text_pair_column;  // --text_pair_column; none: single texts
   std::string label_column = "label";           // --label_column
+  // The flag that names the text column, as errors name it (not part of any cache key).
+  std::string text_flag = "--text_column";
 };
 
 struct Record {

@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
 #include "framework/core/status_macros.h"
 #include "framework/io/durable_file.h"
 #include "framework/io/file_checksum.h"
@@ -25,11 +26,16 @@ using Listed = std::map<std::string, FileChecksum>;  // by name: errors come in 
 
 std::string Hex(uint32_t crc) { return absl::StrFormat("0x%08x", crc); }
 
-// A file of the directory itself: no path, no control character (error lines stay one line).
+// A file inside the directory: a relative path of plain segments (sentence-transformers keeps
+// module configs in subdirectories, 1_Pooling/config.json), none empty, "." or "..", and no
+// control character (error lines stay one line); never the manifest itself.
 bool IsPlainName(const std::string& name) {
   const bool control = std::any_of(name.begin(), name.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20; });
-  return !name.empty() && name != "." && name != ".." && name != kManifestFileName &&
-         name.find('/') == std::string::npos && !control;
+  if (name == kManifestFileName || control) return false;
+  for (const absl::string_view segment : absl::StrSplit(name, '/')) {
+    if (segment.empty() || segment == "." || segment == "..") return false;
+  }
+  return true;
 }
 
 bool HasExactlyKeys(const nlohmann::json& object, std::initializer_list<const char*> keys) {

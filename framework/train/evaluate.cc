@@ -202,6 +202,7 @@ std::vector<std::string> ReportedMetricNames(Objective objective) {
     case Objective::kSingleLabel: return {"accuracy", "macro_f1", "roc_auc"};
     case Objective::kRegression: return {"mse", "pearson", "spearmanr"};
     case Objective::kPerToken: return {"precision", "recall", "f1", "accuracy"};
+    case Objective::kInBatchNegatives: return {};  // the loss alone (embedding_evaluate.h)
     case Objective::kSpanStartEnd:  // qa_evaluate.h: "squad", then "squad_v2"'s names
       return {"exact_match", "f1", "exact", "HasAns_exact", "HasAns_f1", "NoAns_exact",
               "NoAns_f1", "best_exact", "best_f1"};
@@ -261,9 +262,11 @@ EvalResult Evaluate(TrainableModel& model, const data::TokenizedDataset& dataset
       return RegressionResult(comm.AllGatherDoubles(PackRegression(local, dataset, begin)));
     case Objective::kPerToken:
       return PerTokenResult(comm.AllGatherDoubles(PackPerToken(local, dataset, begin)), label_names);
-    case Objective::kSpanStartEnd: break;
+    case Objective::kSpanStartEnd:
+    case Objective::kInBatchNegatives: break;
   }
-  XLMR_CHECK(false) << "question answering is evaluated by EvaluateQa (qa_evaluate.h)";
+  XLMR_CHECK(false) << "question answering and sentence embeddings have their own evaluations "
+                       "(qa_evaluate.h, embedding_evaluate.h)";
   return {};
 }
 

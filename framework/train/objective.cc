@@ -27,6 +27,8 @@ Rows AsRows(Objective objective, const Tensor& logits, const Tensor& labels, flo
     case Objective::kRegression:
       XLMR_CHECK(logits.rank() == 2 && logits.dim(1) == 1) << "regression predicts one value";
       return {logits, labels.Reshaped({labels.dim(0), 1})};
+    case Objective::kInBatchNegatives:
+      break;  // never rows: the callers above take it first
     case Objective::kSpanStartEnd:
       XLMR_CHECK(logits.rank() == 3 && logits.dim(0) == 2 && labels.rank() == 2 &&
                  labels.dim(0) == 2 && labels.dim(1) == logits.dim(1))
@@ -40,7 +42,8 @@ Rows AsRows(Objective objective, const Tensor& logits, const Tensor& labels, flo
 }  // namespace
 
 ops::LossSum ObjectiveLoss(Objective objective, const Tensor& logits, const Tensor& labels,
-                           float label_smoothing) {
+                           float label_smoothing, float similarity_scale) {
+  if (objective == Objective::kInBatchNegatives) return InBatchNegativesLoss(logits, labels, similarity_scale);
   const Rows rows = AsRows(objective, logits, labels, label_smoothing);
   return objective == Objective::kRegression
              ? ops::MseLoss(rows.logits, rows.labels)
@@ -48,7 +51,11 @@ ops::LossSum ObjectiveLoss(Objective objective, const Tensor& logits, const Tens
 }
 
 void AccumulateObjectiveLoss(Objective objective, const Tensor& logits, const Tensor& labels,
-                             float label_smoothing, Tensor& totals, int64_t element) {
+                             float label_smoothing, Tensor& totals, int64_t element, float similarity_scale) {
+  if (objective == Objective::kInBatchNegatives) {
+    AccumulateInBatchNegativesLoss(logits, labels, similarity_scale, totals, element);
+    return;
+  }
   const Rows rows = AsRows(objective, logits, labels, label_smoothing);
   if (objective == Objective::kRegression) {
     ops::AccumulateMseLoss(rows.logits, rows.labels, totals, element);
@@ -58,7 +65,10 @@ void AccumulateObjectiveLoss(Objective objective, const Tensor& logits, const Te
 }
 
 Tensor ObjectiveBackward(Objective objective, const Tensor& logits, const Tensor& labels,
-                         ops::GradientScale scale, float label_smoothing) {
+                         ops::GradientScale scale, float label_smoothing, float similarity_scale) {
+  if (objective == Objective::kInBatchNegatives) {
+    return InBatchNegativesBackward(logits, labels, similarity_scale, scale);
+  }
   const Rows rows = AsRows(objective, logits, labels, label_smoothing);
   const Tensor d_rows =
       objective == Objective::kRegression

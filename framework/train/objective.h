@@ -14,6 +14,10 @@
 //                 caller passes -100 for one it wants ignored. With some ignored, HF averages
 //                 the start and end terms separately and then the two means; this averages
 //                 all kept terms at once (equal when both halves keep as many).
+//   kInBatchNegatives sentence-transformers' MultipleNegativesRankingLoss over sentence
+//                 embeddings [C*N, H] f32 (column by column: N anchors, N positives, hard
+//                 negatives), labels [N] i32 = 0..N-1: one term per anchor
+//                 (framework/train/in_batch_negatives.h; `similarity_scale`, default 20).
 //
 // The loss is returned as a sum and its term count (ops::LossSum): TrainStep divides by the
 // term count of the whole global batch (examples, labelled tokens for kPerToken, start and
@@ -26,27 +30,31 @@
 
 #include "framework/ops/loss.h"
 #include "framework/tensor/tensor.h"
+#include "framework/train/in_batch_negatives.h"
 
 namespace xlmr::train {
 
-enum class Objective { kSingleLabel, kPerToken, kRegression, kSpanStartEnd };
+enum class Objective { kSingleLabel, kPerToken, kRegression, kSpanStartEnd, kInBatchNegatives };
 
 // The loss sum and term count of a micro-batch (labels as data::Collate builds them).
 // label_smoothing (--label_smoothing_factor, in [0, 1]) mixes each classification term with
 // the uniform target as HF's LabelSmoother does (ops::CrossEntropyLoss); ignored tokens take
 // no part, and the term count stays that of the labelled rows, so the global normalisation
 // above holds unchanged. kRegression takes none (0; the flags refuse it).
+// similarity_scale: kInBatchNegatives' scale (> 0); the other objectives ignore it.
 ops::LossSum ObjectiveLoss(Objective objective, const Tensor& logits, const Tensor& labels,
-                           float label_smoothing = 0.0f);
+                           float label_smoothing = 0.0f, float similarity_scale = kDefaultSimilarityScale);
 // totals[element] += ObjectiveLoss(...).sum on the logits' device, without waiting (training:
 // the step state's loss sum; ops::AccumulateCrossEntropyLoss).
 void AccumulateObjectiveLoss(Objective objective, const Tensor& logits, const Tensor& labels,
-                             float label_smoothing, Tensor& totals, int64_t element);
+                             float label_smoothing, Tensor& totals, int64_t element,
+                             float similarity_scale = kDefaultSimilarityScale);
 
 // d(loss sum)/d(logits) * scale, f32, shaped as `logits`. scale = loss_scale / global terms
 // (training: read from the step state when the backward runs).
 Tensor ObjectiveBackward(Objective objective, const Tensor& logits, const Tensor& labels,
-                         ops::GradientScale scale, float label_smoothing = 0.0f);
+                         ops::GradientScale scale, float label_smoothing = 0.0f,
+                         float similarity_scale = kDefaultSimilarityScale);
 
 }  // namespace xlmr::train
 

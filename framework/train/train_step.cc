@@ -27,10 +27,11 @@ void TrainStep::RunMicroStep(const data::Batch& batch, const PassContext& contex
   // The loss is summed into the row and the gradient scaled by the row's factor, both on the
   // device: queuing the backward waits for neither.
   AccumulateObjectiveLoss(settings_.objective, logits, labels, settings_.label_smoothing, state_,
-                          ops::StepSlotElement(row, kernels::kSlotLossSum));
+                          ops::StepSlotElement(row, kernels::kSlotLossSum), settings_.similarity_scale);
   const ops::GradientScale scale =
       ops::GradientScale::InState(state_, ops::StepSlotElement(row, kernels::kSlotGradientScale));
-  const Tensor d_logits = ObjectiveBackward(settings_.objective, logits, labels, scale, settings_.label_smoothing);
+  const Tensor d_logits = ObjectiveBackward(settings_.objective, logits, labels, scale, settings_.label_smoothing,
+                                            settings_.similarity_scale);
   model_.Backward(d_logits, context, sync_.HookFor(last));
 }
 

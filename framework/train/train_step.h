@@ -62,6 +62,7 @@ struct StepSettings {
   // them): still multiplied by the step's loss scale and unclipped, since the optimizer unscales
   // and clips as it reads them, and zeroes them after. On CUDA, a host copy of them is a wait.
   std::function<void(const Tensor& gradients)> on_gradients;
+  float similarity_scale = kDefaultSimilarityScale;  // kInBatchNegatives' scale
 };
 
 struct StepOutcome {

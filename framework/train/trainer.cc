@@ -10,7 +10,7 @@
 #include "absl/strings/str_format.h"
 #include "framework/core/status_macros.h"
 #include "framework/data/batch_planner.h"
-#include "framework/data/collate.h"
+#include "framework/data/column_collate.h"
 #include "framework/distributed/gradient_synchronizer.h"
 #include "framework/distributed/replica_check.h"
 #include "framework/distributed/zero_partition.h"
@@ -137,7 +137,7 @@ TrainingState Trainer::Run::CurrentSettings() const {
   TrainingState s;
   s.seed = options_.seed;
   s.global_batch_size = t_.batch_plan_.global_batch_size();
-  s.train_examples = t_.train_data_.size();
+  s.train_examples = data::RowLayout{options_.columns_per_row}.Rows(t_.train_data_);
   s.world_size = t_.comm_.world_size();
   return s;
 }
@@ -236,9 +236,8 @@ absl::Status Trainer::Run::EnqueueStep() {
   std::vector<data::Batch> micro_batches;
   double local_tokens = 0;
   for (const std::vector<int64_t>& indices : assignment.micro_batches) {
-    micro_batches.push_back(
-        packed_ ? data::CollatePacked(t_.train_data_, indices, options_.segment_separator_id)
-                : data::Collate(t_.train_data_, indices, options_.pad_id, options_.segment_separator_id));
+    micro_batches.push_back(data::CollateRows(t_.train_data_, indices, {options_.columns_per_row}, packed_,
+                                              options_.pad_id, options_.segment_separator_id));
     local_tokens += static_cast<double>(micro_batches.back().tokens);
   }
   const int64_t loss_terms =
@@ -250,7 +249,8 @@ absl::Status Trainer::Run::EnqueueStep() {
   std::optional<profile::StepScope> step_scope = profiler_.BeginStep(step_number);
   const auto begin = std::chrono::steady_clock::now();
   if (!step_) step_.emplace(t_.model_, sync_, scaler_, optimizer_, *schedule_, StepSettings{options_.autocast,
-      options_.max_grad_norm, options_.seed, options_.device, options_.objective, static_cast<float>(options_.label_smoothing_factor)});
+      options_.max_grad_norm, options_.seed, options_.device, options_.objective, static_cast<float>(options_.label_smoothing_factor),
+      nullptr, static_cast<float>(options_.similarity_scale)});
   step_->Enqueue(state_.global_step, micro_batches, loss_terms);
   t_.comm_.AllReduceSumDoubles(&local_tokens, 1);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
@@ -537,7 +537,9 @@ Trainer::Trainer(TrainableModel& model, const data::TokenizedDataset& train_data
   XLMR_CHECK(options_.autocast == DType::kF32 || model_.parameters().half_dtype() == options_.autocast)
       << "autocast " << DTypeName(options_.autocast) << " needs the model's half working copy of that dtype "
       << "(ParameterStore::EnableHalfCopy) before the Trainer is built";
-  batch_plan_ = data::BatchPlanOptions{train_data_.size(), options_.per_device_train_batch_size,
+  XLMR_CHECK(options_.columns_per_row == 1 || !options_.group_by_length) << "group_by_length over rows of several texts";
+  batch_plan_ = data::BatchPlanOptions{data::RowLayout{options_.columns_per_row}.Rows(train_data_),
+                                       options_.per_device_train_batch_size,
                                        options_.gradient_accumulation_steps, comm_.world_size(),
                                        comm_.rank(), options_.seed, /*shuffle=*/true, {}};
   if (options_.group_by_length) {

@@ -93,6 +93,11 @@ struct TrainerOptions {
   // The tokenizer's segment separator when the model reads token types (data::Collate), else -1.
   int32_t segment_separator_id = -1;
   Objective objective = Objective::kSingleLabel;  // the task's loss and metrics
+  // Texts per training row (data::RowLayout): 1, or for kInBatchNegatives the (anchor,
+  // positive, negatives...) columns, stored column by column; batches, epochs and examples
+  // count rows. --similarity_scale: kInBatchNegatives' scale.
+  int64_t columns_per_row = 1;
+  double similarity_scale = kDefaultSimilarityScale;
   double label_smoothing_factor = 0.0;  // in [0, 1]; 0 with kRegression (framework/train/objective.h)
   std::vector<std::string> label_names = {"LABEL_0", "LABEL_1"};  // in id order
   bool group_by_length = false;  // batches of similar length (HF LengthGroupedSampler)

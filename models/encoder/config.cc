@@ -364,6 +364,11 @@ absl::Status ReadTask(const ConfigReader& reader, EncoderConfig* config) {
       config->task = Task::kQuestionAnswering;
       return absl::OkStatus();
     }
+    if (list.is_array() && !list.empty() &&
+        list[0].get<std::string>() == ArchitectureName(*config->family, Task::kSentenceEmbedding)) {
+      config->task = Task::kSentenceEmbedding;
+      return absl::OkStatus();
+    }
   }
   const bool regression = config->problem_type.has_value()
                               ? *config->problem_type == "regression"
@@ -438,6 +443,7 @@ json EncoderConfigToJson(const EncoderConfig& config) {
   out["problem_type"] = config.task == Task::kRegression            ? json("regression")
                         : config.task == Task::kTokenClassification ? json(nullptr)
                         : config.task == Task::kQuestionAnswering   ? json(nullptr)
+                        : config.task == Task::kSentenceEmbedding   ? json(nullptr)
                         : config.problem_type.has_value()               ? json(*config.problem_type)
                                                                         : json(nullptr);
   return out;
@@ -475,7 +481,7 @@ std::optional<AttentionImplementation> ParseAttentionImplementation(const std::s
 
 std::optional<Task> ParseTask(const std::string& text) {
   for (Task task : {Task::kSequenceClassification, Task::kRegression,
-                        Task::kTokenClassification, Task::kQuestionAnswering}) {
+                        Task::kTokenClassification, Task::kQuestionAnswering, Task::kSentenceEmbedding}) {
     if (text == TaskName(task)) return task;
   }
   return std::nullopt;
@@ -487,6 +493,7 @@ const char* TaskName(Task task) {
     case Task::kRegression: return "regression";
     case Task::kTokenClassification: return "token_classification";
     case Task::kQuestionAnswering: return "question_answering";
+    case Task::kSentenceEmbedding: return "sentence_embedding";
   }
   return "?";
 }
@@ -495,6 +502,7 @@ const char* ArchitectureName(const ModelFamily& family, Task task) {
   switch (task) {
     case Task::kTokenClassification: return family.class_names.token_classification;
     case Task::kQuestionAnswering: return family.class_names.question_answering;
+    case Task::kSentenceEmbedding: return family.class_names.base_model;
     case Task::kSequenceClassification:
     case Task::kRegression: break;
   }

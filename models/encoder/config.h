@@ -41,15 +41,23 @@ std::optional<AttentionImplementation> ParseAttentionImplementation(const std::s
 //   kTokenClassification     XLMRobertaForTokenClassification, a label per token;
 //   kQuestionAnswering       XLMRobertaForQuestionAnswering, start and end logits per token
 //                            (num_labels 2, labels LABEL_0 and LABEL_1 as HF's default).
+//   kSentenceEmbedding       XLMRobertaModel (the backbone alone) under sentence-transformers'
+//                            Pooling: one embedding per text (models/encoder/pooling_head.h),
+//                            trained with in-batch negatives (framework/train/in_batch_negatives.h).
 enum class Task {
   kSequenceClassification,
   kRegression,
   kTokenClassification,
-  kQuestionAnswering
+  kQuestionAnswering,
+  kSentenceEmbedding
 };
 
-// "sequence_classification" | "regression" | "token_classification" | "question_answering";
-// nullopt otherwise.
+// sentence-transformers' Pooling modes this model computes (its 1_Pooling/config.json):
+// pooling_mode_mean_tokens or pooling_mode_cls_token.
+enum class SentencePooling { kMean, kCls };
+
+// "sequence_classification" | "regression" | "token_classification" | "question_answering" |
+// "sentence_embedding"; nullopt otherwise.
 std::optional<Task> ParseTask(const std::string& text);
 const char* TaskName(Task task);
 
@@ -90,10 +98,14 @@ struct EncoderConfig {
   // From architectures[0] (the family's class names) and problem_type:
   // "XLMRobertaForTokenClassification" (a RoBERTa: "RobertaForTokenClassification", a
   // CamemBERT: "CamembertForTokenClassification") is token
-  // classification, ...ForQuestionAnswering question answering; otherwise problem_type
+  // classification, ...ForQuestionAnswering question answering, the base class (XLMRobertaModel,
+  // BertModel, ...: what sentence-transformers saves) sentence embedding; otherwise problem_type
   // "regression", or a null problem_type with one label (HF's inference at loss time), is
   // regression; anything else is sequence classification.
   Task task = Task::kSequenceClassification;
+  // kSentenceEmbedding's pooling. Not in config.json: sentence-transformers keeps it in the
+  // Pooling module's own config (1_Pooling/config.json).
+  SentencePooling pooling = SentencePooling::kMean;
   // Not read from or written to config.json (see AttentionImplementation).
   AttentionImplementation attention = AttentionImplementation::kFused;
   // The file's full content as read (an empty object for a default-constructed config);

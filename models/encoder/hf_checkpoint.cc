@@ -36,7 +36,8 @@ absl::Status LoadTensors(const io::SafetensorsFile& file, bool load_head,
   const ModelFamily& family = *model.config().family;
   std::set<int> loaded;
   for (const std::string& name : file.names()) {
-    const std::string canonical = CanonicalTensorName(name, family);
+    const std::string canonical =
+        CanonicalTensorName(name, family, /*keep_pooler=*/!model.layout().pooler_parameters.empty());
     if (canonical.empty() || (IsHeadTensor(canonical) && !load_head)) continue;
     const int index = store.Find(canonical);
     if (index < 0 && IsPoolerTensor(canonical)) continue;
@@ -85,6 +86,7 @@ void ApplyTask(EncoderConfig& config, Task task) {
   if (config.task == task) return;
   config.task = task;
   config.problem_type.reset();
+  // A base model keeps the labels it was read with (HF's default two); they are not used.
   if (task == Task::kRegression) config.id2label = {"LABEL_0"};
   // XLMRobertaForQuestionAnswering's config: HF's default two labels.
   if (task == Task::kQuestionAnswering) config.id2label = {"LABEL_0", "LABEL_1"};
@@ -92,11 +94,11 @@ void ApplyTask(EncoderConfig& config, Task task) {
 
 }  // namespace
 
-std::string CanonicalTensorName(const std::string& name, const ModelFamily& family) {
+std::string CanonicalTensorName(const std::string& name, const ModelFamily& family, bool keep_pooler) {
   // lm_head (RoBERTa's masked-LM head), cls (BERT's pre-training heads), the position_ids
-  // buffer, and a pooler where the family's head has none (RoBERTa checkpoints carry one).
+  // buffer, and a pooler where the model has none (RoBERTa checkpoints carry one).
   if (absl::StartsWith(name, "lm_head.") || absl::StartsWith(name, "cls.") ||
-      (absl::StrContains(name, "pooler.") && !family.pooler) ||
+      (absl::StrContains(name, "pooler.") && !family.pooler && !keep_pooler) ||
       absl::EndsWith(name, "position_ids")) {
     return "";
   }
@@ -112,6 +114,12 @@ std::string CanonicalTensorName(const std::string& name, const ModelFamily& fami
   return canonical;
 }
 
+std::string SavedTensorName(const EncoderConfig& config, const std::string& name) {
+  const std::string prefix = absl::StrCat(config.family->backbone_prefix, ".");
+  if (config.task == Task::kSentenceEmbedding && absl::StartsWith(name, prefix)) return name.substr(prefix.size());
+  return name;
+}
+
 void OverrideDropout(EncoderConfig& config, double dropout) {
   config.hidden_dropout_prob = dropout;
   config.attention_probs_dropout_prob = dropout;
@@ -122,6 +130,7 @@ absl::StatusOr<LoadedModel> LoadPretrained(const std::string& model_dir, const L
   XLMR_ASSIGN_OR_RETURN(EncoderConfig config, LoadEncoderConfig(model_dir + "/config.json"));
   if (options.dropout.has_value()) OverrideDropout(config, *options.dropout);
   config.attention = options.attention;
+  config.pooling = options.pooling;
   XLMR_ASSIGN_OR_RETURN(io::SafetensorsFile file, io::ReadSafetensors(model_dir + "/model.safetensors"));
   const bool task_matches = !options.task.has_value() || *options.task == config.task;
   if (options.task.has_value()) ApplyTask(config, *options.task);
@@ -148,7 +157,7 @@ absl::Status SavePretrained(const EncoderModel& model, const std::string& output
   }
   const ParameterStore& store = model.parameters();
   std::vector<io::NamedTensor> tensors;
-  for (int i = 0; i < store.size(); ++i) tensors.push_back({store.spec(i).name, store.param(i)});
+  for (int i = 0; i < store.size(); ++i) tensors.push_back({SavedTensorName(model.config(), store.spec(i).name), store.param(i)});
   XLMR_RETURN_IF_ERROR(
       io::WriteSafetensors(output_dir + "/model.safetensors", tensors, {{"format", "pt"}}));
   return SaveEncoderConfig(model.config(), output_dir + "/config.json");

@@ -43,6 +43,8 @@ struct LoadOptions {
   std::optional<double> dropout;
   // HF's attn_implementation (not part of config.json).
   AttentionImplementation attention = AttentionImplementation::kFused;
+  // A sentence-embedding model's pooling (--pooling, or the directory's 1_Pooling/config.json).
+  SentencePooling pooling = SentencePooling::kMean;
 };
 
 // Applies a --dropout override to every dropout probability of `config`.
@@ -57,8 +59,15 @@ absl::StatusOr<LoadedModel> LoadPretrained(const std::string& model_dir, const L
 
 // Maps a checkpoint tensor name to ours (the canonical HF name with the family's backbone
 // prefix, `roberta.` or `bert.`: ModelFamily::backbone_prefix); returns "" for tensors we ignore
-// (lm_head, cls, position_ids, and the pooler of a family whose head does not use it).
-std::string CanonicalTensorName(const std::string& name, const ModelFamily& family = XlmRobertaFamily());
+// (lm_head, cls, position_ids, and the pooler of a family whose head does not use it, unless
+// `keep_pooler`: a model that carries one, ParameterLayout::pooler_parameters).
+std::string CanonicalTensorName(const std::string& name, const ModelFamily& family = XlmRobertaFamily(),
+                                bool keep_pooler = false);
+
+// The name parameter `name` is saved under: ours, or for a sentence-embedding model the base
+// model's (XLMRobertaModel's tensors carry no `roberta.` prefix), which CanonicalTensorName
+// maps back.
+std::string SavedTensorName(const EncoderConfig& config, const std::string& name);
 
 // Writes config.json and model.safetensors into `output_dir` (created if needed).
 absl::Status SavePretrained(const EncoderModel& model, const std::string& output_dir);

@@ -15,6 +15,15 @@
 namespace xlmr::models {
 namespace {
 
+// The in-batch negatives' targets for a probe batch of `batch` sequences: pairs (anchor,
+// positive) when the count is even, else one anchor with the rest as its candidates.
+Tensor InBatchTargets(int64_t batch) {
+  const int64_t anchors = batch % 2 == 0 ? batch / 2 : 1;
+  Tensor targets = Tensor::Zeros({anchors}, DType::kI32);
+  for (int64_t i = 0; i < anchors; ++i) targets.data<int32_t>()[i] = static_cast<int32_t>(i);
+  return targets;
+}
+
 // Element-wise work per attention score: scale and mask, softmax (max, exp, normalise) and
 // dropout, counted as one operation each.
 constexpr int64_t kOpsPerAttentionScore = 5;
@@ -107,6 +116,7 @@ ProbeBatch MakeProbeBatch(const EncoderConfig& config, const recompute::BatchSha
     case train::Objective::kSpanStartEnd: labels = Tensor::Zeros({2, batch}, DType::kI32); break;
     case train::Objective::kRegression: labels = Tensor::Zeros({batch}, DType::kF32); break;
     case train::Objective::kSingleLabel: labels = Tensor::Zeros({batch}, DType::kI32); break;
+    case train::Objective::kInBatchNegatives: labels = InBatchTargets(batch); break;
   }
   return ProbeBatch{std::move(inputs), labels.ToDevice(device)};
 }

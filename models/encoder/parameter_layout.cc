@@ -54,6 +54,14 @@ ParameterLayout MakeParameterLayout(const EncoderConfig& config) {
   } else if (config.task == Task::kQuestionAnswering) {
     std::tie(layout.qa_outputs.weight, layout.qa_outputs.bias) =
         add.AddLinear("qa_outputs", num_labels, h, HeadBucket());
+  } else if (config.task == Task::kSentenceEmbedding) {
+    // The base model's pooler, which HF's XLMRobertaModel (and BertModel) has and
+    // sentence-transformers saves, but which sentence embeddings never read: carried from the
+    // checkpoint (or initialised as HF does) and back into the saved model unchanged; not decayed,
+    // and its gradient stays zero, so AdamW leaves it as it is.
+    layout.head.dense_weight = add.Add(prefix + ".pooler.dense.weight", {h, h}, false, HeadBucket());
+    layout.head.dense_bias = add.Add(prefix + ".pooler.dense.bias", {h}, false, HeadBucket());
+    layout.pooler_parameters = {layout.head.dense_weight, layout.head.dense_bias};
   } else if (config.family->pooler) {
     std::tie(layout.head.out_proj_weight, layout.head.out_proj_bias) =
         add.AddLinear("classifier", num_labels, h, HeadBucket());

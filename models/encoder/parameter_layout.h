@@ -43,13 +43,16 @@ struct ParameterLayout {
   std::vector<ParameterSpec> specs;
   std::vector<EncoderBlockParams> blocks;  // blocks[i] is encoder layer i
   EmbeddingParams embeddings;
-  HeadParams head;              // set for sequence classification and regression
+  HeadParams head;              // set for sequence classification and regression (sentence
+                                // embedding: dense_* only, the base model's unread pooler)
   TokenHeadParams token_head;   // set for token classification
   TokenHeadParams qa_outputs;   // set for question answering: Linear `qa_outputs` (H -> 2)
   // Every parameter of the task's head, what a fresh head initialises (bucket HeadBucket()).
   // BERT's pooler is in the head's bucket but not here: it comes with the backbone.
   std::vector<int> head_parameters;
-  std::vector<int> pooler_parameters;  // BERT's sequence head: bert.pooler.dense; else empty
+  // BERT's sequence head, and any family's sentence embedding (the base model's pooler, never
+  // read): <backbone>.pooler.dense; else empty.
+  std::vector<int> pooler_parameters;
 };
 
 ParameterLayout MakeParameterLayout(const EncoderConfig& config);

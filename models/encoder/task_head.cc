@@ -1,6 +1,7 @@
 #include "models/encoder/task_head.h"
 
 #include "models/encoder/classification_head.h"
+#include "models/encoder/pooling_head.h"
 #include "models/encoder/question_answering_head.h"
 #include "models/encoder/token_classification_head.h"
 
@@ -14,6 +15,7 @@ std::unique_ptr<TaskHead> MakeTaskHead(const EncoderConfig& config, const Parame
   if (config.task == Task::kQuestionAnswering) {
     return std::make_unique<QuestionAnsweringHead>(layout.qa_outputs);
   }
+  if (config.task == Task::kSentenceEmbedding) return std::make_unique<PoolingHead>(config.pooling);
   return std::make_unique<ClassificationHead>(config, layout.head, layer);
 }
 
@@ -23,6 +25,7 @@ train::Objective ObjectiveOf(Task task) {
     case Task::kRegression: return train::Objective::kRegression;
     case Task::kTokenClassification: return train::Objective::kPerToken;
     case Task::kQuestionAnswering: return train::Objective::kSpanStartEnd;
+    case Task::kSentenceEmbedding: return train::Objective::kInBatchNegatives;
   }
   return train::Objective::kSingleLabel;
 }

@@ -3,6 +3,7 @@
 //   ClassificationHead       sequence classification and regression (classification_head.h)
 //   TokenClassificationHead  token classification (token_classification_head.h)
 //   QuestionAnsweringHead    question answering (question_answering_head.h)
+//   PoolingHead              sentence embedding: sentence-transformers' Pooling (pooling_head.h)
 // A head keeps what its backward needs between Forward and Backward; Clear() drops it.
 #ifndef XLMR_MODELS_ENCODER_TASK_HEAD_H_
 #define XLMR_MODELS_ENCODER_TASK_HEAD_H_
@@ -27,8 +28,8 @@ class TaskHead {
   // [in] sequence [B,S,H] f32, the encoder output; tokens: the pass's layout (a per-token
   // dropout draws its mask at the tokens' slots). Returns logits in the matmul dtype:
   // [B, num_labels] for a sequence head, [B, S, num_labels] for a token head, [2, B, S] (start
-  // logits, then end logits) for the question-answering head. Keeps what
-  // Backward reads.
+  // logits, then end logits) for the question-answering head; the pooling head returns the
+  // embeddings [B, H] in f32. Keeps what Backward reads.
   virtual Tensor Forward(const Tensor& sequence, const TokenLayout& tokens,
                          const ParameterStore& store, const PassContext& context) = 0;
   // [in] d_logits, shaped as the logits (any float dtype). Accumulates the head's parameter
@@ -43,8 +44,8 @@ class TaskHead {
 std::unique_ptr<TaskHead> MakeTaskHead(const EncoderConfig& config, const ParameterLayout& layout,
                                        uint32_t layer);
 
-// The loss (and metrics) the task trains with: kSingleLabel, kRegression, kPerToken or
-// kSpanStartEnd.
+// The loss (and metrics) the task trains with: kSingleLabel, kRegression, kPerToken,
+// kSpanStartEnd or kInBatchNegatives.
 train::Objective ObjectiveOf(Task task);
 
 // HF's dropout before every classifier layer: classifier_dropout when set, else

@@ -35,25 +35,11 @@ if [ -n "${OPENBLAS_CORETYPE:-}" ]; then
   head -n 1 ours/metrics.jsonl | grep -q "\"cpu_gemm_core\":\"$OPENBLAS_CORETYPE\"" ||
     fail "OPENBLAS_CORETYPE=$OPENBLAS_CORETYPE, but the run record says: $(head -n 1 ours/metrics.jsonl)"
 fi
-field() { grep '"type":"train"' ours/metrics.jsonl | sed -nE "s/.*\"$1\":([-0-9.e+]+).*/\1/p"; }
-[ "$(field examples | tr '\n' ' ')" = "8 16 24 27 " ] || fail "examples $(field examples | tr '\n' ' '), expected 8 16 24 27"
-# check FIELD COLUMN TOLERANCE: metrics.jsonl's FIELD against column COLUMN of hf_steps.tsv, step by step.
-check() {
-  local ours_name=$1 column=$2 tolerance=$3
-  paste <(field "$ours_name") <(tail -n +2 "$golden/hf_steps.tsv" | cut -f"$column") > pairs.txt
-  [ "$(wc -l < pairs.txt)" -eq 4 ] || { fail "$ours_name: not 4 steps"; return; }
-  local step=0
-  while read -r ours hf; do
-    step=$((step + 1))
-    awk -v a="$ours" -v b="$hf" -v t="$tolerance" -v name="$ours_name" -v step="$step" 'BEGIN {
-      d = a - b; if (d < 0) d = -d; m = b < 0 ? -b : b
-      printf "  step %d %s: ours %s, HF %s, relative difference %.3g (tolerance %s)\n", step, name, a, b, d / m, t
-      exit !(d <= t * m) }' || fail "$ours_name: $ours, HF $hf"
-  done < pairs.txt
-}
-check loss 3 1e-5
-check grad_norm 4 1e-4
-check lr 5 1e-9
+source "$RUNFILES_DIR/xlmr_trainer/tests/recipes/step_table.sh"
+[ "$(step_field examples | tr '\n' ' ')" = "8 16 24 27 " ] || fail "examples $(step_field examples | tr '\n' ' '), expected 8 16 24 27"
+check_steps "$golden/hf_steps.tsv" loss 3 1e-5 4
+check_steps "$golden/hf_steps.tsv" grad_norm 4 1e-4 4
+check_steps "$golden/hf_steps.tsv" lr 5 1e-9 4
 echo -n "weights after step 4 vs HF's: "
 "$compare" ours/model.safetensors "$golden/model.safetensors" --tolerance=3e-6 || fail "the weights differ from HF's"
 [ "$failures" -eq 0 ] && echo "xlmr_finetune's run matches transformers' Trainer's"

@@ -50,6 +50,22 @@ TEST(FileManifestTest, VerifiesWhatItWrote) {
   EXPECT_EQ(*check, ManifestCheck::kVerified);
 }
 
+// sentence-transformers' module configs live in subdirectories (1_Pooling/config.json).
+TEST(FileManifestTest, VerifiesFilesInSubdirectories) {
+  const std::string dir = std::string(::testing::TempDir()) + "/subdirectory";
+  fs::remove_all(dir);
+  fs::create_directories(dir + "/1_Pooling");
+  WriteAll(dir + "/1_Pooling/config.json", "{\"pooling_mode_mean_tokens\": true}\n");
+  ASSERT_TRUE(WriteManifest(dir, {"1_Pooling/config.json"}).ok());
+  absl::StatusOr<ManifestCheck> check = VerifyManifest(dir, {"1_Pooling/config.json"});
+  ASSERT_TRUE(check.ok()) << check.status();
+  EXPECT_EQ(*check, ManifestCheck::kVerified);
+  WriteAll(dir + "/1_Pooling/config.json", "{\"pooling_mode_mean_tokens\": fals}\n");
+  check = VerifyManifest(dir, {"1_Pooling/config.json"});
+  ASSERT_FALSE(check.ok());
+  EXPECT_TRUE(absl::IsDataLoss(check.status())) << check.status();
+}
+
 TEST(FileManifestTest, NoManifestIsReportedNotFailed) {
   const std::string dir = SealedDirectory("legacy");
   fs::remove(dir + "/manifest.json");
@@ -135,6 +151,9 @@ TEST(FileManifestTest, MalformedManifests) {
   for (const std::string& text : std::vector<std::string>{
            std::string(""), std::string("[]"), head + "{}}",
            head + R"([{"name": "../config.json", "size": 1, "crc32c": 1}]})",
+           head + R"([{"name": "/config.json", "size": 1, "crc32c": 1}]})",
+           head + R"([{"name": "1_Pooling//config.json", "size": 1, "crc32c": 1}]})",
+           head + R"([{"name": "1_Pooling/../../config.json", "size": 1, "crc32c": 1}]})",
            head + R"([{"name": "config\njson", "size": 1, "crc32c": 1}]})",
            head + R"([{"name": "config.json", "size": 1, "crc32c": 4294967296}]})",
            head + R"([{"name": "config.json", "size": -1, "crc32c": 1}]})",

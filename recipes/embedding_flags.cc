@@ -1,0 +1,47 @@
+#include "recipes/embedding_flags.h"
+
+#include <cmath>
+#include <set>
+
+#include "absl/flags/flag.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "framework/core/status_macros.h"
+#include "recipes/common_flags.h"
+
+ABSL_FLAG(std::string, embedding_columns, "anchor,positive",
+          "sentence_embedding: the columns of a row, in order: anchor, positive, then any hard negatives "
+          "(sentence-transformers' MultipleNegativesRankingLoss)");
+ABSL_FLAG(std::string, pooling, "mean", "sentence_embedding: mean | cls (sentence-transformers' Pooling)");
+ABSL_FLAG(double, similarity_scale, 20.0,
+          "sentence_embedding: the cosine similarities' scale in the loss (1 / temperature)");
+
+namespace xlmr::recipes {
+
+absl::StatusOr<EmbeddingSettings> ReadEmbeddingFlags() {
+  EmbeddingSettings settings;
+  const std::string columns = absl::GetFlag(FLAGS_embedding_columns);
+  settings.columns = absl::StrSplit(columns, ',');
+  std::set<std::string> distinct(settings.columns.begin(), settings.columns.end());
+  XLMR_RETURN_IF_ERROR(ExpectFlag(settings.columns.size() >= 2 && distinct.size() == settings.columns.size() &&
+                                      distinct.count("") == 0,
+                                  "embedding_columns",
+                                  "two or more distinct column names separated by commas (anchor, positive, "
+                                  "hard negatives...)",
+                                  columns));
+  const std::string pooling = absl::GetFlag(FLAGS_pooling);
+  XLMR_RETURN_IF_ERROR(ExpectFlag(pooling == "mean" || pooling == "cls", "pooling", "mean or cls", pooling));
+  settings.pooling = pooling == "cls" ? models::SentencePooling::kCls : models::SentencePooling::kMean;
+  settings.similarity_scale = absl::GetFlag(FLAGS_similarity_scale);
+  XLMR_RETURN_IF_ERROR(ExpectFlag(std::isfinite(settings.similarity_scale) && settings.similarity_scale > 0,
+                                  "similarity_scale", "a positive number",
+                                  absl::StrCat(settings.similarity_scale)));
+  return settings;
+}
+
+const char* PoolingModeName(models::SentencePooling pooling) {
+  return pooling == models::SentencePooling::kCls ? "cls" : "mean";
+}
+
+}  // namespace xlmr::recipes

@@ -1,0 +1,134 @@
+#!/usr/bin/env python3
+"""Generates tests/golden/st_trainer_run/: a short sentence-embedding run of sentence-transformers'
+trainer, the reference tests/recipes/st_trainer_parity_test.sh holds
+`xlmr_finetune --task=sentence_embedding` to (issue 43).
+
+Run once from the repository root (needs torch, transformers, sentence-transformers and datasets
+from PyPI; a tool for making these files, not a dependency of the product or of CI):
+
+    python3 tests/golden/make_st_trainer_run.py
+
+The run: tests/golden/tiny_roberta/model as a sentence-transformers model (its Transformer module,
+RobertaModel, then mean Pooling) with dropout off (hidden and attention dropout 0, eager
+attention); 10 (anchor, positive, negative) rows at batch 4, so the 3 steps of the one epoch hold
+4, 4 and 2 rows (the last partial, dataloader_drop_last=False); MultipleNegativesRankingLoss with
+its defaults (cos_sim, scale 20); AdamW lr 1e-3, betas (0.9, 0.999), eps 1e-4 (elements whose
+gradient is rounding noise take no full-size steps), no weight decay, a linear decay over the 3
+steps without warm-up, clipping at 100 (the norm computed and logged, never reached). Order:
+xlmr_finetune shuffles each epoch's rows (framework/data/batch_planner.h); sentence-transformers'
+trainer is given the same order, epoch 0's permutation of 10 rows under --seed=42
+(tests/testing/trainer_oracle.py), through a sequential batch sampler over the rows so ordered.
+
+Writes under tests/golden/st_trainer_run/:
+  train.jsonl   the 10 rows in file order: anchor, positive and negative are texts 0-9, 10-19
+                and 20-29 of the embedded data (recipes/data/langid/train.tsv);
+  start_model/  the model both runs start from: RobertaModel's config.json and model.safetensors
+                as sentence-transformers built it (tiny_roberta's backbone and the pooler
+                transformers initialised, which sentence embeddings never read), with
+                tiny_roberta's tokenizer files;
+  st_steps.tsv  per optimizer step (header "step\\trows\\tloss\\tgrad_norm\\tlearning_rate"): the
+                rows of its batch, the loss the loss module returned for it, the gradient norm
+                before clipping and the rate the step used;
+  model.safetensors  the Transformer module's weights after the 3 steps.
+"""
+import csv
+import json
+import os
+import shutil
+import sys
+import tempfile
+
+import torch
+from datasets import Dataset
+from sentence_transformers import SentenceTransformer, SentenceTransformerTrainer
+from sentence_transformers.base.modules.transformer import Transformer
+from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
+from sentence_transformers.sentence_transformer.modules import Pooling
+from sentence_transformers.sentence_transformer.training_args import SentenceTransformerTrainingArguments
+from torch.utils.data import BatchSampler, SequentialSampler
+from transformers import TrainerCallback
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.join(HERE, "..", "..")
+sys.path.insert(0, os.path.join(ROOT, "tests", "testing"))
+from trainer_oracle import epoch_order  # noqa: E402
+
+MODEL = os.path.join(HERE, "tiny_roberta", "model")
+OUT = os.path.join(HERE, "st_trainer_run")
+ROWS, BATCH, STEPS, SEED, LR, EPS = 10, 4, 3, 42, 1e-3, 1e-4
+COLUMNS = ("anchor", "positive", "negative")
+
+
+class SequentialTrainer(SentenceTransformerTrainer):
+    """sentence-transformers' trainer over the rows in the order given, recording each step's loss."""
+
+    step_losses = []
+
+    def get_batch_sampler(self, dataset, batch_size, drop_last, *args, **kwargs):
+        return BatchSampler(SequentialSampler(range(len(dataset))), batch_size, drop_last)
+
+    def compute_loss(self, model, inputs, return_outputs=False, **kwargs):
+        rows = len(inputs[COLUMNS[0] + "_input_ids"])
+        result = super().compute_loss(model, inputs, return_outputs=return_outputs, **kwargs)
+        loss = result[0] if return_outputs else result
+        self.step_losses.append((rows, float(loss.detach())))
+        return result
+
+
+class Norms(TrainerCallback):
+    def __init__(self):
+        self.logs = []
+
+    def on_log(self, args, state, control, logs=None, **kwargs):
+        if logs and "grad_norm" in logs:
+            self.logs.append((float(logs["grad_norm"]), float(logs["learning_rate"])))
+
+
+def main():
+    os.makedirs(OUT, exist_ok=True)
+    with open(os.path.join(ROOT, "recipes", "data", "langid", "train.tsv"), encoding="utf-8") as f:
+        texts = [row[0] for row in csv.reader(f, delimiter="\t", quoting=csv.QUOTE_NONE)][1:3 * ROWS + 1]
+    rows = [{c: texts[k * ROWS + i] for k, c in enumerate(COLUMNS)} for i in range(ROWS)]
+    with open(os.path.join(OUT, "train.jsonl"), "w", encoding="utf-8") as f:
+        for row in rows:
+            f.write(json.dumps(row, ensure_ascii=False) + "\n")
+
+    transformer = Transformer(MODEL, model_kwargs={"attn_implementation": "eager"},
+                              config_kwargs={"hidden_dropout_prob": 0.0, "attention_probs_dropout_prob": 0.0})
+    model = SentenceTransformer(modules=[transformer, Pooling(transformer.get_embedding_dimension(), "mean")],
+                                device="cpu")
+    start = os.path.join(OUT, "start_model")
+    os.makedirs(start, exist_ok=True)
+    with tempfile.TemporaryDirectory() as saved:
+        model[0].auto_model.save_pretrained(saved)
+        for name in ("config.json", "model.safetensors"):
+            shutil.copyfile(os.path.join(saved, name), os.path.join(start, name))
+    for name in ("vocab.json", "merges.txt", "tokenizer_config.json"):
+        shutil.copyfile(os.path.join(MODEL, name), os.path.join(start, name))
+
+    order = epoch_order(ROWS, SEED, 0)
+    visited = Dataset.from_list([rows[i] for i in order])
+    norms = Norms()
+    with tempfile.TemporaryDirectory() as scratch:
+        arguments = SentenceTransformerTrainingArguments(
+            output_dir=scratch, per_device_train_batch_size=BATCH, max_steps=STEPS, learning_rate=LR,
+            adam_beta1=0.9, adam_beta2=0.999, adam_epsilon=EPS, weight_decay=0.0, lr_scheduler_type="linear",
+            warmup_steps=0, max_grad_norm=100.0, logging_steps=1, save_strategy="no", report_to=[], seed=SEED,
+            dataloader_drop_last=False, use_cpu=True)
+        trainer = SequentialTrainer(model=model, args=arguments, train_dataset=visited,
+                                    loss=MultipleNegativesRankingLoss(model), callbacks=[norms])
+        trainer.train()
+    losses = trainer.step_losses
+    assert [r for r, _ in losses] == [4, 4, 2], losses
+    assert len(norms.logs) == STEPS, norms.logs
+    with open(os.path.join(OUT, "st_steps.tsv"), "w") as f:
+        f.write("step\trows\tloss\tgrad_norm\tlearning_rate\n")
+        for step, ((r, loss), (norm, rate)) in enumerate(zip(losses, norms.logs), start=1):
+            f.write(f"{step}\t{r}\t{loss:.9g}\t{norm:.9g}\t{rate:.9g}\n")
+    with tempfile.TemporaryDirectory() as saved:
+        model[0].auto_model.save_pretrained(saved)
+        shutil.copyfile(os.path.join(saved, "model.safetensors"), os.path.join(OUT, "model.safetensors"))
+
+
+if __name__ == "__main__":
+    main()
