@@ -16,6 +16,8 @@ struct EmbeddingSettings {
   // --embedding_columns: the anchor's, the positive's, then any hard negatives' columns.
   std::vector<std::string> columns = {"anchor", "positive"};
   models::SentencePooling pooling = models::SentencePooling::kMean;  // --pooling
+  // A Normalize module after the pooling: kept from --model_dir's modules.json (no flag).
+  bool normalize = false;
   double similarity_scale = 20.0;                                     // --similarity_scale
 };
 

@@ -21,6 +21,7 @@
 #include "recipes/profile_flags.h"
 #include "recipes/prediction_args.h"
 #include "recipes/runfiles.h"
+#include "recipes/sentence_transformers_files.h"
 
 namespace {
 
@@ -47,7 +48,8 @@ ABSL_FLAG(std::string, eval_file, "", "evaluation data; default: embedded dev sp
 ABSL_FLAG(std::string, test_file, "", "test data evaluated at the end; default: embedded test split "
           "(with the embedded training data) or none");
 ABSL_FLAG(std::string, label_column, "label", "column holding the label (a string; a number for regression)");
-ABSL_FLAG(std::string, task, "", "sequence_classification | regression | token_classification | question_answering; default: "
+ABSL_FLAG(std::string, task, "", "sequence_classification | regression | token_classification | question_answering | "
+          "sentence_embedding; default: "
           "what --model_dir's config.json says (architectures, problem_type), else sequence_classification");
 ABSL_FLAG(std::string, tags_column, "ner_tags", "token classification, .jsonl data: the field holding the tags");
 // Batch.
@@ -190,8 +192,8 @@ absl::Status ReadTaskFlag(FinetuneConfig& c) {
   if (!task.empty()) {
     const std::optional<models::Task> parsed = models::ParseTask(task);
     XLMR_RETURN_IF_ERROR(ExpectFlag(parsed.has_value(), "task",
-                                "sequence_classification, regression, token_classification or "
-                                "question_answering", task));
+                                "sequence_classification, regression, token_classification, "
+                                "question_answering or sentence_embedding", task));
     c.task = *parsed;
     c.task_given = true;
     return absl::OkStatus();
@@ -232,9 +234,16 @@ absl::Status ApplyQuestionAnsweringFlags(const std::set<std::string>& given, con
   return absl::OkStatus();
 }
 
-// --task=sentence_embedding's flags and what it cannot be combined with (yet).
-absl::Status ApplyEmbeddingFlags(FinetuneConfig& c) {
+// --task=sentence_embedding's flags and what it cannot be combined with (yet). A --model_dir
+// that is a sentence-transformers model keeps its pooling (unless --pooling is given) and its
+// Normalize module, as fitting it in sentence-transformers does.
+absl::Status ApplyEmbeddingFlags(const std::set<std::string>& given, FinetuneConfig& c) {
   XLMR_ASSIGN_OR_RETURN(c.embedding, ReadEmbeddingFlags());
+  if (!c.model_dir.empty()) {
+    XLMR_ASSIGN_OR_RETURN(const SentenceTransformersModules modules, ReadSentenceTransformersModules(c.model_dir));
+    if (given.count("pooling") == 0) c.embedding.pooling = modules.pooling;
+    c.embedding.normalize = modules.normalize;
+  }
   XLMR_RETURN_IF_ERROR(ExpectFlag(!c.train_file.empty(), "train_file",
                                   "pairs or triplets with --task=sentence_embedding (no embedded example yet)", ""));
   XLMR_RETURN_IF_ERROR(ExpectFlag(!absl::GetFlag(FLAGS_group_by_length), "group_by_length",
@@ -252,7 +261,7 @@ absl::Status ReadDataFlags(const std::set<std::string>& given, FinetuneConfig& c
   c.train_file = UserPath(absl::GetFlag(FLAGS_train_file));
   c.eval_file = UserPath(absl::GetFlag(FLAGS_eval_file));
   c.test_file = UserPath(absl::GetFlag(FLAGS_test_file));
-  if (c.task == models::Task::kSentenceEmbedding) XLMR_RETURN_IF_ERROR(ApplyEmbeddingFlags(c));
+  if (c.task == models::Task::kSentenceEmbedding) XLMR_RETURN_IF_ERROR(ApplyEmbeddingFlags(given, c));
   if (c.train_file.empty()) {  // the embedded data set, with its own dev and test splits
     XLMR_RETURN_IF_ERROR(ExpectFlag(c.task != models::Task::kRegression, "task",
                                 "--train_file with numeric labels for regression (no embedded "

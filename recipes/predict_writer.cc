@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "framework/core/check.h"
+#include "framework/core/status_macros.h"
 #include "nlohmann/json.hpp"
 
 namespace xlmr::recipes {
@@ -37,10 +38,6 @@ std::string ShortestFloatsJson(const std::vector<double>& values) {
   std::string out = "[";
   for (size_t i = 0; i < values.size(); ++i) absl::StrAppend(&out, i ? "," : "", ShortestFloatJson(values[i]));
   return out + "]";
-}
-
-absl::Status OutputError(const std::string& path, const std::string& what) {
-  return absl::PermissionDeniedError(absl::StrCat("--output_file=", path, ": ", what, ": ", std::strerror(errno)));
 }
 
 }  // namespace
@@ -80,57 +77,18 @@ std::string PredictionJsonLine(int64_t index, const train::Prediction& predictio
 absl::StatusOr<PredictionWriter> PredictionWriter::Open(const std::string& path,
                                                         std::vector<std::string> id2label,
                                                         train::Objective objective) {
-  std::FILE* file = std::fopen((path + ".tmp").c_str(), "w");
-  if (file == nullptr) return OutputError(path, absl::StrCat("cannot create ", path, ".tmp"));
-  return PredictionWriter(path, file, std::move(id2label), objective);
-}
-
-PredictionWriter::PredictionWriter(std::string path, std::FILE* file, std::vector<std::string> id2label,
-                                   train::Objective objective)
-    : path_(std::move(path)), file_(file), id2label_(std::move(id2label)), objective_(objective) {}
-
-PredictionWriter::PredictionWriter(PredictionWriter&& other) noexcept
-    : path_(std::move(other.path_)),
-      file_(other.file_),
-      id2label_(std::move(other.id2label_)),
-      objective_(other.objective_),
-      next_index_(other.next_index_) {
-  other.file_ = nullptr;
-}
-
-PredictionWriter::~PredictionWriter() {
-  if (file_ == nullptr) return;
-  std::fclose(file_);
-  std::error_code ignored;  // best effort: the run is failing already
-  std::filesystem::remove(TemporaryPath(), ignored);
+  XLMR_ASSIGN_OR_RETURN(StagedOutputFile file, StagedOutputFile::Open(path));
+  return PredictionWriter(std::move(file), std::move(id2label), objective);
 }
 
 absl::Status PredictionWriter::Write(const std::vector<train::Prediction>& predictions,
                                      absl::Span<const data::TaggedSentence> sentences) {
-  XLMR_CHECK(file_ != nullptr);
   const bool per_token = objective_ == train::Objective::kPerToken;
   XLMR_CHECK(!per_token || sentences.size() == predictions.size()) << "one sentence per prediction";
   static const std::vector<std::string> kNoWords;
   for (size_t i = 0; i < predictions.size(); ++i) {
-    const std::string line =
-        PredictionJsonLine(next_index_++, predictions[i], id2label_, objective_,
-                           per_token ? sentences[i].words : kNoWords) + "\n";
-    if (std::fwrite(line.data(), 1, line.size(), file_) != line.size()) {
-      return OutputError(path_, absl::StrCat("cannot write ", TemporaryPath()));
-    }
-  }
-  return absl::OkStatus();
-}
-
-absl::Status PredictionWriter::Commit() {
-  XLMR_CHECK(file_ != nullptr);
-  const bool closed = std::fclose(file_) == 0;
-  file_ = nullptr;
-  if (!closed || std::rename(TemporaryPath().c_str(), path_.c_str()) != 0) {
-    const absl::Status error = OutputError(path_, absl::StrCat("cannot finish ", TemporaryPath()));
-    std::error_code ignored;
-    std::filesystem::remove(TemporaryPath(), ignored);
-    return error;
+    XLMR_RETURN_IF_ERROR(file_.Write(PredictionJsonLine(next_index_++, predictions[i], id2label_, objective_,
+                                                        per_token ? sentences[i].words : kNoWords) + "\n"));
   }
   return absl::OkStatus();
 }

@@ -25,6 +25,7 @@
 #include "absl/types/span.h"
 #include "framework/data/tagged_sentence_reader.h"
 #include "framework/train/evaluate.h"
+#include "recipes/staged_output_file.h"
 
 namespace xlmr::recipes {
 
@@ -37,15 +38,10 @@ std::string PredictionJsonLine(int64_t index, const train::Prediction& predictio
 
 class PredictionWriter {
  public:
-  // Creates `path`.tmp. Error (naming --output_file): it cannot be created, e.g. the directory
-  // does not exist.
+  // Creates `path`.tmp (StagedOutputFile). Error (naming --output_file): it cannot be created,
+  // e.g. the directory does not exist.
   static absl::StatusOr<PredictionWriter> Open(const std::string& path, std::vector<std::string> id2label,
                                                train::Objective objective);
-
-  PredictionWriter(PredictionWriter&& other) noexcept;
-  PredictionWriter& operator=(PredictionWriter&&) = delete;
-  // Removes `path`.tmp unless Commit() succeeded.
-  ~PredictionWriter();
 
   // Appends one line per prediction; indices continue from the previous call. For kPerToken,
   // `sentences` holds the predictions' input sentences, one each, in order.
@@ -53,17 +49,15 @@ class PredictionWriter {
                      absl::Span<const data::TaggedSentence> sentences = {});
 
   // Closes the temporary file and renames it onto `path`. Errors name the path.
-  absl::Status Commit();
+  absl::Status Commit() { return file_.Commit(); }
 
   int64_t lines_written() const { return next_index_; }
 
  private:
-  PredictionWriter(std::string path, std::FILE* file, std::vector<std::string> id2label,
-                   train::Objective objective);
-  std::string TemporaryPath() const { return path_ + ".tmp"; }
+  PredictionWriter(StagedOutputFile file, std::vector<std::string> id2label, train::Objective objective)
+      : file_(std::move(file)), id2label_(std::move(id2label)), objective_(objective) {}
 
-  std::string path_;
-  std::FILE* file_;  // owned; nullptr once committed or moved from
+  StagedOutputFile file_;
   std::vector<std::string> id2label_;
   train::Objective objective_;
   int64_t next_index_ = 0;

@@ -106,6 +106,7 @@ absl::Status BuildModel(PreparedRun& run, const std::string& weights_dir, Device
     options.dropout = c.dropout;
     options.attention = c.attention;
     options.pooling = c.embedding.pooling;
+    options.normalize_embeddings = c.embedding.normalize;
     XLMR_ASSIGN_OR_RETURN(models::LoadedModel loaded, models::LoadPretrained(weights_dir, options));
     if (c.resume && loaded.fresh_head) {
       return absl::InvalidArgumentError(absl::StrCat("--resume_from_checkpoint: ", weights_dir, " was trained for ",
@@ -120,6 +121,7 @@ absl::Status BuildModel(PreparedRun& run, const std::string& weights_dir, Device
   config.task = c.task;
   config.attention = c.attention;
   config.pooling = c.embedding.pooling;
+  config.normalize_embeddings = c.embedding.normalize;
   if (c.dropout.has_value()) models::OverrideDropout(config, *c.dropout);
   run.model = std::make_unique<models::EncoderModel>(std::move(config), device);
   models::InitializeAllWeights(*run.model, c.trainer.seed);
@@ -286,6 +288,7 @@ absl::Status LoadWeights(models::EncoderModel& model, const PreparedRun& run, co
   options.dropout = run.config.dropout;
   options.attention = run.config.attention;
   options.pooling = run.config.embedding.pooling;
+  options.normalize_embeddings = run.config.embedding.normalize;
   XLMR_ASSIGN_OR_RETURN(models::LoadedModel loaded, models::LoadPretrained(directory, options));
   if (loaded.fresh_head) return absl::DataLossError(absl::StrCat(directory, ": not a checkpoint of this model"));
   ParameterStore& store = model.parameters();

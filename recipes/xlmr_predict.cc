@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "absl/flags/flag.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -49,12 +50,15 @@
 #include "recipes/common_flags.h"
 #include "recipes/device_choice.h"
 #include "recipes/embedded_default.h"
+#include "recipes/embedding_predict.h"
+#include "recipes/npy_writer.h"
 #include "recipes/predict_writer.h"
 #include "recipes/profile_flags.h"
 #include "recipes/prediction_args.h"
 #include "recipes/program_usage.h"
 #include "recipes/qa_predict.h"
 #include "recipes/runfiles.h"
+#include "recipes/sentence_transformers_files.h"
 #include "recipes/tokenize_fn.h"
 
 
@@ -172,9 +176,11 @@ absl::Status CheckOutputFlags(const PredictConfig& c, models::Task task) {
 
 // The directory's model with its trained head and its own labels; a directory without a
 // head (e.g. the hub's backbone-only xlm-roberta-base) cannot predict anything.
-absl::StatusOr<std::unique_ptr<models::EncoderModel>> LoadTrainedModel(const PredictConfig& c) {
+absl::StatusOr<std::unique_ptr<models::EncoderModel>> LoadTrainedModel(
+    const PredictConfig& c, models::SentencePooling pooling = models::SentencePooling::kMean) {
   models::LoadOptions options;  // labels unset: keep the directory's id2label
   options.device = c.eval.device;
+  options.pooling = pooling;
   XLMR_ASSIGN_OR_RETURN(models::LoadedModel loaded, models::LoadPretrained(c.model_dir, options));
   if (loaded.fresh_head) {
     return absl::FailedPreconditionError(absl::StrCat("--model_dir=", c.model_dir, ": has no trained task head; "
@@ -278,6 +284,34 @@ int PredictRows(PredictConfig config) {
   return 0;
 }
 
+// A sentence-embedding model: the embedding of every row of --input_file's --text_column as a
+// .npy matrix (embedding_predict.h), with the directory's Pooling and Normalize modules.
+int EmbedRows(const PredictConfig& c, const models::EncoderConfig& model_config) {
+  if (!absl::EndsWith(c.output_file, ".npy")) {
+    return Fail(2, ExpectFlag(false, "output_file", "a .npy file with a sentence-embedding model", c.output_file));
+  }
+  const absl::StatusOr<SentenceTransformersModules> modules = ReadSentenceTransformersModules(c.model_dir);
+  if (!modules.ok()) return Fail(2, modules.status());
+  absl::StatusOr<std::unique_ptr<models::EncoderModel>> model = LoadTrainedModel(c, modules->pooling);
+  if (!model.ok()) return Fail(2, model.status());
+  train::EvalSettings settings = c.eval;
+  settings.pad_id = static_cast<int32_t>(model_config.pad_token_id);
+  std::vector<data::TaggedSentence> unused;
+  absl::StatusOr<data::TokenizedDataset> inputs = ReadInputs(c, model_config, &unused, &settings.segment_separator_id);
+  if (!inputs.ok()) return Fail(2, inputs.status());
+  absl::StatusOr<NpyMatrixWriter> writer = NpyMatrixWriter::Open(c.output_file, inputs->size(), model_config.hidden_size);
+  if (!writer.ok()) return Fail(2, writer.status());
+  const auto start = std::chrono::steady_clock::now();
+  const absl::Status written = WriteEmbeddings(**model, *inputs, settings, modules->normalize, *writer);
+  if (!written.ok()) return Fail(1, written);
+  if (const absl::Status committed = writer->Commit(); !committed.ok()) return Fail(1, committed);
+  const std::chrono::duration<double> seconds = std::chrono::steady_clock::now() - start;
+  std::fprintf(stderr, "xlmr_predict: wrote %lld embeddings of %lld values to %s in %.1f s\n",
+               static_cast<long long>(writer->rows_written()), static_cast<long long>(model_config.hidden_size),
+               c.output_file.c_str(), seconds.count());
+  return 0;
+}
+
 // Question answering: run_qa's prediction files in --output_dir (qa_predict.h).
 int AnswerQuestionsInFile(const PredictConfig& c, const models::EncoderConfig& model_config,
                           const std::set<std::string>& set_flags) {
@@ -333,6 +367,7 @@ int Main(const std::set<std::string>& given) {
   if (model_config->task == models::Task::kQuestionAnswering) {
     return AnswerQuestionsInFile(*config, *model_config, set_flags);
   }
+  if (model_config->task == models::Task::kSentenceEmbedding) return EmbedRows(*config, *model_config);
   return PredictRows(*std::move(config));
 }
 

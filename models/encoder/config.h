@@ -106,6 +106,9 @@ struct EncoderConfig {
   // kSentenceEmbedding's pooling. Not in config.json: sentence-transformers keeps it in the
   // Pooling module's own config (1_Pooling/config.json).
   SentencePooling pooling = SentencePooling::kMean;
+  // kSentenceEmbedding: whether the embeddings are L2-normalised after pooling
+  // (sentence-transformers' Normalize module; the trained cosine similarity ignores it).
+  bool normalize_embeddings = false;
   // Not read from or written to config.json (see AttentionImplementation).
   AttentionImplementation attention = AttentionImplementation::kFused;
   // The file's full content as read (an empty object for a default-constructed config);

@@ -131,6 +131,7 @@ absl::StatusOr<LoadedModel> LoadPretrained(const std::string& model_dir, const L
   if (options.dropout.has_value()) OverrideDropout(config, *options.dropout);
   config.attention = options.attention;
   config.pooling = options.pooling;
+  config.normalize_embeddings = options.normalize_embeddings;
   XLMR_ASSIGN_OR_RETURN(io::SafetensorsFile file, io::ReadSafetensors(model_dir + "/model.safetensors"));
   const bool task_matches = !options.task.has_value() || *options.task == config.task;
   if (options.task.has_value()) ApplyTask(config, *options.task);

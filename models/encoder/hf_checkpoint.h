@@ -45,6 +45,7 @@ struct LoadOptions {
   AttentionImplementation attention = AttentionImplementation::kFused;
   // A sentence-embedding model's pooling (--pooling, or the directory's 1_Pooling/config.json).
   SentencePooling pooling = SentencePooling::kMean;
+  bool normalize_embeddings = false;  // and its Normalize module (EncoderConfig::normalize_embeddings)
 };
 
 // Applies a --dropout override to every dropout probability of `config`.

@@ -29,7 +29,8 @@ Writes under tests/golden/st_trainer_run/:
   st_steps.tsv  per optimizer step (header "step\\trows\\tloss\\tgrad_norm\\tlearning_rate"): the
                 rows of its batch, the loss the loss module returned for it, the gradient norm
                 before clipping and the rate the step used;
-  model.safetensors  the Transformer module's weights after the 3 steps.
+  model.safetensors  the Transformer module's weights after the 3 steps;
+  anchor_embeddings.npy  encode() of the 10 anchors, in file order, with the trained model (fp32).
 """
 import csv
 import json
@@ -38,6 +39,7 @@ import shutil
 import sys
 import tempfile
 
+import numpy as np
 import torch
 from datasets import Dataset
 from sentence_transformers import SentenceTransformer, SentenceTransformerTrainer
@@ -85,6 +87,7 @@ class Norms(TrainerCallback):
 
 
 def main():
+    torch.manual_seed(0)  # the pooler transformers initialises: the same files on every run
     os.makedirs(OUT, exist_ok=True)
     with open(os.path.join(ROOT, "recipes", "data", "langid", "train.tsv"), encoding="utf-8") as f:
         texts = [row[0] for row in csv.reader(f, delimiter="\t", quoting=csv.QUOTE_NONE)][1:3 * ROWS + 1]
@@ -128,6 +131,8 @@ def main():
     with tempfile.TemporaryDirectory() as saved:
         model[0].auto_model.save_pretrained(saved)
         shutil.copyfile(os.path.join(saved, "model.safetensors"), os.path.join(OUT, "model.safetensors"))
+    anchors = model.encode([row["anchor"] for row in rows], batch_size=32, convert_to_numpy=True)
+    np.save(os.path.join(OUT, "anchor_embeddings.npy"), anchors.astype(np.float32))
 
 
 if __name__ == "__main__":

@@ -6,7 +6,8 @@
 # home: train::TrainerOptions, whose values recipes/finetune_flags.cc gives its flags).
 #
 # How a default is read: `--name` [DEFAULT; more] (or `--a`, `--b` and `--c` [DEFAULT], one
-# bracket for the group). DEFAULT is the bracket's text up to the first ; , ] | : or =. It
+# bracket for the group). DEFAULT is the bracket's text up to the first ; , ] | : or =, or a
+# backticked text that opens the bracket, whole (`--a` [`x,y`; more] has the default x,y). It
 # must equal the binary's default: as a number where both are numbers (2e-5 is
 # 2.0000000000000002e-05), else as text. An empty default (a flag left unset) is written as
 # `none`, `unset`, a path or a description of more than one word (what the run does instead),
@@ -77,7 +78,8 @@ def documented_defaults(text):
                 break
             j += 1
         rest = text[mentions[j][1]:]
-        bracket = re.match(r"\s*\[([^;,\]|:=]*)", rest)
+        quoted = re.match(r"\s*\[`([^`]*)`", rest)
+        bracket = quoted or re.match(r"\s*\[([^;,\]|:=]*)", rest)
         value = bracket.group(1).replace("`", "").strip() if bracket else ("(" if re.match(r"\s*\(", rest) else None)
         if documented.get(name) is None:
             documented[name] = value

@@ -82,7 +82,23 @@ expect_usage_error "--resume_from_checkpoint" --resume_from_checkpoint=latest
 # --task and the data of token classification and regression.
 printf 'hello\tB-x\nworld\tI-x\n\n' > tagged.conll
 printf 'hello\tB-x\nworld\n\n' > untagged_line.conll
-expect_usage_error "--task: expected sequence_classification, regression, token_classification or question_answering, got bogus" --task=bogus
+expect_usage_error "--task: expected sequence_classification, regression, token_classification, question_answering or sentence_embedding, got bogus" --task=bogus
+# --task=sentence_embedding's flags and rows (a hard-negative column that does not exist, an
+# empty text: the file, the line and --embedding_columns).
+printf '{"anchor": "hello", "positive": "hi there", "negative": "bye"}\n' > triplet.jsonl
+printf '{"anchor": "hello", "positive": "hi there", "negative": "bye"}\n{"anchor": "world", "positive": ""}\n' > pairs.jsonl
+expect_usage_error "--train_file: expected pairs or triplets with --task=sentence_embedding" --task=sentence_embedding
+expect_usage_error "triplet.jsonl:1: no field 'hard' (fields: anchor, negative, positive); set --embedding_columns" \
+  --task=sentence_embedding --train_file=triplet.jsonl --embedding_columns=anchor,positive,hard
+expect_usage_error "pairs.jsonl:2: empty text in field 'positive' (--embedding_columns)" --task=sentence_embedding \
+  --train_file=pairs.jsonl
+expect_usage_error "--embedding_columns: expected two or more distinct column names" --task=sentence_embedding \
+  --train_file=pairs.jsonl --embedding_columns=anchor
+expect_usage_error "--pooling: expected mean or cls, got max" --task=sentence_embedding --train_file=pairs.jsonl --pooling=max
+expect_usage_error "--similarity_scale: expected a positive number, got -1" --task=sentence_embedding \
+  --train_file=pairs.jsonl --similarity_scale=-1
+expect_usage_error "--group_by_length: expected false with --task=sentence_embedding" --task=sentence_embedding \
+  --train_file=pairs.jsonl --group_by_length
 # Question answering's embedded example (recipes/data/langid_qa) is SQuAD v2: its preset
 # --version_2_with_negative, turned off on the command line, leaves its unanswerable questions
 # refused (question answering's other bad inputs: question_answering_test.sh).
