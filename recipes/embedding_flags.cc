@@ -16,6 +16,10 @@ ABSL_FLAG(std::string, embedding_columns, "anchor,positive",
 ABSL_FLAG(std::string, pooling, "mean", "sentence_embedding: mean | cls (sentence-transformers' Pooling)");
 ABSL_FLAG(double, similarity_scale, 20.0,
           "sentence_embedding: the cosine similarities' scale in the loss (1 / temperature)");
+ABSL_FLAG(int64_t, mini_batch_size, 0,
+          "sentence_embedding: > 0 trains with the cached loss (GradCache, sentence-transformers' "
+          "CachedMultipleNegativesRankingLoss): texts are embedded this many at a time, so activation memory "
+          "is one mini-batch's whatever the batch size; 0: the whole batch at once");
 
 namespace xlmr::recipes {
 
@@ -37,6 +41,9 @@ absl::StatusOr<EmbeddingSettings> ReadEmbeddingFlags() {
   XLMR_RETURN_IF_ERROR(ExpectFlag(std::isfinite(settings.similarity_scale) && settings.similarity_scale > 0,
                                   "similarity_scale", "a positive number",
                                   absl::StrCat(settings.similarity_scale)));
+  settings.mini_batch_size = absl::GetFlag(FLAGS_mini_batch_size);
+  XLMR_RETURN_IF_ERROR(ExpectFlag(settings.mini_batch_size >= 0, "mini_batch_size",
+                                  "0 (uncached) or a positive number of texts", absl::StrCat(settings.mini_batch_size)));
   return settings;
 }
 

@@ -19,10 +19,12 @@ struct EmbeddingSettings {
   // A Normalize module after the pooling: kept from --model_dir's modules.json (no flag).
   bool normalize = false;
   double similarity_scale = 20.0;                                     // --similarity_scale
+  // --mini_batch_size: texts per mini-batch of the cached loss (GradCache); 0: uncached.
+  int64_t mini_batch_size = 0;
 };
 
 // The flags above, validated: at least two distinct non-empty column names, pooling "mean" or
-// "cls", a positive finite scale. Errors name the flag (exit status 2).
+// "cls", a positive finite scale, a mini-batch size >= 0. Errors name the flag (exit status 2).
 absl::StatusOr<EmbeddingSettings> ReadEmbeddingFlags();
 
 // sentence-transformers' name of a pooling mode ("mean", "cls").

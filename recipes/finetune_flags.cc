@@ -250,6 +250,7 @@ absl::Status ApplyEmbeddingFlags(const std::set<std::string>& given, FinetuneCon
                                   "false with --task=sentence_embedding (rows hold several texts)", "true"));
   c.trainer.columns_per_row = static_cast<int64_t>(c.embedding.columns.size());
   c.trainer.similarity_scale = c.embedding.similarity_scale;
+  c.trainer.cached_mini_batch_size = c.embedding.mini_batch_size;
   return absl::OkStatus();
 }
 

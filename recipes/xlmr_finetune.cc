@@ -232,8 +232,7 @@ absl::Status Prepare(const std::set<std::string>& given, PreparedRun& run) {
   // tokens B training examples hold, not for B x max_seq_length.
   const bool packed = c.trainer.padding_free && run.model->TakesPackedInputs(c.trainer.autocast);
   const PackedMicroBatch largest =
-      packed ? LargestPackedMicroBatch(run.data->train, c.trainer.per_device_train_batch_size * c.trainer.columns_per_row,
-                                       c.max_seq_length)
+      packed ? LargestPackedMicroBatch(run.data->train, MemoryPlanRequestFrom(c, 1, {}).batch_size, c.max_seq_length)
              : PackedMicroBatch{};
   XLMR_RETURN_IF_ERROR(ConfigureRecompute(MemoryPlanRequestFrom(c, run.comm->world_size(), largest),
                                           *run.model, run.comm->rank() == 0));

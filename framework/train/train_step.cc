@@ -1,8 +1,12 @@
 #include "framework/train/train_step.h"
 
+#include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "framework/core/check.h"
+#include "framework/data/batch_slice.h"
+#include "framework/ops/elementwise.h"
 #include "framework/ops/step_decisions.h"
 #include "framework/train/model_inputs.h"
 #include "kernels/common/step_state.h"
@@ -21,6 +25,10 @@ int64_t GlobalLossTerms(Objective objective, const std::vector<data::Batch>& mic
 }
 
 void TrainStep::RunMicroStep(const data::Batch& batch, const PassContext& context, int row, bool last) {
+  if (settings_.cached_mini_batch_size > 0 && settings_.objective == Objective::kInBatchNegatives) {
+    RunCachedMicroStep(batch, context, row, last);
+    return;
+  }
   const ModelInputs inputs = ToModelInputs(batch, settings_.device);
   const Tensor labels = batch.labels.ToDevice(settings_.device);
   const Tensor logits = model_.Forward(inputs, context, /*keep_activations=*/true);
@@ -33,6 +41,41 @@ void TrainStep::RunMicroStep(const data::Batch& batch, const PassContext& contex
   const Tensor d_logits = ObjectiveBackward(settings_.objective, logits, labels, scale, settings_.label_smoothing,
                                             settings_.similarity_scale);
   model_.Backward(d_logits, context, sync_.HookFor(last));
+}
+
+void TrainStep::RunCachedMicroStep(const data::Batch& batch, const PassContext& context, int row, bool last) {
+  const int64_t sequences = batch.examples(), size = settings_.cached_mini_batch_size;
+  std::vector<data::Batch> minis;
+  std::vector<PassContext> contexts;
+  for (int64_t begin = 0; begin < sequences; begin += size) {
+    minis.push_back(data::SliceSequences(batch, begin, std::min(sequences, begin + size)));
+    contexts.push_back(context);
+    contexts.back().micro_step = context.micro_step + static_cast<uint32_t>(minis.size()) * 65536u;
+  }
+  // Pass 1: every text's embedding, keeping no activations, into one [sequences, H] tensor.
+  Tensor embeddings;
+  for (size_t m = 0; m < minis.size(); ++m) {
+    const Tensor part = model_.Forward(ToModelInputs(minis[m], settings_.device), contexts[m], /*keep_activations=*/false);
+    if (!embeddings.defined()) {
+      embeddings = Tensor::Empty({sequences, part.dim(1)}, DType::kF32, settings_.device, MemoryCategory::kActivations);
+    }
+    Tensor rows = embeddings.Slice(static_cast<int64_t>(m) * size, static_cast<int64_t>(m) * size + part.dim(0));
+    ops::CastInto(part, &rows);
+  }
+  // The loss and d(loss)/d(embeddings) over the whole micro-batch, as the uncached step takes them.
+  const Tensor labels = batch.labels.ToDevice(settings_.device);
+  AccumulateObjectiveLoss(settings_.objective, embeddings, labels, 0.0f, state_,
+                          ops::StepSlotElement(row, kernels::kSlotLossSum), settings_.similarity_scale);
+  const Tensor d_embeddings = ObjectiveBackward(
+      settings_.objective, embeddings, labels,
+      ops::GradientScale::InState(state_, ops::StepSlotElement(row, kernels::kSlotGradientScale)), 0.0f,
+      settings_.similarity_scale);
+  // Pass 2: each mini-batch again (the same masks), backward from its rows of the gradient.
+  for (size_t m = 0; m < minis.size(); ++m) {
+    const int64_t begin = static_cast<int64_t>(m) * size;
+    const Tensor part = model_.Forward(ToModelInputs(minis[m], settings_.device), contexts[m], /*keep_activations=*/true);
+    model_.Backward(d_embeddings.Slice(begin, begin + part.dim(0)), contexts[m], sync_.HookFor(last && m + 1 == minis.size()));
+  }
 }
 
 TrainStep::TrainStep(TrainableModel& model, distributed::GradientSynchronizer& sync,

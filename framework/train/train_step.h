@@ -63,6 +63,14 @@ struct StepSettings {
   // and clips as it reads them, and zeroes them after. On CUDA, a host copy of them is a wait.
   std::function<void(const Tensor& gradients)> on_gradients;
   float similarity_scale = kDefaultSimilarityScale;  // kInBatchNegatives' scale
+  // kInBatchNegatives, > 0: the cached form (GradCache; sentence-transformers'
+  // CachedMultipleNegativesRankingLoss): each micro-batch's texts are embedded in mini-batches of
+  // this many without keeping activations, the loss and its gradient with respect to every
+  // embedding are taken over the whole micro-batch, then each mini-batch runs forward again and
+  // backward from its embeddings' gradient. Activation memory is one mini-batch's; the loss and
+  // gradients are the uncached ones up to rounding. Each mini-batch keys its dropout masks as
+  // micro-step `micro_step + (index + 1) * 65536` (the same in both of its passes).
+  int64_t cached_mini_batch_size = 0;
 };
 
 struct StepOutcome {
@@ -122,6 +130,8 @@ class TrainStep {
 
   // Forward + backward of one micro-batch; its summed (unscaled) loss is added to the row.
   void RunMicroStep(const data::Batch& batch, const PassContext& context, int row, bool last);
+  // The same in the cached form (StepSettings::cached_mini_batch_size).
+  void RunCachedMicroStep(const data::Batch& batch, const PassContext& context, int row, bool last);
   // The optimizer's pass over the summed raw gradients this rank owns (GradientSynchronizer::owned()).
   void ApplyUpdate(int row);
 

@@ -30,7 +30,10 @@ Writes under tests/golden/st_trainer_run/:
                 rows of its batch, the loss the loss module returned for it, the gradient norm
                 before clipping and the rate the step used;
   model.safetensors  the Transformer module's weights after the 3 steps;
-  anchor_embeddings.npy  encode() of the 10 anchors, in file order, with the trained model (fp32).
+  anchor_embeddings.npy  encode() of the 10 anchors, in file order, with the trained model (fp32);
+  st_steps_cached.tsv, model_cached.safetensors, anchor_embeddings_cached.npy
+                the same run with CachedMultipleNegativesRankingLoss (GradCache), mini_batch_size
+                3: the texts of each column embedded 3 at a time, the gradient cached per embedding.
 """
 import csv
 import json
@@ -44,7 +47,8 @@ import torch
 from datasets import Dataset
 from sentence_transformers import SentenceTransformer, SentenceTransformerTrainer
 from sentence_transformers.base.modules.transformer import Transformer
-from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
+from sentence_transformers.sentence_transformer.losses import (CachedMultipleNegativesRankingLoss,
+                                                               MultipleNegativesRankingLoss)
 from sentence_transformers.sentence_transformer.modules import Pooling
 from sentence_transformers.sentence_transformer.training_args import SentenceTransformerTrainingArguments
 from torch.utils.data import BatchSampler, SequentialSampler
@@ -58,6 +62,7 @@ from trainer_oracle import epoch_order  # noqa: E402
 MODEL = os.path.join(HERE, "tiny_roberta", "model")
 OUT = os.path.join(HERE, "st_trainer_run")
 ROWS, BATCH, STEPS, SEED, LR, EPS = 10, 4, 3, 42, 1e-3, 1e-4
+CACHED_MINI_BATCH = 3  # texts per mini-batch of the cached run
 COLUMNS = ("anchor", "positive", "negative")
 
 
@@ -70,7 +75,7 @@ class SequentialTrainer(SentenceTransformerTrainer):
         return BatchSampler(SequentialSampler(range(len(dataset))), batch_size, drop_last)
 
     def compute_loss(self, model, inputs, return_outputs=False, **kwargs):
-        rows = len(inputs[COLUMNS[0] + "_input_ids"])
+        rows = len(inputs[COLUMNS[0] + "_input_ids"])  # before the loss: the cached one empties inputs
         result = super().compute_loss(model, inputs, return_outputs=return_outputs, **kwargs)
         loss = result[0] if return_outputs else result
         self.step_losses.append((rows, float(loss.detach())))
@@ -86,29 +91,20 @@ class Norms(TrainerCallback):
             self.logs.append((float(logs["grad_norm"]), float(logs["learning_rate"])))
 
 
-def main():
-    torch.manual_seed(0)  # the pooler transformers initialises: the same files on every run
-    os.makedirs(OUT, exist_ok=True)
-    with open(os.path.join(ROOT, "recipes", "data", "langid", "train.tsv"), encoding="utf-8") as f:
-        texts = [row[0] for row in csv.reader(f, delimiter="\t", quoting=csv.QUOTE_NONE)][1:3 * ROWS + 1]
-    rows = [{c: texts[k * ROWS + i] for k, c in enumerate(COLUMNS)} for i in range(ROWS)]
-    with open(os.path.join(OUT, "train.jsonl"), "w", encoding="utf-8") as f:
-        for row in rows:
-            f.write(json.dumps(row, ensure_ascii=False) + "\n")
-
+def build_model():
+    """tiny_roberta as a sentence-transformers model; the pooler transformers initialises is
+    the same on every call (seeded), so every run starts from start_model/."""
+    torch.manual_seed(0)
     transformer = Transformer(MODEL, model_kwargs={"attn_implementation": "eager"},
                               config_kwargs={"hidden_dropout_prob": 0.0, "attention_probs_dropout_prob": 0.0})
-    model = SentenceTransformer(modules=[transformer, Pooling(transformer.get_embedding_dimension(), "mean")],
-                                device="cpu")
-    start = os.path.join(OUT, "start_model")
-    os.makedirs(start, exist_ok=True)
-    with tempfile.TemporaryDirectory() as saved:
-        model[0].auto_model.save_pretrained(saved)
-        for name in ("config.json", "model.safetensors"):
-            shutil.copyfile(os.path.join(saved, name), os.path.join(start, name))
-    for name in ("vocab.json", "merges.txt", "tokenizer_config.json"):
-        shutil.copyfile(os.path.join(MODEL, name), os.path.join(start, name))
+    return SentenceTransformer(modules=[transformer, Pooling(transformer.get_embedding_dimension(), "mean")],
+                               device="cpu")
 
+
+def train(model, rows, loss, suffix):
+    """Trains `model` on `rows` in xlmr_finetune's visiting order; writes st_steps<suffix>.tsv,
+    model<suffix>.safetensors and anchor_embeddings<suffix>.npy."""
+    SequentialTrainer.step_losses = []
     order = epoch_order(ROWS, SEED, 0)
     visited = Dataset.from_list([rows[i] for i in order])
     norms = Norms()
@@ -118,21 +114,43 @@ def main():
             adam_beta1=0.9, adam_beta2=0.999, adam_epsilon=EPS, weight_decay=0.0, lr_scheduler_type="linear",
             warmup_steps=0, max_grad_norm=100.0, logging_steps=1, save_strategy="no", report_to=[], seed=SEED,
             dataloader_drop_last=False, use_cpu=True)
-        trainer = SequentialTrainer(model=model, args=arguments, train_dataset=visited,
-                                    loss=MultipleNegativesRankingLoss(model), callbacks=[norms])
+        trainer = SequentialTrainer(model=model, args=arguments, train_dataset=visited, loss=loss, callbacks=[norms])
         trainer.train()
     losses = trainer.step_losses
     assert [r for r, _ in losses] == [4, 4, 2], losses
     assert len(norms.logs) == STEPS, norms.logs
-    with open(os.path.join(OUT, "st_steps.tsv"), "w") as f:
+    with open(os.path.join(OUT, f"st_steps{suffix}.tsv"), "w") as f:
         f.write("step\trows\tloss\tgrad_norm\tlearning_rate\n")
-        for step, ((r, loss), (norm, rate)) in enumerate(zip(losses, norms.logs), start=1):
-            f.write(f"{step}\t{r}\t{loss:.9g}\t{norm:.9g}\t{rate:.9g}\n")
+        for step, ((r, loss_value), (norm, rate)) in enumerate(zip(losses, norms.logs), start=1):
+            f.write(f"{step}\t{r}\t{loss_value:.9g}\t{norm:.9g}\t{rate:.9g}\n")
     with tempfile.TemporaryDirectory() as saved:
         model[0].auto_model.save_pretrained(saved)
-        shutil.copyfile(os.path.join(saved, "model.safetensors"), os.path.join(OUT, "model.safetensors"))
+        shutil.copyfile(os.path.join(saved, "model.safetensors"), os.path.join(OUT, f"model{suffix}.safetensors"))
     anchors = model.encode([row["anchor"] for row in rows], batch_size=32, convert_to_numpy=True)
-    np.save(os.path.join(OUT, "anchor_embeddings.npy"), anchors.astype(np.float32))
+    np.save(os.path.join(OUT, f"anchor_embeddings{suffix}.npy"), anchors.astype(np.float32))
+
+
+def main():
+    os.makedirs(OUT, exist_ok=True)
+    with open(os.path.join(ROOT, "recipes", "data", "langid", "train.tsv"), encoding="utf-8") as f:
+        texts = [row[0] for row in csv.reader(f, delimiter="\t", quoting=csv.QUOTE_NONE)][1:3 * ROWS + 1]
+    rows = [{c: texts[k * ROWS + i] for k, c in enumerate(COLUMNS)} for i in range(ROWS)]
+    with open(os.path.join(OUT, "train.jsonl"), "w", encoding="utf-8") as f:
+        for row in rows:
+            f.write(json.dumps(row, ensure_ascii=False) + "\n")
+
+    model = build_model()
+    start = os.path.join(OUT, "start_model")
+    os.makedirs(start, exist_ok=True)
+    with tempfile.TemporaryDirectory() as saved:
+        model[0].auto_model.save_pretrained(saved)
+        for name in ("config.json", "model.safetensors"):
+            shutil.copyfile(os.path.join(saved, name), os.path.join(start, name))
+    for name in ("vocab.json", "merges.txt", "tokenizer_config.json"):
+        shutil.copyfile(os.path.join(MODEL, name), os.path.join(start, name))
+    train(model, rows, MultipleNegativesRankingLoss(model), "")
+    cached = build_model()
+    train(cached, rows, CachedMultipleNegativesRankingLoss(cached, mini_batch_size=CACHED_MINI_BATCH), "_cached")
 
 
 if __name__ == "__main__":
