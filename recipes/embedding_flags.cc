@@ -18,8 +18,8 @@ ABSL_FLAG(double, similarity_scale, 20.0,
           "sentence_embedding: the cosine similarities' scale in the loss (1 / temperature)");
 ABSL_FLAG(int64_t, mini_batch_size, 0,
           "sentence_embedding: > 0 trains with the cached loss (GradCache, sentence-transformers' "
-          "CachedMultipleNegativesRankingLoss): texts are embedded this many at a time, so activation memory "
-          "is one mini-batch's whatever the batch size; 0: the whole batch at once");
+          "CachedMultipleNegativesRankingLoss): each column's texts are embedded this many at a time, so "
+          "activation memory is one mini-batch's whatever the batch size; 0: the whole batch at once");
 
 namespace xlmr::recipes {
 

@@ -72,10 +72,10 @@ MemoryPlanRequest MemoryPlanRequestFrom(const FinetuneConfig& config, int world_
   request.activation_memory_budget = config.activation_memory_budget;
   request.print_memory_plan = config.print_memory_plan;
   // A pass's sequences: every text of a micro-batch's rows (sentence embeddings: all columns), or
-  // under the cached loss one mini-batch of them (its activations are all a pass keeps).
+  // under the cached loss one mini-batch of one column's texts (its activations are all a pass keeps).
   request.batch_size = config.trainer.per_device_train_batch_size * config.trainer.columns_per_row;
   if (config.trainer.cached_mini_batch_size > 0) {
-    request.batch_size = std::min(request.batch_size, config.trainer.cached_mini_batch_size);
+    request.batch_size = std::min(config.trainer.per_device_train_batch_size, config.trainer.cached_mini_batch_size);
   }
   request.max_seq_length = config.max_seq_length;
   request.gradient_accumulation_steps = config.trainer.gradient_accumulation_steps;

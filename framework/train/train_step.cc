@@ -44,11 +44,17 @@ void TrainStep::RunMicroStep(const data::Batch& batch, const PassContext& contex
 }
 
 void TrainStep::RunCachedMicroStep(const data::Batch& batch, const PassContext& context, int row, bool last) {
-  const int64_t sequences = batch.examples(), size = settings_.cached_mini_batch_size;
+  // Mini-batches as sentence-transformers cuts them: each column's texts (the batch holds them
+  // column by column, data::CollateRows), `size` at a time.
+  const int64_t sequences = batch.examples(), rows = batch.labels.numel(), size = settings_.cached_mini_batch_size;
+  std::vector<std::pair<int64_t, int64_t>> ranges;
+  for (int64_t column = 0; column < sequences; column += rows) {
+    for (int64_t begin = column; begin < column + rows; begin += size) ranges.push_back({begin, std::min(begin + size, column + rows)});
+  }
   std::vector<data::Batch> minis;
   std::vector<PassContext> contexts;
-  for (int64_t begin = 0; begin < sequences; begin += size) {
-    minis.push_back(data::SliceSequences(batch, begin, std::min(sequences, begin + size)));
+  for (const auto& [begin, end] : ranges) {
+    minis.push_back(data::SliceSequences(batch, begin, end));
     contexts.push_back(context);
     contexts.back().micro_step = context.micro_step + static_cast<uint32_t>(minis.size()) * 65536u;
   }
@@ -59,8 +65,8 @@ void TrainStep::RunCachedMicroStep(const data::Batch& batch, const PassContext& 
     if (!embeddings.defined()) {
       embeddings = Tensor::Empty({sequences, part.dim(1)}, DType::kF32, settings_.device, MemoryCategory::kActivations);
     }
-    Tensor rows = embeddings.Slice(static_cast<int64_t>(m) * size, static_cast<int64_t>(m) * size + part.dim(0));
-    ops::CastInto(part, &rows);
+    Tensor slice = embeddings.Slice(ranges[m].first, ranges[m].second);
+    ops::CastInto(part, &slice);
   }
   // The loss and d(loss)/d(embeddings) over the whole micro-batch, as the uncached step takes them.
   const Tensor labels = batch.labels.ToDevice(settings_.device);
@@ -70,11 +76,12 @@ void TrainStep::RunCachedMicroStep(const data::Batch& batch, const PassContext& 
       settings_.objective, embeddings, labels,
       ops::GradientScale::InState(state_, ops::StepSlotElement(row, kernels::kSlotGradientScale)), 0.0f,
       settings_.similarity_scale);
+  embeddings = Tensor();  // pass 2 holds only the gradient
   // Pass 2: each mini-batch again (the same masks), backward from its rows of the gradient.
   for (size_t m = 0; m < minis.size(); ++m) {
-    const int64_t begin = static_cast<int64_t>(m) * size;
-    const Tensor part = model_.Forward(ToModelInputs(minis[m], settings_.device), contexts[m], /*keep_activations=*/true);
-    model_.Backward(d_embeddings.Slice(begin, begin + part.dim(0)), contexts[m], sync_.HookFor(last && m + 1 == minis.size()));
+    model_.Forward(ToModelInputs(minis[m], settings_.device), contexts[m], /*keep_activations=*/true);
+    model_.Backward(d_embeddings.Slice(ranges[m].first, ranges[m].second), contexts[m],
+                    sync_.HookFor(last && m + 1 == minis.size()));
   }
 }
 

@@ -65,7 +65,7 @@ struct StepSettings {
   float similarity_scale = kDefaultSimilarityScale;  // kInBatchNegatives' scale
   // kInBatchNegatives, > 0: the cached form (GradCache; sentence-transformers'
   // CachedMultipleNegativesRankingLoss): each micro-batch's texts are embedded in mini-batches of
-  // this many without keeping activations, the loss and its gradient with respect to every
+  // this many texts of one column (sentence-transformers' chunks) without keeping activations, the loss and its gradient with respect to every
   // embedding are taken over the whole micro-batch, then each mini-batch runs forward again and
   // backward from its embeddings' gradient. Activation memory is one mini-batch's; the loss and
   // gradients are the uncached ones up to rounding. Each mini-batch keys its dropout masks as

@@ -98,7 +98,8 @@ struct TrainerOptions {
   // count rows. --similarity_scale: kInBatchNegatives' scale.
   int64_t columns_per_row = 1;
   double similarity_scale = kDefaultSimilarityScale;
-  // --mini_batch_size: kInBatchNegatives' cached form (StepSettings::cached_mini_batch_size); 0: off.
+  // --mini_batch_size: kInBatchNegatives' cached form (StepSettings::cached_mini_batch_size): texts
+  // of one column per pass; 0: off.
   int64_t cached_mini_batch_size = 0;
   double label_smoothing_factor = 0.0;  // in [0, 1]; 0 with kRegression (framework/train/objective.h)
   std::vector<std::string> label_names = {"LABEL_0", "LABEL_1"};  // in id order
