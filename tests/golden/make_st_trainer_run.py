@@ -31,7 +31,8 @@ Writes under tests/golden/st_trainer_run/:
                 before clipping and the rate the step used;
   model.safetensors  the Transformer module's weights after the 3 steps;
   anchor_embeddings.npy  encode() of the 10 anchors, in file order, with the trained model (fp32);
-  st_steps_cached.tsv, model_cached.safetensors, anchor_embeddings_cached.npy
+  st_eval.txt   the trained model's eval_loss on the 10 rows in file order, batches of 4 rows;
+  st_steps_cached.tsv, model_cached.safetensors, anchor_embeddings_cached.npy, st_eval_cached.txt
                 the same run with CachedMultipleNegativesRankingLoss (GradCache), mini_batch_size
                 3: the texts of each column embedded 3 at a time, the gradient cached per embedding.
 """
@@ -113,7 +114,7 @@ def train(model, rows, loss, suffix):
             output_dir=scratch, per_device_train_batch_size=BATCH, max_steps=STEPS, learning_rate=LR,
             adam_beta1=0.9, adam_beta2=0.999, adam_epsilon=EPS, weight_decay=0.0, lr_scheduler_type="linear",
             warmup_steps=0, max_grad_norm=100.0, logging_steps=1, save_strategy="no", report_to=[], seed=SEED,
-            dataloader_drop_last=False, use_cpu=True)
+            dataloader_drop_last=False, use_cpu=True, per_device_eval_batch_size=BATCH)
         trainer = SequentialTrainer(model=model, args=arguments, train_dataset=visited, loss=loss, callbacks=[norms])
         trainer.train()
     losses = trainer.step_losses
@@ -126,6 +127,9 @@ def train(model, rows, loss, suffix):
     with tempfile.TemporaryDirectory() as saved:
         model[0].auto_model.save_pretrained(saved)
         shutil.copyfile(os.path.join(saved, "model.safetensors"), os.path.join(OUT, f"model{suffix}.safetensors"))
+        evaluation = trainer.evaluate(eval_dataset=Dataset.from_list(rows))  # file order, batches of 4
+    with open(os.path.join(OUT, f"st_eval{suffix}.txt"), "w") as f:
+        f.write(f"{evaluation['eval_loss']:.9g}\n")
     anchors = model.encode([row["anchor"] for row in rows], batch_size=32, convert_to_numpy=True)
     np.save(os.path.join(OUT, f"anchor_embeddings{suffix}.npy"), anchors.astype(np.float32))
 

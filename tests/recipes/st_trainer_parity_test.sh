@@ -11,6 +11,8 @@
 #     share it (in-batch negatives), so a batch of other rows, or a partial batch normalised by the
 #     nominal 4, would differ by far more;
 #   - each step's grad_norm within 1e-4 relative (measured 3.5e-7) and learning rate within 1e-9;
+#   - the final evaluation's eval_loss (the 10 rows in file order, batches of 4: each batch's own
+#     in-batch negatives) within 1e-5 relative of sentence-transformers' trainer.evaluate();
 #   - the weights after step 3 against sentence-transformers': max |difference| <= 3e-6 (measured
 #     1.8e-6, the key bias, whose gradient is rounding noise), the pooler included: the base model's
 #     pooler, never read, must come back as it was loaded;
@@ -21,7 +23,7 @@
 #     CachedMultipleNegativesRankingLoss's run with mini_batch_size 3 (st_steps_cached.tsv ...),
 #     with the same bounds but the weights' at 5e-6 (measured 2.8e-6, a key weight, near the
 #     uncached run's 3e-6 bound: each gradient is now also summed over mini-batches; losses
-#     4.8e-7, grad norms 7.9e-7, embeddings 4.2e-7);
+#     4.8e-7, grad norms 7.9e-7, embeddings 4.2e-7), packed and padded;
 #   - xlmr_predict on the saved directory writes the anchors' embeddings as a .npy float32 [10, 32]
 #     matrix (read here by its documented layout, no numpy) within 1e-5 of the largest value of
 #     encode() with sentence-transformers' trained model (measured 5.6e-7 on the CPU: two
@@ -46,7 +48,12 @@ run_and_check() {
     --embedding_columns=anchor,positive,negative --dropout=0 --learning_rate=1e-3 --adam_epsilon=1e-4 \
     --weight_decay=0 --lr_scheduler_type=linear --warmup_steps=0 --max_grad_norm=100 \
     --per_device_train_batch_size=4 --max_steps=3 --seed=42 --logging_steps=1 --save_strategy=no \
+    --eval_file="$golden/train.jsonl" --per_device_eval_batch_size=4 --eval_strategy=no \
     --cache_dir=cache --output_dir=ours "$@" > ours.log 2>&1 || { cat ours.log; fail "the run"; return; }
+  local eval_loss; eval_loss=$(sed -nE 's/.*"eval_loss": ?([-0-9.e+]+).*/\1/p' ours/eval_results.json)
+  awk -v a="$eval_loss" -v b="$(cat "$golden/st_eval$suffix.txt")" 'BEGIN { d = a - b; if (d < 0) d = -d
+    printf "  eval_loss: ours %s, reference %s, relative difference %.3g (tolerance 1e-5)\n", a, b, d / b
+    exit !(d <= 1e-5 * b) }' || fail "eval_loss $eval_loss"
   [ "$(step_field examples | tr '\n' ' ')" = "4 8 10 " ] || fail "rows $(step_field examples | tr '\n' ' '), expected 4 8 10"
   check_steps "$golden/st_steps$suffix.tsv" loss 3 1e-5 3
   check_steps "$golden/st_steps$suffix.tsv" grad_norm 4 1e-4 3
@@ -86,5 +93,8 @@ grep -q '"RobertaModel"' ours/config.json || fail "config.json does not name Rob
 # The cached loss (GradCache) against sentence-transformers' CachedMultipleNegativesRankingLoss
 # (mini-batches of 3 texts of one column, as there).
 run_and_check _cached 5e-6 --mini_batch_size=3
+# Its padded form: the mini-batches cut from padded rows (data::SliceSequences trims each to its
+# longest), against the same reference.
+run_and_check _cached 5e-6 --mini_batch_size=3 --padding_free=false
 [ "$failures" -eq 0 ] && echo "xlmr_finetune's sentence-embedding runs match sentence-transformers' trainer"
 exit "$failures"
