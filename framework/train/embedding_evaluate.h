@@ -1,9 +1,14 @@
-// Evaluation of sentence embeddings trained with in-batch negatives (Objective::kInBatchNegatives):
-// the loss sentence-transformers' trainer reports as eval_loss. The data's rows (data::RowLayout)
+// Evaluation of sentence embeddings trained with in-batch negatives (Objective::kInBatchNegatives).
+// The loss sentence-transformers' trainer reports as eval_loss: the data's rows (data::RowLayout)
 // go in file order, in batches of EvalSettings::batch_size rows (each rank its contiguous slice of
 // the rows), and each batch's MultipleNegativesRankingLoss uses that batch's own candidates, as
 // the evaluation loop's batches do; the loss is the sum over every anchor over the anchors.
-// No other figure yet: retrieval metrics need queries against a corpus, not pairs.
+// The retrieval figures of an InformationRetrievalEvaluator built from the same rows
+// (retrieval_metrics.h): the anchors are the queries, every distinct text of the other columns
+// (the same token ids: one entry, in order of first appearance, column by column) the corpus,
+// and a query's one relevant document its own positive. Cosine similarities are taken in double
+// from the fp32 embeddings (sentence-transformers' in fp32: the rankings agree but for ties
+// within fp32 rounding).
 #ifndef XLMR_FRAMEWORK_TRAIN_EMBEDDING_EVALUATE_H_
 #define XLMR_FRAMEWORK_TRAIN_EMBEDDING_EVALUATE_H_
 

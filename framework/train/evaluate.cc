@@ -9,6 +9,7 @@
 #include "framework/train/classification_metrics.h"
 #include "framework/train/model_inputs.h"
 #include "framework/train/regression_metrics.h"
+#include "framework/train/retrieval_metrics.h"
 #include "framework/train/sequence_labeling_metrics.h"
 
 namespace xlmr::train {
@@ -202,7 +203,7 @@ std::vector<std::string> ReportedMetricNames(Objective objective) {
     case Objective::kSingleLabel: return {"accuracy", "macro_f1", "roc_auc"};
     case Objective::kRegression: return {"mse", "pearson", "spearmanr"};
     case Objective::kPerToken: return {"precision", "recall", "f1", "accuracy"};
-    case Objective::kInBatchNegatives: return {};  // the loss alone (embedding_evaluate.h)
+    case Objective::kInBatchNegatives: return RetrievalMetricNames();  // embedding_evaluate.h
     case Objective::kSpanStartEnd:  // qa_evaluate.h: "squad", then "squad_v2"'s names
       return {"exact_match", "f1", "exact", "HasAns_exact", "HasAns_f1", "NoAns_exact",
               "NoAns_f1", "best_exact", "best_f1"};

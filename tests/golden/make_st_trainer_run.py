@@ -31,8 +31,11 @@ Writes under tests/golden/st_trainer_run/:
                 before clipping and the rate the step used;
   model.safetensors  the Transformer module's weights after the 3 steps;
   anchor_embeddings.npy  encode() of the 10 anchors, in file order, with the trained model (fp32);
-  st_eval.txt   the trained model's eval_loss on the 10 rows in file order, batches of 4 rows;
-  st_steps_cached.tsv, model_cached.safetensors, anchor_embeddings_cached.npy, st_eval_cached.txt
+  st_eval.tsv   the trained model's eval_loss on the 10 rows in file order, batches of 4 rows, and
+                InformationRetrievalEvaluator's figures for the anchors against the distinct
+                positives and negatives (in order of first appearance, column by column), each
+                anchor's positive relevant;
+  st_steps_cached.tsv, model_cached.safetensors, anchor_embeddings_cached.npy, st_eval_cached.tsv
                 the same run with CachedMultipleNegativesRankingLoss (GradCache), mini_batch_size
                 3: the texts of each column embedded 3 at a time, the gradient cached per embedding.
 """
@@ -48,6 +51,7 @@ import torch
 from datasets import Dataset
 from sentence_transformers import SentenceTransformer, SentenceTransformerTrainer
 from sentence_transformers.base.modules.transformer import Transformer
+from sentence_transformers.sentence_transformer.evaluation import InformationRetrievalEvaluator
 from sentence_transformers.sentence_transformer.losses import (CachedMultipleNegativesRankingLoss,
                                                                MultipleNegativesRankingLoss)
 from sentence_transformers.sentence_transformer.modules import Pooling
@@ -128,8 +132,20 @@ def train(model, rows, loss, suffix):
         model[0].auto_model.save_pretrained(saved)
         shutil.copyfile(os.path.join(saved, "model.safetensors"), os.path.join(OUT, f"model{suffix}.safetensors"))
         evaluation = trainer.evaluate(eval_dataset=Dataset.from_list(rows))  # file order, batches of 4
-    with open(os.path.join(OUT, f"st_eval{suffix}.txt"), "w") as f:
-        f.write(f"{evaluation['eval_loss']:.9g}\n")
+    # The retrieval task xlmr_finetune's evaluation builds from the rows: the anchors as queries,
+    # the distinct positives and negatives (in order of first appearance, column by column) as
+    # corpus, each anchor's positive its relevant document.
+    corpus = {}
+    for column in COLUMNS[1:]:
+        for row in rows:
+            corpus.setdefault(row[column], len(corpus))
+    retrieval = InformationRetrievalEvaluator(
+        {i: row["anchor"] for i, row in enumerate(rows)}, {i: text for text, i in corpus.items()},
+        {i: {corpus[row["positive"]]} for i, row in enumerate(rows)}, name="")(model)
+    with open(os.path.join(OUT, f"st_eval{suffix}.tsv"), "w") as f:
+        f.write(f"eval_loss\t{evaluation['eval_loss']:.17g}\n")
+        for name, value in retrieval.items():
+            f.write(f"eval_{name}\t{value:.17g}\n")
     anchors = model.encode([row["anchor"] for row in rows], batch_size=32, convert_to_numpy=True)
     np.save(os.path.join(OUT, f"anchor_embeddings{suffix}.npy"), anchors.astype(np.float32))
 
