@@ -244,8 +244,6 @@ absl::Status ApplyEmbeddingFlags(const std::set<std::string>& given, FinetuneCon
     if (given.count("pooling") == 0) c.embedding.pooling = modules.pooling;
     c.embedding.normalize = modules.normalize;
   }
-  XLMR_RETURN_IF_ERROR(ExpectFlag(!c.train_file.empty(), "train_file",
-                                  "pairs or triplets with --task=sentence_embedding (no embedded example yet)", ""));
   XLMR_RETURN_IF_ERROR(ExpectFlag(!absl::GetFlag(FLAGS_group_by_length), "group_by_length",
                                   "false with --task=sentence_embedding (rows hold several texts)", "true"));
   c.trainer.columns_per_row = static_cast<int64_t>(c.embedding.columns.size());
@@ -267,7 +265,8 @@ absl::Status ReadDataFlags(const std::set<std::string>& given, FinetuneConfig& c
     XLMR_RETURN_IF_ERROR(ExpectFlag(c.task != models::Task::kRegression, "task",
                                 "--train_file with numeric labels for regression (no embedded "
                                 "regression data set)", "regression"));
-    const std::string extension = per_token ? ".conll" : question_answering ? ".jsonl" : ".tsv";
+    const std::string extension =
+        per_token ? ".conll" : question_answering || c.task == models::Task::kSentenceEmbedding ? ".jsonl" : ".tsv";
     c.train_file = EmbeddedDataFile(c.task, "train" + extension);
     if (c.eval_file.empty()) c.eval_file = EmbeddedDataFile(c.task, "dev" + extension);
     if (c.test_file.empty()) c.test_file = EmbeddedDataFile(c.task, "test" + extension);
@@ -479,6 +478,8 @@ std::string EmbeddedExampleName(models::Task task) {
       return "langid_ner";
     case models::Task::kQuestionAnswering:
       return "langid_qa";
+    case models::Task::kSentenceEmbedding:
+      return "langid_bitext";
     default:
       return "langid";
   }

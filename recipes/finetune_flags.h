@@ -68,7 +68,8 @@ absl::StatusOr<FinetuneConfig> ReadFinetuneFlags(const std::set<std::string>& gi
 // The embedded default's files (recipes/data/langid) inside the runfiles tree.
 std::string EmbeddedDataFile(const std::string& name);
 // The directory under recipes/data of `task`'s embedded example: langid_ner for token
-// classification, langid_qa for question answering, else langid.
+// classification, langid_qa for question answering, langid_bitext for sentence embedding, else
+// langid.
 std::string EmbeddedExampleName(models::Task task);
 // A file of `task`'s embedded example (its data splits and training_args.json); the tokenizer
 // is langid's for all of them.

@@ -87,7 +87,6 @@ expect_usage_error "--task: expected sequence_classification, regression, token_
 # empty text: the file, the line and --embedding_columns).
 printf '{"anchor": "hello", "positive": "hi there", "negative": "bye"}\n' > triplet.jsonl
 printf '{"anchor": "hello", "positive": "hi there", "negative": "bye"}\n{"anchor": "world", "positive": ""}\n' > pairs.jsonl
-expect_usage_error "--train_file: expected pairs or triplets with --task=sentence_embedding" --task=sentence_embedding
 expect_usage_error "triplet.jsonl:1: no field 'hard' (fields: anchor, negative, positive); set --embedding_columns" \
   --task=sentence_embedding --train_file=triplet.jsonl --embedding_columns=anchor,positive,hard
 expect_usage_error "pairs.jsonl:2: empty text in field 'positive' (--embedding_columns)" --task=sentence_embedding \
