@@ -57,12 +57,13 @@ from sentence_transformers.sentence_transformer.losses import (CachedMultipleNeg
 from sentence_transformers.sentence_transformer.modules import Pooling
 from sentence_transformers.sentence_transformer.training_args import SentenceTransformerTrainingArguments
 from torch.utils.data import BatchSampler, SequentialSampler
-from transformers import TrainerCallback
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.join(HERE, "..", "..")
 sys.path.insert(0, os.path.join(ROOT, "tests", "testing"))
 from trainer_oracle import epoch_order  # noqa: E402
+sys.path.insert(0, HERE)
+from make_hf_trainer_run import Norms  # noqa: E402  (each step's grad_norm and rate, as logged)
 
 MODEL = os.path.join(HERE, "tiny_roberta", "model")
 OUT = os.path.join(HERE, "st_trainer_run")
@@ -85,15 +86,6 @@ class SequentialTrainer(SentenceTransformerTrainer):
         loss = result[0] if return_outputs else result
         self.step_losses.append((rows, float(loss.detach())))
         return result
-
-
-class Norms(TrainerCallback):
-    def __init__(self):
-        self.logs = []
-
-    def on_log(self, args, state, control, logs=None, **kwargs):
-        if logs and "grad_norm" in logs:
-            self.logs.append((float(logs["grad_norm"]), float(logs["learning_rate"])))
 
 
 def build_model():
