@@ -9,6 +9,9 @@
 # Runs (each --max_steps=STEPS --logging_steps=1 --seed=42):
 #   token_classification  the embedded langid_ner (--task=token_classification)
 #   question_answering    the embedded langid_qa (--task=question_answering)
+#   sentence_embedding    the embedded langid_bitext (--task=sentence_embedding) with the cached
+#                         loss (--mini_batch_size=16 of 32 rows): pooling, row normalisation,
+#                         in-batch negatives and the retrieval evaluation
 #   regression            --task=regression on langid test rows, label = length / 10
 #   bert, roberta, camembert  --model_dir= the tiny random models of tests/golden, fine-tuned
 #                         on 4 languages of langid's test rows (a new head from the seed)
@@ -34,7 +37,7 @@
 #                         hang leaves the other runs compared [150]
 #   --only=RUN,...        these runs only
 #   --eval_rows=N         evaluate on N rows only (the first N of langid's test split, of
-#                         langid_ner's and langid_qa's dev splits, which must then be under
+#                         langid_ner's, langid_qa's and langid_bitext's dev splits, which must then be under
 #                         recipes/data/ too) instead of the full dev and test splits; for the
 #                         CPU test, whose oracle would otherwise spend most of its time there
 #   --plant=RUN:FLAG      test only: adds FLAG to the device side of RUN (repeatable), a
@@ -109,6 +112,9 @@ if eval_rows:  # --eval_rows: short evaluation files for the runs on embedded da
     questions = open(os.path.join(recipes_data, "langid_qa", "dev.jsonl"), encoding="utf-8").readlines()
     with open(os.path.join(data, "qa_eval.jsonl"), "w", encoding="utf-8") as handle:
         handle.writelines(questions[:eval_rows])
+    pairs = open(os.path.join(recipes_data, "langid_bitext", "dev.jsonl"), encoding="utf-8").readlines()
+    with open(os.path.join(data, "bitext_eval.jsonl"), "w", encoding="utf-8") as handle:
+        handle.writelines(pairs[:eval_rows])
 PYTHON
 
 # RUN|flags (the data paths relative to $data, the model directories to $golden).
@@ -118,6 +124,7 @@ fixed="--train_file=@data/fixed_shape.tsv --per_device_train_batch_size=16"
 runs=(
   "token_classification|--task=token_classification"
   "question_answering|--task=question_answering"
+  "sentence_embedding|--task=sentence_embedding --per_device_train_batch_size=32 --mini_batch_size=16"
   "regression|--task=regression --train_file=@data/regression_train.tsv --eval_file=@data/regression_dev.tsv
     --per_device_train_batch_size=32 --learning_rate=1e-3"
   "bert|--model_dir=@golden/tiny_bert/sequence_classification $family --max_seq_length=40"
@@ -135,6 +142,7 @@ if [ "$eval_rows" -gt 0 ]; then
     case "${runs[$i]%%|*}" in
       token_classification) runs[$i]+=" --eval_file=@data/ner_eval.conll --test_file=@data/ner_eval.conll" ;;
       question_answering) runs[$i]+=" --eval_file=@data/qa_eval.jsonl --test_file=@data/qa_eval.jsonl" ;;
+      sentence_embedding) runs[$i]+=" --eval_file=@data/bitext_eval.jsonl --test_file=@data/bitext_eval.jsonl" ;;
       bf16 | fp16_overflow) runs[$i]+=" --eval_file=@data/langid_eval.tsv --test_file=@data/langid_eval.tsv" ;;
     esac
   done

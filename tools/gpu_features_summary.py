@@ -12,8 +12,8 @@ drawn from a device generator); what differs is the order of the sums and, under
 which last bits those orders round away.
 
 Bounds (argued before any GPU run; cut to the measured values after the first one):
-- fp32 runs (token classification, question answering, regression, BERT, RoBERTa, CamemBERT,
-  both recompute runs): loss, steps 1-10, max relative difference <= 1e-6. Only summation
+- fp32 runs (token classification, question answering, sentence embedding, regression, BERT,
+  RoBERTa, CamemBERT, both recompute runs): loss, steps 1-10, max relative difference <= 1e-6. Only summation
   order differs; the e2e part measured 2.5e-8 for the default run on an H200 (steps 1-10,
   tools/gpu_verify_summary.py), so 1e-6 leaves 40x for other shapes and heads.
   grad_norm (the global L2 norm before clipping), steps 1-10, <= 1e-5: one number summed over
@@ -65,7 +65,7 @@ import re
 import sys
 
 KINDS = {
-    "token_classification": "fp32", "question_answering": "fp32", "regression": "fp32",
+    "token_classification": "fp32", "question_answering": "fp32", "sentence_embedding": "fp32", "regression": "fp32",
     "bert": "fp32", "roberta": "fp32", "camembert": "fp32", "bf16": "bf16",
     "fp16_overflow": "fp16", "recompute_selective": "fp32", "recompute_packed": "fp32",
 }

@@ -25,8 +25,8 @@ start=$SECONDS
 echo "cpu vs cpu: passed in $((SECONDS - start)) s"
 report=$tmp/pass/features.md
 grep -q '^all comparisons within their bounds$' "$report" || fail "no verdict line in features.md"
-for run in token_classification question_answering regression bert roberta camembert bf16 fp16_overflow \
-  recompute_selective recompute_packed; do
+for run in token_classification question_answering sentence_embedding regression bert roberta camembert bf16 \
+  fp16_overflow recompute_selective recompute_packed; do
   grep -q "^| $run | loss, steps 1-2, max relative | 0 |" "$report" || fail "no exact loss row for $run"
 done
 grep -q '^| recompute_selective | recompute plan, device / oracle | SK / SK |' "$report" || fail "selective plan is not SK"
