@@ -3,8 +3,8 @@
 
 Extractive question answering over short multilingual string tables made from the embedded
 language-identification data (recipes/data/langid/{train,dev,test}.tsv: translated user-interface
-messages of GTK and GLib, each with its language). A context lists two or three messages of
-different languages, each in brackets after its language's own name for itself (its autonym):
+messages of GTK and GLib, each with its language). A context lists two messages of different
+languages, each in brackets after its language's own name for itself (its autonym):
 
     svenska [Ta bort] suomi [Leveysvaatimus]
 
@@ -13,7 +13,9 @@ The question is an autonym ("svenska"); the answer is the bracketed message afte
 ignores punctuation). Which message it is depends only on the question: every context is asked
 about each of its languages, in context order, and once about a language it does not contain
 (SQuAD v2-style, no answer; chosen by hashing the context; the run uses
---version_2_with_negative).
+--version_2_with_negative). The training split also has SINGLE_CONTEXTS["train"] contexts of one
+message each, after the others, asked the same way: their questions depend only on whether the
+context lists the question's language.
 
 Writes
 
@@ -42,8 +44,14 @@ import sys
 
 # Contexts per split. Training is sized for the embedded run's time limit (5 minutes on 2 cores,
 # evaluation included) and a training file under 3 MB; with 1,500 contexts the model memorised
-# them rather than learning the task (recipes/data/langid_qa/README.md).
+# them rather than learning the task (recipes/data/langid_qa/README.md). Two languages a context:
+# with two or three the model learned the matching for some seeds only (the same README).
 CONTEXTS = {"train": 3000, "dev": 400, "test": 400}
+
+# Contexts of one language each, numbered after those above (training only). Asked about their
+# language and about one they lack, they reward recognising whether the question's language is
+# listed without having to find where (recipes/data/langid_qa/README.md, "What was tried").
+SINGLE_CONTEXTS = {"train": 1000, "dev": 0, "test": 0}
 
 TITLE = "langid_qa"
 
@@ -82,9 +90,10 @@ def read_messages(path):
 
 
 def context_languages(split, number):
-    """The 2 or 3 distinct languages of context `number`, in context order, chosen by hashing."""
+    """The 2 distinct languages of context `number`, in context order, chosen by hashing; 1 for
+    the single-language contexts numbered from CONTEXTS[split] on."""
     key = f"{split}:{number}"
-    count = 2 + text_hash("count:" + key) % 2
+    count = 1 if number >= CONTEXTS[split] else 2
     ranked = sorted(LANGUAGES, key=lambda language: text_hash(f"order:{key}:{language}"))
     return ranked[:count]
 
@@ -147,6 +156,7 @@ def main():
     for split, count in CONTEXTS.items():
         messages = read_messages(os.path.join(args.langid_dir, split + ".tsv"))
         path = os.path.join(args.out_dir, split + ".jsonl")
+        count += SINGLE_CONTEXTS[split]
         rows = [row for number, parts in enumerate(contexts(split, messages, count))
                 for row in examples(split, number, parts)]
         with open(path, "w", encoding="utf-8", newline="\n") as f:
