@@ -34,6 +34,11 @@ inline void CheckSameShape(const char* op, const char* name_a, const Tensor& a, 
       << ShapeString(b.shape()) << " must have the same shape";
 }
 
+// A matrix of f32 rows, [N, H] (the row ops: normalisation, dot products).
+inline void CheckF32Rows(const char* op, const char* name, const Tensor& t) {
+  XLMR_CHECK(t.defined() && t.dtype() == DType::kF32 && t.rank() == 2) << op << ": " << name << " must be [N, H] f32";
+}
+
 // An output dtype an op may produce: f32, f16 or bf16.
 inline void CheckOutputDType(const char* op, DType dtype) {
   XLMR_CHECK(IsFloating(dtype))

@@ -36,6 +36,15 @@ Device CheckElementwiseTargets(const char* op, const char* inputs_name, const Te
   return device;
 }
 
+// CoSENT's scores [N] and float labels [N] on one device.
+Device CheckScored(const char* op, const Tensor& scores, const Tensor& labels) {
+  const Device device = CommonDevice(op, {scores, labels});
+  XLMR_CHECK(scores.defined() && scores.dtype() == DType::kF32 && scores.rank() == 1)
+      << op << ": scores must be [N] f32";
+  CheckTensor(op, "labels", labels, DType::kF32, scores.shape());
+  return device;
+}
+
 LossSum ToLossSum(const kernels::LossTotals& totals) { return {totals.sum, totals.count}; }
 
 // The double at `element` of `totals` (an I64 tensor whose bytes are doubles) on `device`.
@@ -132,6 +141,32 @@ Tensor BceWithLogitsBackward(const Tensor& logits, const Tensor& targets, Gradie
   return DispatchByDevice(
       kOp, device, [&] { return kernels::cpu::BceWithLogitsBackward(logits, targets, source.Resolve()); },
       XLMR_CUDA_KERNEL(kernels::cuda::BceWithLogitsBackward(logits, targets, source)));
+}
+
+LossSum CosentLoss(const Tensor& scores, const Tensor& labels) {
+  constexpr const char* kOp = "ops::CosentLoss";
+  const Device device = CheckScored(kOp, scores, labels);
+  return DispatchByDevice(
+      kOp, device, [&] { return ToLossSum(kernels::cpu::CosentLossSum(scores, labels)); },
+      XLMR_CUDA_KERNEL(ToLossSum(kernels::cuda::CosentLossSum(scores, labels))));
+}
+
+void AccumulateCosentLoss(const Tensor& scores, const Tensor& labels, Tensor& totals, int64_t element) {
+  constexpr const char* kOp = "ops::AccumulateCosentLoss";
+  const Device device = CheckScored(kOp, scores, labels);
+  double* total = TotalAt(kOp, totals, element, device);
+  DispatchByDevice(
+      kOp, device, [&] { *total += kernels::cpu::CosentLossSum(scores, labels).sum; },
+      XLMR_CUDA_KERNEL(kernels::cuda::AddCosentLossSum(scores, labels, total)));
+}
+
+Tensor CosentBackward(const Tensor& scores, const Tensor& labels, GradientScale scale) {
+  constexpr const char* kOp = "ops::CosentBackward";
+  const Device device = CheckScored(kOp, scores, labels);
+  const kernels::GradientScaleSource source = scale.Source(kOp, device);
+  return DispatchByDevice(
+      kOp, device, [&] { return kernels::cpu::CosentBackward(scores, labels, source.Resolve()); },
+      XLMR_CUDA_KERNEL(kernels::cuda::CosentBackward(scores, labels, source)));
 }
 
 }  // namespace xlmr::ops

@@ -1,8 +1,9 @@
-// Training criteria of the classification head, as PyTorch computes them (HF's
+// Training criteria: the classification head's, as PyTorch computes them (HF's
 // XLMRobertaForSequenceClassification: CrossEntropyLoss for single-label classification,
-// MSELoss for regression, BCEWithLogitsLoss for multi-label), in fp32 from logits of any
-// activation dtype (autocast runs these losses in fp32). Stable forms: cross-entropy through
-// log-softmax with max subtraction; BCE as max(x, 0) - x t + log1p(exp(-|x|)).
+// MSELoss for regression, BCEWithLogitsLoss for multi-label), and sentence-transformers'
+// CoSENTLoss for scored sentence pairs (in double; below). The first three in fp32 from logits
+// of any activation dtype (autocast runs these losses in fp32). Stable forms: cross-entropy
+// through log-softmax with max subtraction; BCE as max(x, 0) - x t + log1p(exp(-|x|)).
 //
 // The losses return a SUM and its term count instead of a mean, so that the caller can form
 // the mean over the whole (global, accumulated) batch: mean loss = sum / count. Each backward
@@ -46,7 +47,7 @@ class GradientScale {
 
 struct LossSum {
   double sum = 0.0;   // sum of the per-term losses
-  int64_t count = 0;  // terms in the sum: CE: non-ignored rows; MSE, BCE: N * C
+  int64_t count = 0;  // terms in the sum: CE: non-ignored rows; MSE, BCE: N * C; CoSENT: 1 (0 if N = 0)
 };
 
 // [in] logits [N,C] f32|f16|bf16, C >= 1; labels [N] i32 in [0, C), or -100 to ignore the row
@@ -78,6 +79,22 @@ void AccumulateMseLoss(const Tensor& predictions, const Tensor& targets, Tensor&
 LossSum BceWithLogitsLoss(const Tensor& logits, const Tensor& targets);
 // Returns dlogits [N,C] f32 = scale * (sigmoid(x) - t).
 Tensor BceWithLogitsBackward(const Tensor& logits, const Tensor& targets, GradientScale scale);
+
+// sentence-transformers' CoSENTLoss (losses/cosent.py) on its scores s = scale * cosine (e.g.
+// ops::RowDots of the normalised sides, framework/ops/row_dot.h) and float labels y:
+//   loss = log(1 + sum over ordered pairs (i, j) with y[i] < y[j] of exp(s[i] - s[j])),
+// ties making no pair; computed in double, stable (kernels/common/cosent.h), in one order on both
+// backends. They agree nearly, not always to the last bit: to a few double ulps, as CUDA's and
+// glibc's exp/log may round 1 ulp apart; the gradients are the same float or its neighbour.
+// [in] scores [N] f32, labels [N] f32, one device. Returns {loss, N > 0 ? 1 : 0}: one term per batch
+// (sentence-transformers returns the loss itself, not a mean).
+LossSum CosentLoss(const Tensor& scores, const Tensor& labels);
+// totals[element] += CosentLoss(...).sum on the scores' device, the same bits, without waiting (as AccumulateMseLoss).
+void AccumulateCosentLoss(const Tensor& scores, const Tensor& labels, Tensor& totals, int64_t element);
+// Returns dscores [N] f32 = scale * d(loss)/d(scores) (new, kActivations): for score k, the sum of
+// w_kj over its pairs (k, j) minus the sum of w_ik over its pairs (i, k), w_ij = exp(s[i] - s[j]) / (1 +
+// the sum of them all), computed in double and rounded once.
+Tensor CosentBackward(const Tensor& scores, const Tensor& labels, GradientScale scale);
 
 }  // namespace xlmr::ops
 

@@ -9,19 +9,10 @@
 #endif
 
 namespace xlmr::ops {
-namespace {
-
-void CheckRows(const char* op, const char* name, const Tensor& t) {
-  XLMR_CHECK(t.defined() && t.dtype() == DType::kF32 && t.rank() == 2)
-      << op << ": " << name << " must be [N, H] f32";
-}
-
-}  // namespace
-
 Tensor NormalizeRows(const Tensor& x, float multiplier, float eps) {
   constexpr const char* kOp = "ops::NormalizeRows";
   const Device device = CommonDevice(kOp, {x});
-  CheckRows(kOp, "x", x);
+  CheckF32Rows(kOp, "x", x);
   XLMR_CHECK(eps > 0.0f) << kOp << ": eps " << eps;
   return DispatchByDevice(
       kOp, device, [&] { return kernels::cpu::NormalizeRows(x, multiplier, eps); },
@@ -32,7 +23,7 @@ void NormalizeRowsBackward(const Tensor& dy, const Tensor& x, float multiplier, 
   constexpr const char* kOp = "ops::NormalizeRowsBackward";
   XLMR_CHECK(dx != nullptr) << kOp << ": dx is null";
   const Device device = CommonDevice(kOp, {dy, x, *dx});
-  CheckRows(kOp, "x", x);
+  CheckF32Rows(kOp, "x", x);
   CheckTensor(kOp, "dy", dy, DType::kF32, x.shape());
   CheckTensor(kOp, "dx", *dx, DType::kF32, x.shape());
   XLMR_CHECK(eps > 0.0f) << kOp << ": eps " << eps;

@@ -47,8 +47,8 @@ OpClass ClassOfOp(absl::string_view op) {
   }
   if (absl::StartsWith(op, "ops::Dropout")) return OpClass::kDropout;
   if (absl::StartsWith(op, "comm::")) return OpClass::kCommunication;
-  for (absl::string_view loss : {"ops::CrossEntropy", "ops::BceWithLogits", "ops::Mse", "ops::AccumulateCrossEntropy",
-                                 "ops::AccumulateMse"}) {
+  for (absl::string_view loss : {"ops::CrossEntropy", "ops::BceWithLogits", "ops::Mse", "ops::Cosent",
+                                 "ops::AccumulateCrossEntropy", "ops::AccumulateMse", "ops::AccumulateCosent"}) {
     if (absl::StartsWith(op, loss)) return OpClass::kLoss;
   }
   return OpClass::kOther;

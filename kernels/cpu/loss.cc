@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "framework/core/check.h"
+#include "kernels/common/cosent.h"
 #include "kernels/common/label_smoothing.h"
 #include "kernels/cpu/float_access.h"
 
@@ -130,6 +131,24 @@ Tensor BceWithLogitsBackward(const Tensor& logits, const Tensor& targets, float 
     const float sigmoid = 1.0f / (1.0f + std::exp(-x));
     return (sigmoid - t) * scale;
   });
+}
+
+LossTotals CosentLossSum(const Tensor& scores, const Tensor& labels) {
+  const int64_t n = scores.numel();
+  if (n == 0) return {};
+  std::vector<double> row_sums(static_cast<size_t>(n));
+  return {CosentStatsOf(scores.data<float>(), labels.data<float>(), n, row_sums.data()).Loss(), 1};
+}
+
+Tensor CosentBackward(const Tensor& scores, const Tensor& labels, float scale) {
+  const int64_t n = scores.numel();
+  Tensor dscores = Tensor::Empty({n}, DType::kF32, Device::kCpu, MemoryCategory::kActivations);
+  const float* s = scores.data<float>();
+  const float* y = labels.data<float>();
+  std::vector<double> row_sums(static_cast<size_t>(n));
+  const CosentStats stats = CosentStatsOf(s, y, n, row_sums.data());
+  for (int64_t k = 0; k < n; ++k) dscores.data<float>()[k] = CosentScoreGradient(s, y, n, k, stats, scale);
+  return dscores;
 }
 
 }  // namespace xlmr::kernels::cpu

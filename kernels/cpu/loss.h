@@ -1,6 +1,7 @@
-// CPU kernels of the training criteria: softmax cross-entropy, mean squared error and binary
-// cross-entropy with logits. Everything is computed in fp32 from the exact values of logits
-// of any floating dtype; per-element losses are summed in double.
+// CPU kernels of the training criteria: softmax cross-entropy, mean squared error, binary
+// cross-entropy with logits and CoSENT. Everything but CoSENT is computed in fp32 from the exact
+// values of logits of any floating dtype, per-element losses summed in double; CoSENT (f32 scores)
+// is computed in double throughout, by the arithmetic it shares with the CUDA kernels.
 //
 // Called through framework/ops/loss.h, which checks shapes and dtypes and documents the
 // numerics; these kernels assume them. N = rows, C = columns (classes / labels).
@@ -35,6 +36,13 @@ Tensor MseBackward(const Tensor& predictions, const Tensor& targets, float scale
 LossTotals BceWithLogitsLossSum(const Tensor& logits, const Tensor& targets);
 // Returns dlogits [N,C] f32 = (sigmoid(x) - t) * scale.
 Tensor BceWithLogitsBackward(const Tensor& logits, const Tensor& targets, float scale);
+
+// [in] scores [N] f32 (scale * cosine); labels [N] f32. Returns sentence-transformers' CoSENT loss
+// log(1 + sum over pairs y[i] < y[j] of exp(s[i] - s[j])) in double, stable and in the order of
+// kernels/common/cosent.h, and 1 term (0 when N = 0).
+LossTotals CosentLossSum(const Tensor& scores, const Tensor& labels);
+// Returns dscores [N] f32 = scale * d loss / d scores (kernels/common/cosent.h).
+Tensor CosentBackward(const Tensor& scores, const Tensor& labels, float scale);
 
 }  // namespace xlmr::kernels::cpu
 

@@ -10,6 +10,7 @@
 #include <cstdio>
 
 #include "framework/core/check.h"
+#include "kernels/common/cosent.h"
 #include "kernels/common/label_smoothing.h"
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/device_context.h"
@@ -295,6 +296,61 @@ Tensor LaunchElementGrad(const Tensor& inputs, const Tensor& targets, GradFn gra
   return d;
 }
 
+// ---- CoSENT (kernels/common/cosent.h) ----
+
+constexpr int kCosentThreads = 256;  // one block; a power of two: the max tree halves it
+
+// One block over the whole batch: m (the rows' maxima, reduced in a tree: a max is exact in any
+// order), row_sums[i] for every row i in parallel, then in thread 0 P in CosentPairSum's order;
+// stats[0] = m, stats[1] = P, and the loss into *loss_out and onto *add_to where not null.
+__global__ void CosentStatsKernel(const float* scores, const float* labels, int64_t n, double* row_sums,
+                                  double* stats, double* loss_out, double* add_to) {
+  __shared__ double maxima[kCosentThreads];
+  double mine = 0.0;
+  for (int64_t i = threadIdx.x; i < n; i += kCosentThreads) mine = fmax(mine, CosentRowMax(scores, labels, n, i));
+  maxima[threadIdx.x] = mine;
+  __syncthreads();
+  for (int half = kCosentThreads / 2; half > 0; half /= 2) {
+    if (threadIdx.x < half) maxima[threadIdx.x] = fmax(maxima[threadIdx.x], maxima[threadIdx.x + half]);
+    __syncthreads();
+  }
+  const double m = maxima[0];
+  for (int64_t i = threadIdx.x; i < n; i += kCosentThreads) row_sums[i] = CosentRowSum(scores, labels, n, i, m);
+  __syncthreads();  // the block's global writes are visible to thread 0 past the barrier
+  if (threadIdx.x != 0) return;
+  CosentStats total;
+  total.max = m;
+  total.pair_sum = CosentPairSum(row_sums, n);
+  stats[0] = total.max;
+  stats[1] = total.pair_sum;
+  const double loss = total.Loss();
+  if (loss_out != nullptr) *loss_out = loss;
+  if (add_to != nullptr) *add_to += loss;
+}
+
+// A thread per score k: d[k] = CosentScoreGradient at the stats CosentStatsKernel left.
+__global__ void CosentBackwardKernel(const float* scores, const float* labels, int64_t n, const double* stats,
+                                     GradientScaleSource scale, float* d) {
+  const int64_t k = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (k >= n) return;
+  CosentStats total;
+  total.max = stats[0];
+  total.pair_sum = stats[1];
+  d[k] = CosentScoreGradient(scores, labels, n, k, total, scale.Resolve());
+}
+
+// Queues CosentStatsKernel for n > 0 scores: the returned workspace holds [m, P, loss, row sums].
+Tensor QueueCosentStats(const Tensor& scores, const Tensor& labels, double* add_to) {
+  const int64_t n = scores.numel();
+  // Doubles stored in an i64 tensor (as the step state): every slot is written before it is read.
+  Tensor workspace = Tensor::Empty({3 + n}, DType::kI64, Device::kCuda, MemoryCategory::kWorkspace);
+  double* slots = static_cast<double*>(workspace.raw_data());
+  CosentStatsKernel<<<1, kCosentThreads, 0, CudaContext::Current().compute_stream()>>>(
+      scores.data<float>(), labels.data<float>(), n, slots + 3, slots, slots + 2, add_to);
+  KERNEL_LAUNCH_CHECK() << "(CoSENT loss)";
+  return workspace;
+}
+
 int RowGrid(const Tensor& logits) {
   XLMR_CHECK(logits.dim(0) <= INT_MAX) << "loss: " << logits.dim(0) << " rows";
   return static_cast<int>(logits.dim(0));
@@ -404,6 +460,36 @@ LossTotals BceWithLogitsLossSum(const Tensor& logits, const Tensor& targets) {
 Tensor BceWithLogitsBackward(const Tensor& logits, const Tensor& targets, GradientScaleSource scale) {
   const BceGrad grad{scale};
   return WithElementType(logits, [&](auto tag) { return LaunchElementGrad<decltype(tag)>(logits, targets, grad); });
+}
+
+LossTotals CosentLossSum(const Tensor& scores, const Tensor& labels) {
+  if (scores.numel() == 0) return {};
+  cudaStream_t stream = CudaContext::Current().compute_stream();
+  const Tensor workspace = QueueCosentStats(scores, labels, /*add_to=*/nullptr);
+  double loss = 0.0;
+  CUDA_CHECK(cudaMemcpyAsync(&loss, static_cast<const double*>(workspace.raw_data()) + 2, sizeof(double),
+                             cudaMemcpyDeviceToHost, stream));
+  CUDA_CHECK(cudaStreamSynchronize(stream)) << "(CoSENT loss)";
+  return {loss, 1};
+}
+
+void AddCosentLossSum(const Tensor& scores, const Tensor& labels, double* add_to) {
+  if (scores.numel() == 0) return;
+  QueueCosentStats(scores, labels, add_to);
+}
+
+Tensor CosentBackward(const Tensor& scores, const Tensor& labels, GradientScaleSource scale) {
+  const int64_t n = scores.numel();
+  Tensor d = Tensor::Empty({n}, DType::kF32, Device::kCuda, MemoryCategory::kActivations);
+  if (n == 0) return d;
+  const Tensor workspace = QueueCosentStats(scores, labels, /*add_to=*/nullptr);
+  const int64_t blocks = (n + kCosentThreads - 1) / kCosentThreads;
+  XLMR_CHECK(blocks <= INT_MAX) << "CoSENT: " << n << " scores";
+  CosentBackwardKernel<<<static_cast<int>(blocks), kCosentThreads, 0, CudaContext::Current().compute_stream()>>>(
+      scores.data<float>(), labels.data<float>(), n, static_cast<const double*>(workspace.raw_data()), scale,
+      d.data<float>());
+  KERNEL_LAUNCH_CHECK() << "(CoSENT backward)";
+  return d;
 }
 
 }  // namespace xlmr::kernels::cuda

@@ -1,6 +1,7 @@
 // CUDA kernels of the training criteria (softmax cross-entropy, mean squared error, binary
-// cross-entropy with logits): the GPU twin of kernels/cpu/loss.h, with the same contract.
-// Everything is computed in fp32 from the exact values of f32|f16|bf16 inputs; per-term losses are
+// cross-entropy with logits, CoSENT): the GPU twin of kernels/cpu/loss.h, with the same contract.
+// CoSENT is computed in double by kernels/common/cosent.h, the CPU's arithmetic; the others
+// are computed in fp32 from the exact values of f32|f16|bf16 inputs; per-term losses are
 // fp32 and summed in double by a two-level reduction whose shape depends only on the element
 // count, so a sum is reproducible run to run (it differs from the CPU's sequential double sum
 // only by summation order).
@@ -52,6 +53,16 @@ Tensor MseBackward(const Tensor& predictions, const Tensor& targets, GradientSca
 LossTotals BceWithLogitsLossSum(const Tensor& logits, const Tensor& targets);
 // Returns dlogits [N,C] f32 = (sigmoid(x) - t) * scale.
 Tensor BceWithLogitsBackward(const Tensor& logits, const Tensor& targets, GradientScaleSource scale);
+
+// [in] scores [N] f32, labels [N] f32, Device::kCuda. Returns sentence-transformers' CoSENT loss in
+// double (kernels/common/cosent.h: one block, the CPU's order, exp/log within an ulp of glibc's) and
+// 1 term (0 when N = 0).
+LossTotals CosentLossSum(const Tensor& scores, const Tensor& labels);
+// *add_to (device memory) += CosentLossSum's sum, the same bits, without waiting.
+void AddCosentLossSum(const Tensor& scores, const Tensor& labels, double* add_to);
+// Returns dscores [N] f32 = scale * d loss / d scores, a thread per score. A stored scale is device
+// memory.
+Tensor CosentBackward(const Tensor& scores, const Tensor& labels, GradientScaleSource scale);
 
 }  // namespace xlmr::kernels::cuda
 

@@ -16,13 +16,25 @@
 //                                                 for C = 1000, weighted by e / C
 //   MSE gradient             1e-6                 the same two fp32 operations (expected exact)
 //   counts                   exact
+//   CoSENT loss (f32 only)   1e-11                the same double operations in the same order
+//                                                 (kernels/common/cosent.h); libdevice's and
+//                                                 glibc's exp/log/log1p may round 1 ulp apart, and
+//                                                 such differences in the rows' sums (N terms) and
+//                                                 their sum (N rows) add up to <= (2N + 4) 2^-52
+//                                                 relative of the normaliser: 1.3e-12 for N = 3000
+//   CoSENT gradient          2.4e-7               each entry rounds to float a double that close:
+//                                                 the same float or its neighbour, 2^-23 relative
+//                                                 at most; bound 2 such ulps of the largest entry
+//   CoSENT accumulated, reruns, a stored scale: bit for bit (one kernel, one order)
 // Inputs of f16 tensors are rounded once when created, so both backends read the same values.
 // Skipped (with the reason) when no GPU is visible, e.g. on the build machine.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "framework/core/device.h"
@@ -41,6 +53,8 @@ using testing::OnGpu;
 constexpr double kTranscendentalTolerance = 1e-5;
 constexpr double kMseSumTolerance = 1e-10;
 constexpr double kMseGradTolerance = 1e-6;
+constexpr double kCosentLossTolerance = 1e-11;
+constexpr double kCosentGradTolerance = 2.4e-7;
 
 class CudaLossTest : public testing::GpuTest {
  protected:
@@ -199,6 +213,83 @@ TEST_F(CudaLossTest, SumsAreReproducibleBitForBit) {
   const Tensor targets = OnGpu(RandomCpu({600, 1000}, DType::kF32, -3.0f, 3.0f, 8));
   const double first = ops::MseLoss(predictions, targets).sum;
   for (int run = 0; run < 3; ++run) EXPECT_EQ(ops::MseLoss(predictions, targets).sum, first);
+}
+
+// CoSENT's inputs: scores in [-20, 20] (scale 20 times a cosine) and labels on a grid of six
+// values, so that most of a batch's labels are tied with others.
+struct CosentBatch {
+  Tensor scores, labels;
+};
+
+CosentBatch CosentBatchCpu(int64_t n, uint32_t seed, float score_range = 20.0f) {
+  CosentBatch batch{RandomCpu({n}, DType::kF32, -score_range, score_range, seed),
+                    RandomCpu({n}, DType::kF32, 0.0f, 1.0f, seed + 1)};
+  for (int64_t i = 0; i < n; ++i) {
+    float& y = batch.labels.data<float>()[i];
+    y = std::floor(y * 6.0f) / 5.0f;
+  }
+  return batch;
+}
+
+double TotalAt(const Tensor& totals, int64_t element) {
+  const Tensor host = totals.ToDevice(Device::kCpu);
+  return reinterpret_cast<const double*>(host.data<int64_t>())[element];
+}
+
+TEST_F(CudaLossTest, CosentMatchesCpu) {
+  // One score (no pair), a pair, a few, more than the kernel's block, and a large batch; the last
+  // with gaps of up to 2000 (exp over- and underflow without the max subtraction).
+  const float scale = 0.37f;
+  for (const auto& [n, range] : std::vector<std::pair<int64_t, float>>{
+           {1, 20.0f}, {2, 20.0f}, {37, 20.0f}, {300, 20.0f}, {3000, 20.0f}, {500, 1000.0f}}) {
+    const std::string what = "CoSENT N = " + std::to_string(n) + " scores within " + std::to_string(range);
+    const CosentBatch cpu = CosentBatchCpu(n, 11 + static_cast<uint32_t>(n), range);
+    const Tensor scores = OnGpu(cpu.scores), labels = OnGpu(cpu.labels);
+    const ops::LossSum gpu_loss = ops::CosentLoss(scores, labels);
+    const ops::LossSum cpu_loss = ops::CosentLoss(cpu.scores, cpu.labels);
+    ASSERT_TRUE(std::isfinite(gpu_loss.sum)) << what;
+    EXPECT_EQ(gpu_loss.count, cpu_loss.count) << what;
+    EXPECT_LE(std::fabs(gpu_loss.sum - cpu_loss.sum), kCosentLossTolerance * std::max(1.0, std::fabs(cpu_loss.sum)))
+        << what << ": gpu " << gpu_loss.sum << " cpu " << cpu_loss.sum;
+    std::printf("measured %s: loss %.3g relative\n", what.c_str(),
+                std::fabs(gpu_loss.sum - cpu_loss.sum) / std::max(1.0, std::fabs(cpu_loss.sum)));
+    // A tiny floor: the all-zero gradient of N = 1 has no largest entry and must be exactly zero.
+    ExpectCloseToLargest(what + " gradient", ops::CosentBackward(scores, labels, scale),
+                         ops::CosentBackward(cpu.scores, cpu.labels, scale), kCosentGradTolerance, 1e-30);
+  }
+}
+
+TEST_F(CudaLossTest, CosentAccumulatesItsLossAndReadsAStoredScaleBitForBit) {
+  const CosentBatch cpu = CosentBatchCpu(300, 21);
+  const Tensor scores = OnGpu(cpu.scores), labels = OnGpu(cpu.labels);
+  const double loss = ops::CosentLoss(scores, labels).sum;
+  for (int run = 0; run < 3; ++run) EXPECT_EQ(ops::CosentLoss(scores, labels).sum, loss) << "run " << run;
+  // totals[1] = 1.5 on the device, then two accumulations queued without waiting.
+  Tensor totals_cpu = Tensor::Zeros({2}, DType::kI64);
+  reinterpret_cast<double*>(totals_cpu.data<int64_t>())[1] = 1.5;
+  Tensor totals = OnGpu(totals_cpu);
+  ops::AccumulateCosentLoss(scores, labels, totals, 1);
+  ops::AccumulateCosentLoss(scores, labels, totals, 1);
+  EXPECT_EQ(TotalAt(totals, 1), 1.5 + loss + loss);
+  EXPECT_EQ(TotalAt(totals, 0), 0.0);
+  // The backward reads its scale from the state when it runs: the bits of the same value given.
+  Tensor state_cpu = Tensor::Zeros({3}, DType::kI64);
+  reinterpret_cast<double*>(state_cpu.data<int64_t>())[2] = 0.37f;
+  const Tensor state = OnGpu(state_cpu);
+  testing::ExpectBitEqual("CoSENT gradient, stored scale", ops::CosentBackward(scores, labels, ops::GradientScale::InState(state, 2)),
+                          ops::CosentBackward(scores, labels, 0.37f));
+}
+
+TEST_F(CudaLossTest, CosentOfNoScoresIsEmpty) {
+  // No launch (an empty grid is a launch error): a zero loss of zero terms, nothing accumulated.
+  const Tensor none = Tensor::Zeros({0}, DType::kF32, Device::kCuda);
+  const ops::LossSum loss = ops::CosentLoss(none, none);
+  EXPECT_EQ(loss.count, 0);
+  EXPECT_EQ(loss.sum, 0.0);
+  EXPECT_EQ(ops::CosentBackward(none, none, 1.0f).shape(), Shape({0}));
+  Tensor totals = Tensor::Zeros({1}, DType::kI64, Device::kCuda);
+  ops::AccumulateCosentLoss(none, none, totals, 0);
+  EXPECT_EQ(TotalAt(totals, 0), 0.0);
 }
 
 TEST_F(CudaLossTest, InvalidLabelIsFatal) {

@@ -1,12 +1,14 @@
-// framework/ops/pooling.h and row_normalize.h on CUDA tensors against the CPU backend.
+// framework/ops/pooling.h, row_normalize.h and row_dot.h on CUDA tensors against the CPU backend.
 //
 // Tolerance: none. Both backends add the same floats in the same order and round each operation
-// once with no fused multiply-add (kernels/common/row_normalize.h; the pooling kernels' sums in
-// token order), so the GPU must give the CPU's bits, the zeros at padding included.
+// once with no fused multiply-add (kernels/common/row_normalize.h and row_dot.h; the pooling
+// kernels' sums in token order), so the GPU must give the CPU's bits, the zeros at padding
+// included.
 // Skipped (with the reason) when no GPU is visible.
 #include <vector>
 
 #include "framework/ops/pooling.h"
+#include "framework/ops/row_dot.h"
 #include "framework/ops/row_normalize.h"
 #include "framework/tensor/tensor.h"
 #include "gtest/gtest.h"
@@ -65,6 +67,22 @@ TEST_F(CudaPoolingTest, NormalizeRowsMatchesCpuBitForBit) {
     ops::NormalizeRowsBackward(dy, x, 20.0f, &dx_cpu);
     ops::NormalizeRowsBackward(OnGpu(dy), OnGpu(x), 20.0f, &dx_gpu);
     ExpectBitEqual("NormalizeRowsBackward " + ShapeString(shape), dx_gpu, dx_cpu);
+  }
+}
+
+TEST_F(CudaPoolingTest, RowDotsMatchCpuBitForBit) {
+  // One element, a base-sized width, a batch wider than a block of threads, and no rows.
+  for (const Shape& shape : {Shape{1, 1}, Shape{3, 768}, Shape{1000, 1024}, Shape{0, 8}}) {
+    const Tensor a = RandomTensor(shape, DType::kF32, 7);
+    const Tensor b = RandomTensor(shape, DType::kF32, 8);
+    ExpectBitEqual("RowDots " + ShapeString(shape), ops::RowDots(OnGpu(a), OnGpu(b)), ops::RowDots(a, b));
+    const Tensor d_dots = RandomTensor({shape[0]}, DType::kF32, 9);
+    Tensor da_cpu = Tensor::Zeros(shape, DType::kF32), db_cpu = Tensor::Zeros(shape, DType::kF32);
+    Tensor da_gpu = OnGpu(da_cpu), db_gpu = OnGpu(db_cpu);
+    ops::RowDotsBackward(d_dots, a, b, &da_cpu, &db_cpu);
+    ops::RowDotsBackward(OnGpu(d_dots), OnGpu(a), OnGpu(b), &da_gpu, &db_gpu);
+    ExpectBitEqual("RowDotsBackward da " + ShapeString(shape), da_gpu, da_cpu);
+    ExpectBitEqual("RowDotsBackward db " + ShapeString(shape), db_gpu, db_cpu);
   }
 }
 

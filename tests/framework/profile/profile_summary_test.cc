@@ -99,6 +99,8 @@ TEST(ProfileSummaryTest, OpClassesOfTheModelsOps) {
   EXPECT_EQ(ClassOfOp("ops::CrossEntropyLoss"), OpClass::kLoss);
   EXPECT_EQ(ClassOfOp("ops::AccumulateCrossEntropyLoss"), OpClass::kLoss);  // training's loss
   EXPECT_EQ(ClassOfOp("ops::AccumulateMseLoss"), OpClass::kLoss);
+  EXPECT_EQ(ClassOfOp("ops::AccumulateCosentLoss"), OpClass::kLoss);
+  EXPECT_EQ(ClassOfOp("ops::CosentBackward"), OpClass::kLoss);
   EXPECT_EQ(ClassOfOp("comm::AllReduceSum"), OpClass::kCommunication);
   EXPECT_EQ(ClassOfOp("ops::SelectFirstToken"), OpClass::kOther);
   EXPECT_EQ(ClassOfOp("ops::AdamWStepWithState"), OpClass::kOptimizer);  // the step-state passes
