@@ -1,5 +1,8 @@
 #include "recipes/finetune_data.h"
 
+#include <algorithm>
+#include <optional>
+
 #include "framework/core/fingerprint.h"
 #include "framework/core/status_macros.h"
 #include "framework/data/tagged_sentence_reader.h"
@@ -96,32 +99,47 @@ absl::StatusOr<std::string> TokenizerFingerprint(const std::vector<std::string>&
 }
 
 // A file of rows of several texts (--embedding_columns), each column tokenized on its own
-// through the token cache (no labels), then stored column by column (data::RowLayout).
+// through the token cache, then stored column by column (data::RowLayout). With
+// --embedding_loss=cosent every row has a score (--label_column): each of the row's texts gets it
+// as its label, and the dataset its numbers (AssignRegressionTargets: finite, or an error naming
+// the line); otherwise rows have no labels.
 absl::StatusOr<data::TokenizedDataset> TokenizeColumns(const std::string& path, const FinetuneConfig& config,
                                                        const models::TextTokenizer& tokenizer,
                                                        const std::string& fingerprint) {
+  const bool scored = config.embedding.loss == EmbeddingLoss::kCosent;
   data::TokenizedColumns joined;
+  std::vector<int32_t> row_labels;  // the first column's label indices, one per row
   for (const std::string& column : config.embedding.columns) {
     data::TokenCacheSpec spec;
     spec.data_path = path;
     spec.columns.text_column = column;
     spec.columns.label_column = config.columns.label_column;
     spec.columns.text_flag = "--embedding_columns";
-    spec.require_label = false;
+    spec.require_label = scored;
     spec.tokenizer_fingerprint = fingerprint;
     spec.max_length = config.max_seq_length;
     XLMR_ASSIGN_OR_RETURN(const data::TokenizedDataset texts,
                           data::LoadOrBuildTokenCache(spec, config.cache_dir,
                                                       MakeTokenizeFn(tokenizer, config.max_seq_length)));
+    if (scored && row_labels.empty()) {
+      joined.label_names = texts.label_names();
+      for (int64_t i = 0; i < texts.size(); ++i) {
+        const std::optional<std::string> name = texts.label_name(i);
+        const auto it = std::lower_bound(joined.label_names.begin(), joined.label_names.end(), name.value_or(""));
+        row_labels.push_back(name ? static_cast<int32_t>(it - joined.label_names.begin()) : -1);
+      }
+    }
     for (int64_t i = 0; i < texts.size(); ++i) {
       const absl::Span<const int32_t> ids = texts.example(i);
       joined.token_ids.insert(joined.token_ids.end(), ids.begin(), ids.end());
       joined.offsets.push_back(static_cast<int64_t>(joined.token_ids.size()));
       joined.lines.push_back(texts.line(i));
-      joined.label_index.push_back(-1);
+      joined.label_index.push_back(scored ? row_labels[i] : -1);
     }
   }
-  return data::TokenizedDataset::FromColumns(path, std::move(joined));
+  data::TokenizedDataset dataset = data::TokenizedDataset::FromColumns(path, std::move(joined));
+  if (scored) XLMR_RETURN_IF_ERROR(dataset.AssignRegressionTargets());
+  return dataset;
 }
 
 absl::StatusOr<FinetuneData> LoadSentenceEmbeddingData(const FinetuneConfig& config,

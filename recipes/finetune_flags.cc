@@ -238,7 +238,7 @@ absl::Status ApplyQuestionAnsweringFlags(const std::set<std::string>& given, con
 // that is a sentence-transformers model keeps its pooling (unless --pooling is given) and its
 // Normalize module, as fitting it in sentence-transformers does.
 absl::Status ApplyEmbeddingFlags(const std::set<std::string>& given, FinetuneConfig& c) {
-  XLMR_ASSIGN_OR_RETURN(c.embedding, ReadEmbeddingFlags());
+  XLMR_ASSIGN_OR_RETURN(c.embedding, ReadEmbeddingFlags(given));
   if (!c.model_dir.empty()) {
     XLMR_ASSIGN_OR_RETURN(const SentenceTransformersModules modules, ReadSentenceTransformersModules(c.model_dir));
     if (given.count("pooling") == 0) c.embedding.pooling = modules.pooling;
@@ -246,6 +246,10 @@ absl::Status ApplyEmbeddingFlags(const std::set<std::string>& given, FinetuneCon
   }
   XLMR_RETURN_IF_ERROR(ExpectFlag(!absl::GetFlag(FLAGS_group_by_length), "group_by_length",
                                   "false with --task=sentence_embedding (rows hold several texts)", "true"));
+  XLMR_RETURN_IF_ERROR(ExpectFlag(c.embedding.loss != EmbeddingLoss::kCosent || !c.train_file.empty(), "train_file",
+                                  "a file of scored pairs with --embedding_loss=cosent (no embedded scored data "
+                                  "set)",
+                                  ""));
   c.trainer.columns_per_row = static_cast<int64_t>(c.embedding.columns.size());
   c.trainer.similarity_scale = c.embedding.similarity_scale;
   c.trainer.cached_mini_batch_size = c.embedding.mini_batch_size;
@@ -279,6 +283,8 @@ absl::Status ReadDataFlags(const std::set<std::string>& given, FinetuneConfig& c
     c.columns.text_pair_column = text.text_pair_column;
   }
   c.columns.label_column = absl::GetFlag(FLAGS_label_column);
+  // sentence-transformers' scored pairs (its stsb data) keep their score in a column "score".
+  if (c.embedding.loss == EmbeddingLoss::kCosent && given.count("label_column") == 0) c.columns.label_column = "score";
   XLMR_RETURN_IF_ERROR(ExpectFlag(!c.columns.label_column.empty(), "label_column", "a column name", ""));
   c.tagged_columns.tokens_column = text.tokens_column;
   c.tagged_columns.tags_column = absl::GetFlag(FLAGS_tags_column);
@@ -365,7 +371,7 @@ absl::Status ReadStrategyFlags(FinetuneConfig& c) {
   t.load_best_model_at_end = absl::GetFlag(FLAGS_load_best_model_at_end);
   std::string metric = absl::GetFlag(FLAGS_metric_for_best_model);
   if (metric.rfind("eval_", 0) == 0) metric = metric.substr(5);
-  const std::vector<std::string> names = train::ReportedMetricNames(models::ObjectiveOf(c.task));
+  const std::vector<std::string> names = train::ReportedMetricNames(TrainingObjective(c));
   XLMR_RETURN_IF_ERROR(ExpectFlag(metric == "loss" || std::find(names.begin(), names.end(), metric) != names.end(),
                                   "metric_for_best_model",
                                   absl::StrCat("loss or one of ", absl::StrJoin(names, ", "), " for --task=",
@@ -467,6 +473,11 @@ absl::Status ApplyModelDirPredictionArgs(const std::set<std::string>& given, Fin
 }
 
 }  // namespace
+
+train::Objective TrainingObjective(const FinetuneConfig& config) {
+  return config.task == models::Task::kSentenceEmbedding ? EmbeddingObjective(config.embedding.loss)
+                                                          : models::ObjectiveOf(config.task);
+}
 
 std::string EmbeddedDataFile(const std::string& name) {
   return ShippedFile("recipes/data/langid/" + name);

@@ -65,6 +65,10 @@ struct FinetuneConfig {
 // model's own task) become flag values. InvalidArgument names the flag (or the file).
 absl::StatusOr<FinetuneConfig> ReadFinetuneFlags(const std::set<std::string>& given);
 
+// What the run minimises: the task's objective (models::ObjectiveOf), or for a sentence
+// embedding the one of its --embedding_loss.
+train::Objective TrainingObjective(const FinetuneConfig& config);
+
 // The embedded default's files (recipes/data/langid) inside the runfiles tree.
 std::string EmbeddedDataFile(const std::string& name);
 // The directory under recipes/data of `task`'s embedded example: langid_ner for token

@@ -67,7 +67,7 @@ MemoryPlanRequest MemoryPlanRequestFrom(const FinetuneConfig& config, int world_
   MemoryPlanRequest request;
   request.world_size = world_size;
   request.packed = packed;
-  request.objective = models::ObjectiveOf(config.task);
+  request.objective = TrainingObjective(config);
   request.gradient_checkpointing = config.gradient_checkpointing;
   request.activation_memory_budget = config.activation_memory_budget;
   request.print_memory_plan = config.print_memory_plan;

@@ -237,7 +237,7 @@ absl::Status Prepare(const std::set<std::string>& given, PreparedRun& run) {
   XLMR_RETURN_IF_ERROR(ConfigureRecompute(MemoryPlanRequestFrom(c, run.comm->world_size(), largest),
                                           *run.model, run.comm->rank() == 0));
   c.trainer.label_names = run.data->labels.id2label();
-  c.trainer.objective = models::ObjectiveOf(c.task);
+  c.trainer.objective = TrainingObjective(c);
   c.trainer.pad_id = static_cast<int32_t>(run.model->config().pad_token_id);
   const TextFlags text{c.columns.text_column, c.columns.text_pair_column, c.tagged_columns.tokens_column,
                        c.max_seq_length};
@@ -330,8 +330,13 @@ train::EvaluateFn TaskEvaluation(PreparedRun& run) {
   if (run.config.task == models::Task::kSentenceEmbedding) {
     return [&run](const data::TokenizedDataset& rows, const std::string&) {
       const train::TrainerOptions& t = run.config.trainer;
-      return train::EvaluateInBatchNegatives(*run.model, rows, t.columns_per_row, static_cast<float>(t.similarity_scale),
-                                             *run.comm, train::EvalSettingsFor(t));
+      const float scale = static_cast<float>(t.similarity_scale);
+      if (t.objective == train::Objective::kScoredPairs) {
+        return train::EvaluateScoredPairs(*run.model, rows, scale, *run.comm, train::EvalSettingsFor(t));
+      }
+      return train::EvaluateInBatchNegatives(*run.model, rows, t.columns_per_row, scale,
+                                             train::InBatchDirections(t.objective), *run.comm,
+                                             train::EvalSettingsFor(t));
     };
   }
   if (run.config.task != models::Task::kQuestionAnswering) return RowPredictionEvaluation(run);

@@ -27,6 +27,12 @@ Batch CollateRows(const TokenizedDataset& dataset, const std::vector<int64_t>& r
                        : Collate(dataset, examples, pad_id, segment_separator_id);
   if (layout.columns == 1) return batch;
   const int64_t anchors = static_cast<int64_t>(rows.size());
+  if (dataset.has_targets()) {  // scored pairs: row r's score is its first text's target
+    batch.labels = Tensor::Zeros({anchors}, DType::kF32, Device::kCpu, MemoryCategory::kActivations);
+    for (int64_t i = 0; i < anchors; ++i) batch.labels.data<float>()[i] = dataset.target(rows[i]);
+    batch.loss_terms = anchors > 0 ? 1 : 0;
+    return batch;
+  }
   batch.labels = Tensor::Zeros({anchors}, DType::kI32, Device::kCpu, MemoryCategory::kActivations);
   for (int64_t i = 0; i < anchors; ++i) batch.labels.data<int32_t>()[i] = static_cast<int32_t>(i);
   batch.loss_terms = anchors;

@@ -27,8 +27,9 @@ std::vector<int64_t> ColumnExamples(const std::vector<int64_t>& rows, int64_t co
 
 // The batch of `rows` (indices of rows, as the batch planner gives them): with one column,
 // Collate / CollatePacked of the examples themselves; with more, the batch of ColumnExamples
-// with labels [N] i32 = 0..N-1 and loss_terms N (one term per anchor). `packed` picks the
-// packed form.
+// with labels [N] i32 = 0..N-1 and loss_terms N (one term per anchor), or, when the dataset has
+// targets (scored pairs: AssignRegressionTargets), labels [N] f32 = the rows' scores and
+// loss_terms 1 (CoSENT's one term per batch; 0 for no rows). `packed` picks the packed form.
 Batch CollateRows(const TokenizedDataset& dataset, const std::vector<int64_t>& rows, const RowLayout& layout,
                   bool packed, int32_t pad_id, int32_t segment_separator_id = -1);
 

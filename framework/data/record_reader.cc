@@ -131,7 +131,10 @@ absl::StatusOr<std::string> JsonText(const Json& object, const std::string& name
   return text;
 }
 
-// The label of one JSON line: a string or an integer; "" when absent/null and not required.
+// The label of one JSON line: a string or a number; "" when absent/null and not required.
+// A number keeps its JSON text as nlohmann-json writes it (integers in decimal; other numbers
+// in the shortest form that reads back as the same double, e.g. 0.5, 3.8), which the regression
+// and scored-pair readers parse (TokenizedDataset::AssignRegressionTargets).
 absl::StatusOr<std::string> JsonLabel(const Json& object, const std::string& name,
                                       bool require_label, const std::string& file, int64_t line) {
   const auto it = object.find(name);
@@ -142,11 +145,11 @@ absl::StatusOr<std::string> JsonLabel(const Json& object, const std::string& nam
     label = std::to_string(it->get<uint64_t>());
   } else if (it != object.end() && it->is_number_integer()) {
     label = std::to_string(it->get<int64_t>());
+  } else if (it != object.end() && it->is_number_float()) {
+    label = it->dump();
   } else if (it != object.end() && !it->is_null()) {
     return LineError(file, line,
-                     absl::StrCat("field '", name,
-                                  "' (--label_column) must be a string or an "
-                                  "integer, found ",
+                     absl::StrCat("field '", name, "' (--label_column) must be a string or a number, found ",
                                   it->type_name(), " ", it->dump()));
   } else if (it == object.end() && require_label) {
     return LineError(

@@ -13,7 +13,8 @@
 //           after a closing quote other than a comma or line end is an error. Every row must
 //           have exactly as many fields as the header.
 //   .jsonl  One JSON object per line (nlohmann-json); text fields must be JSON strings; the
-//           label may be a string or an integer (read as its decimal string, e.g. 3 -> "3").
+//           label may be a string or a number (read as its JSON text: 3 -> "3", 0.25 -> "0.25";
+//           a regression target or a pair's score, as datasets' float columns hold them).
 //           Other fields are ignored.
 // All formats: a UTF-8 byte order mark at the start is skipped; lines may end in "\n" or
 // "\r\n"; empty lines (whitespace-only lines in .jsonl) are skipped. Line numbers in records

@@ -144,8 +144,8 @@ absl::Status TokenizedDataset::AssignRegressionTargets() {
     }
     if (!value_of_name[index]) {
       return absl::InvalidArgumentError(absl::StrCat(
-          file_, ":", views_.lines[i], ": regression label '", views_.label_names[index],
-          "' is not a finite number (--task=regression reads --label_column as numbers)"));
+          file_, ":", views_.lines[i], ": label '", views_.label_names[index],
+          "' is not a finite number (--label_column holds numbers here: regression targets, similarity scores)"));
     }
     targets[i] = *value_of_name[index];
   }

@@ -98,8 +98,9 @@ class TokenizedDataset {
   absl::Span<const int32_t> token_labels(int64_t i) const;
   static constexpr int32_t kIgnored = -100;
 
-  // Regression: reads every example's label as a finite decimal number (HF's run_glue reads a
-  // float label column; the value is rounded to float, as torch's float32 labels). Errors
+  // Regression and scored pairs: reads every example's label as a finite decimal number (HF's
+  // run_glue reads a float label column, sentence-transformers a float score column; the value
+  // is rounded to float, as torch's float32 labels). Errors
   // (naming the file and the line): an example without a label, or one that is not a finite
   // number.
   absl::Status AssignRegressionTargets();

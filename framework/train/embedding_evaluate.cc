@@ -4,12 +4,17 @@
 #include <cmath>
 #include <map>
 #include <numeric>
+#include <optional>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "framework/data/column_collate.h"
 #include "framework/train/in_batch_negatives.h"
 #include "framework/train/model_inputs.h"
+#include "framework/train/regression_metrics.h"
 #include "framework/train/retrieval_metrics.h"
+#include "framework/train/scored_pairs.h"
 
 namespace xlmr::train {
 namespace {
@@ -58,18 +63,25 @@ std::vector<std::pair<std::string, double>> RetrievalFigures(const data::Tokeniz
   return RetrievalMetrics(RankCorpus(scores, rows, corpus, std::min(kTopK, corpus)), relevant);
 }
 
-}  // namespace
+// Every row's embeddings in file order (all ranks together) and the loss's totals, the rows in
+// batches of settings.batch_size, each rank its contiguous slice.
+struct EmbeddedRows {
+  std::vector<double> embeddings;  // [columns][rows][width]
+  int64_t width = 0;
+  double loss_sum = 0;     // the batches' losses, each weighted as its objective is averaged
+  double loss_weight = 0;  // what loss_sum is divided by for the mean
+};
 
-EvalResult EvaluateInBatchNegatives(TrainableModel& model, const data::TokenizedDataset& dataset, int64_t columns,
-                                    float similarity_scale, distributed::Communicator& comm,
-                                    const EvalSettings& settings) {
-  const data::RowLayout layout{columns};
-  const int64_t rows = layout.Rows(dataset);
+// batch_loss(embeddings [C*n, H], labels on the device) returns a batch's (sum, weight).
+template <typename BatchLoss>
+EmbeddedRows EmbedRows(TrainableModel& model, const data::TokenizedDataset& dataset, const data::RowLayout& layout,
+                       distributed::Communicator& comm, const EvalSettings& settings, BatchLoss batch_loss) {
+  const int64_t rows = layout.Rows(dataset), columns = layout.columns;
   const auto [begin, end] = RankSlice(rows, comm);
   PassContext context;
   context.autocast = settings.autocast;
   const bool packed = settings.padding_free && model.TakesPackedInputs(settings.autocast);
-  double totals[2] = {0.0, 0.0};  // loss sum, anchors
+  double totals[2] = {0.0, 0.0};  // loss sum, weight
   // This rank's embeddings, column by column: [columns][its rows][width].
   std::vector<std::vector<double>> local(columns);
   for (int64_t first = begin; first < end; first += settings.batch_size) {
@@ -78,10 +90,9 @@ EvalResult EvaluateInBatchNegatives(TrainableModel& model, const data::Tokenized
     const data::Batch batch =
         data::CollateRows(dataset, batch_rows, layout, packed, settings.pad_id, settings.segment_separator_id);
     const Tensor embeddings = model.Forward(ToModelInputs(batch, settings.device), context, /*keep_activations=*/false);
-    const ops::LossSum loss =
-        InBatchNegativesLoss(embeddings, batch.labels.ToDevice(settings.device), similarity_scale);
-    totals[0] += loss.sum;
-    totals[1] += static_cast<double>(loss.count);
+    const auto [sum, weight] = batch_loss(embeddings, batch.labels.ToDevice(settings.device));
+    totals[0] += sum;
+    totals[1] += weight;
     const std::vector<float> values = embeddings.ToFloatVector();
     const size_t per_column = batch_rows.size() * embeddings.dim(1);
     for (int64_t c = 0; c < columns; ++c) {
@@ -90,16 +101,70 @@ EvalResult EvaluateInBatchNegatives(TrainableModel& model, const data::Tokenized
   }
   comm.AllReduceSumDoubles(totals, 2);
   // Every rank's rows in rank order make the file's order: the embeddings of all examples.
-  std::vector<double> all;
+  EmbeddedRows result;
   for (int64_t c = 0; c < columns; ++c) {
     const std::vector<double> column = comm.AllGatherDoubles(local[c]);
-    all.insert(all.end(), column.begin(), column.end());
+    result.embeddings.insert(result.embeddings.end(), column.begin(), column.end());
   }
+  result.width = rows > 0 ? static_cast<int64_t>(result.embeddings.size()) / (rows * columns) : 0;
+  result.loss_sum = totals[0];
+  result.loss_weight = totals[1];
+  return result;
+}
+
+// cos(a, b) of two rows of `width` doubles (util.pairwise_cos_sim, in double).
+double Cosine(const double* a, const double* b, int64_t width) {
+  double dot = 0, a_squares = 0, b_squares = 0;
+  for (int64_t j = 0; j < width; ++j) {
+    dot += a[j] * b[j];
+    a_squares += a[j] * a[j];
+    b_squares += b[j] * b[j];
+  }
+  return dot / (std::max(std::sqrt(a_squares), 1e-12) * std::max(std::sqrt(b_squares), 1e-12));
+}
+
+}  // namespace
+
+EvalResult EvaluateInBatchNegatives(TrainableModel& model, const data::TokenizedDataset& dataset, int64_t columns,
+                                    float similarity_scale, Directions directions, distributed::Communicator& comm,
+                                    const EvalSettings& settings) {
+  const data::RowLayout layout{columns};
+  const EmbeddedRows embedded = EmbedRows(
+      model, dataset, layout, comm, settings, [similarity_scale, directions](const Tensor& embeddings, const Tensor& labels) {
+        const ops::LossSum loss = InBatchNegativesLoss(embeddings, labels, similarity_scale, directions);
+        return std::pair<double, double>{loss.sum, static_cast<double>(loss.count)};  // a mean over the terms
+      });
   EvalResult result;
-  result.examples = static_cast<int64_t>(totals[1]);
-  result.loss = totals[1] > 0 ? totals[0] / totals[1] : 0.0;
-  const int64_t width = rows > 0 ? static_cast<int64_t>(all.size()) / (rows * columns) : 0;
-  if (width > 0) result.metrics = RetrievalFigures(dataset, layout, all, width);
+  result.examples = layout.Rows(dataset);
+  result.loss = embedded.loss_weight > 0 ? embedded.loss_sum / embedded.loss_weight : 0.0;
+  if (embedded.width > 0) result.metrics = RetrievalFigures(dataset, layout, embedded.embeddings, embedded.width);
+  return result;
+}
+
+EvalResult EvaluateScoredPairs(TrainableModel& model, const data::TokenizedDataset& dataset, float similarity_scale,
+                               distributed::Communicator& comm, const EvalSettings& settings) {
+  const data::RowLayout layout{2};
+  const EmbeddedRows embedded =
+      EmbedRows(model, dataset, layout, comm, settings, [similarity_scale](const Tensor& embeddings, const Tensor& labels) {
+        // The evaluation loop repeats each batch's loss once per row before the mean.
+        const double rows = static_cast<double>(labels.numel());
+        return std::pair<double, double>{ScoredPairsLoss(embeddings, labels, similarity_scale).sum * rows, rows};
+      });
+  EvalResult result;
+  const int64_t rows = layout.Rows(dataset);
+  result.examples = rows;
+  result.loss = embedded.loss_weight > 0 ? embedded.loss_sum / embedded.loss_weight : 0.0;
+  if (embedded.width == 0) return result;
+  std::vector<double> scores, cosines;
+  for (int64_t row = 0; row < rows; ++row) {
+    scores.push_back(dataset.target(row));
+    cosines.push_back(Cosine(&embedded.embeddings[row * embedded.width],
+                             &embedded.embeddings[(rows + row) * embedded.width], embedded.width));
+  }
+  const std::vector<std::string> names = ReportedMetricNames(Objective::kScoredPairs);
+  // scipy's pearsonr(labels, scores) and spearmanr(labels, scores); none for a constant input.
+  if (const std::optional<double> r = PearsonR(scores, cosines)) result.metrics.push_back({names[0], *r});
+  if (const std::optional<double> rho = SpearmanRho(scores, cosines)) result.metrics.push_back({names[1], *rho});
   return result;
 }
 

@@ -203,7 +203,10 @@ std::vector<std::string> ReportedMetricNames(Objective objective) {
     case Objective::kSingleLabel: return {"accuracy", "macro_f1", "roc_auc"};
     case Objective::kRegression: return {"mse", "pearson", "spearmanr"};
     case Objective::kPerToken: return {"precision", "recall", "f1", "accuracy"};
-    case Objective::kInBatchNegatives: return RetrievalMetricNames();  // embedding_evaluate.h
+    case Objective::kInBatchNegatives:
+    case Objective::kSymmetricInBatchNegatives: return RetrievalMetricNames();  // embedding_evaluate.h
+    // EmbeddingSimilarityEvaluator's names for the model's similarity (cosine): embedding_evaluate.h
+    case Objective::kScoredPairs: return {"pearson_cosine", "spearman_cosine"};
     case Objective::kSpanStartEnd:  // qa_evaluate.h: "squad", then "squad_v2"'s names
       return {"exact_match", "f1", "exact", "HasAns_exact", "HasAns_f1", "NoAns_exact",
               "NoAns_f1", "best_exact", "best_f1"};
@@ -264,7 +267,9 @@ EvalResult Evaluate(TrainableModel& model, const data::TokenizedDataset& dataset
     case Objective::kPerToken:
       return PerTokenResult(comm.AllGatherDoubles(PackPerToken(local, dataset, begin)), label_names);
     case Objective::kSpanStartEnd:
-    case Objective::kInBatchNegatives: break;
+    case Objective::kInBatchNegatives:
+    case Objective::kSymmetricInBatchNegatives:
+    case Objective::kScoredPairs: break;
   }
   XLMR_CHECK(false) << "question answering and sentence embeddings have their own evaluations "
                        "(qa_evaluate.h, embedding_evaluate.h)";

@@ -11,6 +11,14 @@
 // order (torch.cat of the positives and the negative columns). `targets` are the cross-entropy's
 // labels 0..N-1 on the embeddings' device: the batch's labels (data::Collate gives them).
 //
+// Symmetric (Directions::kSymmetric; MultipleNegativesRankingLoss with directions
+// ("query_to_doc", "doc_to_query") and partition_mode "per_direction", which the deprecated
+// MultipleNegativesSymmetricRankingLoss is): each row adds a second term, the cross-entropy of
+//   scores_back[i, j] = scale * cos(positive_i, anchor_j)
+// against anchor i (every anchor of the batch the candidates, hard negatives taking no part);
+// sentence-transformers averages the two terms of a row, then the rows: here the sum over the 2N
+// terms and their count 2N, whose mean is the same.
+//
 // Computed as sentence-transformers computes it, in fp32, from ops: both sides normalised
 // (ops::NormalizeRows; the scale rides on the anchors' side), their product (ops::Linear),
 // cross-entropy (ops::CrossEntropyLoss). Its rounding differs from torch's in the last bits
@@ -28,17 +36,27 @@ namespace xlmr::train {
 // sentence-transformers' default scale (the inverse temperature, 1 / 0.05).
 inline constexpr float kDefaultSimilarityScale = 20.0f;
 
+// Which similarity directions the loss takes (sentence-transformers' `directions`).
+enum class Directions {
+  kQueryToDoc,  // anchors against the candidates (the default)
+  kSymmetric,   // and each positive against the anchors
+};
+
 // [in] embeddings [C*N, H] f32, C >= 2 columns; targets [N] i32 = 0..N-1 on its device; scale > 0.
-ops::LossSum InBatchNegativesLoss(const Tensor& embeddings, const Tensor& targets, float scale);
+// Returns the sum over the terms and their count (N, or 2N when symmetric).
+ops::LossSum InBatchNegativesLoss(const Tensor& embeddings, const Tensor& targets, float scale,
+                                  Directions directions = Directions::kQueryToDoc);
 
 // totals[element] += InBatchNegativesLoss(...).sum on the embeddings' device, without waiting
 // (training: the step state's loss sum; ops::AccumulateCrossEntropyLoss).
 void AccumulateInBatchNegativesLoss(const Tensor& embeddings, const Tensor& targets, float scale,
-                                    Tensor& totals, int64_t element);
+                                    Tensor& totals, int64_t element,
+                                    Directions directions = Directions::kQueryToDoc);
 
 // d(loss sum)/d(embeddings) * gradient_scale, [C*N, H] f32 (new, kActivations).
 Tensor InBatchNegativesBackward(const Tensor& embeddings, const Tensor& targets, float scale,
-                                ops::GradientScale gradient_scale);
+                                ops::GradientScale gradient_scale,
+                                Directions directions = Directions::kQueryToDoc);
 
 }  // namespace xlmr::train
 

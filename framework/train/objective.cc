@@ -28,7 +28,9 @@ Rows AsRows(Objective objective, const Tensor& logits, const Tensor& labels, flo
       XLMR_CHECK(logits.rank() == 2 && logits.dim(1) == 1) << "regression predicts one value";
       return {logits, labels.Reshaped({labels.dim(0), 1})};
     case Objective::kInBatchNegatives:
-      break;  // never rows: the callers above take it first
+    case Objective::kSymmetricInBatchNegatives:
+    case Objective::kScoredPairs:
+      break;  // never rows: the callers above take them first
     case Objective::kSpanStartEnd:
       XLMR_CHECK(logits.rank() == 3 && logits.dim(0) == 2 && labels.rank() == 2 &&
                  labels.dim(0) == 2 && labels.dim(1) == logits.dim(1))
@@ -41,9 +43,20 @@ Rows AsRows(Objective objective, const Tensor& logits, const Tensor& labels, flo
 
 }  // namespace
 
+bool IsInBatchNegatives(Objective objective) {
+  return objective == Objective::kInBatchNegatives || objective == Objective::kSymmetricInBatchNegatives;
+}
+
+Directions InBatchDirections(Objective objective) {
+  return objective == Objective::kSymmetricInBatchNegatives ? Directions::kSymmetric : Directions::kQueryToDoc;
+}
+
 ops::LossSum ObjectiveLoss(Objective objective, const Tensor& logits, const Tensor& labels,
                            float label_smoothing, float similarity_scale) {
-  if (objective == Objective::kInBatchNegatives) return InBatchNegativesLoss(logits, labels, similarity_scale);
+  if (IsInBatchNegatives(objective)) {
+    return InBatchNegativesLoss(logits, labels, similarity_scale, InBatchDirections(objective));
+  }
+  if (objective == Objective::kScoredPairs) return ScoredPairsLoss(logits, labels, similarity_scale);
   const Rows rows = AsRows(objective, logits, labels, label_smoothing);
   return objective == Objective::kRegression
              ? ops::MseLoss(rows.logits, rows.labels)
@@ -52,8 +65,12 @@ ops::LossSum ObjectiveLoss(Objective objective, const Tensor& logits, const Tens
 
 void AccumulateObjectiveLoss(Objective objective, const Tensor& logits, const Tensor& labels,
                              float label_smoothing, Tensor& totals, int64_t element, float similarity_scale) {
-  if (objective == Objective::kInBatchNegatives) {
-    AccumulateInBatchNegativesLoss(logits, labels, similarity_scale, totals, element);
+  if (IsInBatchNegatives(objective)) {
+    AccumulateInBatchNegativesLoss(logits, labels, similarity_scale, totals, element, InBatchDirections(objective));
+    return;
+  }
+  if (objective == Objective::kScoredPairs) {
+    AccumulateScoredPairsLoss(logits, labels, similarity_scale, totals, element);
     return;
   }
   const Rows rows = AsRows(objective, logits, labels, label_smoothing);
@@ -66,9 +83,10 @@ void AccumulateObjectiveLoss(Objective objective, const Tensor& logits, const Te
 
 Tensor ObjectiveBackward(Objective objective, const Tensor& logits, const Tensor& labels,
                          ops::GradientScale scale, float label_smoothing, float similarity_scale) {
-  if (objective == Objective::kInBatchNegatives) {
-    return InBatchNegativesBackward(logits, labels, similarity_scale, scale);
+  if (IsInBatchNegatives(objective)) {
+    return InBatchNegativesBackward(logits, labels, similarity_scale, scale, InBatchDirections(objective));
   }
+  if (objective == Objective::kScoredPairs) return ScoredPairsBackward(logits, labels, similarity_scale, scale);
   const Rows rows = AsRows(objective, logits, labels, label_smoothing);
   const Tensor d_rows =
       objective == Objective::kRegression

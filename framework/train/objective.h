@@ -18,6 +18,11 @@
 //                 embeddings [C*N, H] f32 (column by column: N anchors, N positives, hard
 //                 negatives), labels [N] i32 = 0..N-1: one term per anchor
 //                 (framework/train/in_batch_negatives.h; `similarity_scale`, default 20).
+//   kSymmetricInBatchNegatives the same rows and labels, with each positive also scored against
+//                 the anchors: two terms per anchor (Directions::kSymmetric).
+//   kScoredPairs  sentence-transformers' CoSENTLoss over sentence embeddings [2N, H] f32 (N
+//                 first texts, N second texts), labels [N] f32 = the pairs' scores: one term
+//                 per micro-batch (framework/train/scored_pairs.h; `similarity_scale`).
 //
 // The loss is returned as a sum and its term count (ops::LossSum): TrainStep divides by the
 // term count of the whole global batch (examples, labelled tokens for kPerToken, start and
@@ -31,17 +36,30 @@
 #include "framework/ops/loss.h"
 #include "framework/tensor/tensor.h"
 #include "framework/train/in_batch_negatives.h"
+#include "framework/train/scored_pairs.h"
 
 namespace xlmr::train {
 
-enum class Objective { kSingleLabel, kPerToken, kRegression, kSpanStartEnd, kInBatchNegatives };
+enum class Objective {
+  kSingleLabel,
+  kPerToken,
+  kRegression,
+  kSpanStartEnd,
+  kInBatchNegatives,
+  kSymmetricInBatchNegatives,
+  kScoredPairs
+};
 
 // The loss sum and term count of a micro-batch (labels as data::Collate builds them).
 // label_smoothing (--label_smoothing_factor, in [0, 1]) mixes each classification term with
 // the uniform target as HF's LabelSmoother does (ops::CrossEntropyLoss); ignored tokens take
 // no part, and the term count stays that of the labelled rows, so the global normalisation
 // above holds unchanged. kRegression takes none (0; the flags refuse it).
-// similarity_scale: kInBatchNegatives' scale (> 0); the other objectives ignore it.
+// similarity_scale: the sentence-embedding objectives' scale (> 0); the others ignore it.
+// Whether `objective` is in-batch negatives (either direction set), and which directions.
+bool IsInBatchNegatives(Objective objective);
+Directions InBatchDirections(Objective objective);
+
 ops::LossSum ObjectiveLoss(Objective objective, const Tensor& logits, const Tensor& labels,
                            float label_smoothing = 0.0f, float similarity_scale = kDefaultSimilarityScale);
 // totals[element] += ObjectiveLoss(...).sum on the logits' device, without waiting (training:

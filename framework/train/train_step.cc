@@ -15,9 +15,15 @@ namespace xlmr::train {
 
 int64_t GlobalLossTerms(Objective objective, const std::vector<data::Batch>& micro_batches,
                         int64_t global_examples, distributed::Communicator& comm) {
-  // Examples for one loss term each; per-token and span losses count their batches' terms
-  // (labelled tokens; a start and an end position per window), summed over the ranks.
-  if (objective != Objective::kPerToken && objective != Objective::kSpanStartEnd) return global_examples;
+  // Examples for one loss term each; per-token, span and scored-pair losses count their
+  // batches' terms (labelled tokens; a start and an end position per window; one per non-empty
+  // micro-batch), summed over the ranks.
+  // The symmetric in-batch loss has two terms per row.
+  if (objective == Objective::kSymmetricInBatchNegatives) return 2 * global_examples;
+  if (objective != Objective::kPerToken && objective != Objective::kSpanStartEnd &&
+      objective != Objective::kScoredPairs) {
+    return global_examples;
+  }
   double terms = 0;
   for (const data::Batch& batch : micro_batches) terms += static_cast<double>(batch.loss_terms);
   if (comm.world_size() > 1) comm.AllReduceSumDoubles(&terms, 1);
@@ -25,7 +31,7 @@ int64_t GlobalLossTerms(Objective objective, const std::vector<data::Batch>& mic
 }
 
 void TrainStep::RunMicroStep(const data::Batch& batch, const PassContext& context, int row, bool last) {
-  if (settings_.cached_mini_batch_size > 0 && settings_.objective == Objective::kInBatchNegatives) {
+  if (settings_.cached_mini_batch_size > 0 && IsInBatchNegatives(settings_.objective)) {
     RunCachedMicroStep(batch, context, row, last);
     return;
   }

@@ -83,9 +83,11 @@ struct StepOutcome {
 };
 
 // The loss terms a step's mean is over (TrainStep::Run's global_loss_terms): the global
-// batch's examples, or for kPerToken its labelled tokens and for kSpanStartEnd its start and
-// end positions (2 per window: HF's (start loss + end loss) / 2), which only the ranks together
-// know (the sum of every rank's Batch::loss_terms: one all-reduce when there are several ranks).
+// batch's examples, or for kPerToken its labelled tokens, for kSpanStartEnd its start and
+// end positions (2 per window: HF's (start loss + end loss) / 2), for kSymmetricInBatchNegatives
+// twice its rows (examples), and for kScoredPairs its
+// non-empty micro-batches (the Trainer's mean over accumulation steps and ranks), which only the
+// ranks together know (the sum of every rank's Batch::loss_terms: one all-reduce when there are several ranks).
 int64_t GlobalLossTerms(Objective objective, const std::vector<data::Batch>& micro_batches,
                         int64_t global_examples, distributed::Communicator& comm);
 

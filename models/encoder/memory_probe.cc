@@ -116,7 +116,11 @@ ProbeBatch MakeProbeBatch(const EncoderConfig& config, const recompute::BatchSha
     case train::Objective::kSpanStartEnd: labels = Tensor::Zeros({2, batch}, DType::kI32); break;
     case train::Objective::kRegression: labels = Tensor::Zeros({batch}, DType::kF32); break;
     case train::Objective::kSingleLabel: labels = Tensor::Zeros({batch}, DType::kI32); break;
-    case train::Objective::kInBatchNegatives: labels = InBatchTargets(batch); break;
+    case train::Objective::kInBatchNegatives:
+    case train::Objective::kSymmetricInBatchNegatives: labels = InBatchTargets(batch); break;
+    // Never ObjectiveOf's: a sentence embedding is probed with in-batch negatives, whose [N, N]
+    // scores bound CoSENT's [N] (the loss's memory is the same model's otherwise).
+    case train::Objective::kScoredPairs: labels = Tensor::Zeros({batch / 2}, DType::kF32); break;
   }
   return ProbeBatch{std::move(inputs), labels.ToDevice(device)};
 }

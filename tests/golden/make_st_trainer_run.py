@@ -37,7 +37,19 @@ Writes under tests/golden/st_trainer_run/:
                 anchor's positive relevant;
   st_steps_cached.tsv, model_cached.safetensors, anchor_embeddings_cached.npy, st_eval_cached.tsv
                 the same run with CachedMultipleNegativesRankingLoss (GradCache), mini_batch_size
-                3: the texts of each column embedded 3 at a time, the gradient cached per embedding.
+                3: the texts of each column embedded 3 at a time, the gradient cached per embedding;
+  st_steps_symmetric.tsv, model_symmetric.safetensors, anchor_embeddings_symmetric.npy,
+  st_eval_symmetric.tsv
+                the first run with the symmetric loss: MultipleNegativesRankingLoss with directions
+                ("query_to_doc", "doc_to_query") and partition_mode "per_direction" (what the
+                deprecated MultipleNegativesSymmetricRankingLoss is);
+  train_scored.jsonl  10 scored pairs: sentence1 and sentence2 are texts 0-9 and 10-19 of the
+                same data, score the numbers of SCORES (ties included: CoSENT takes no pair of
+                equal scores);
+  st_steps_cosent.tsv, model_cosent.safetensors, anchor_embeddings_cosent.npy, st_eval_cosent.tsv
+                the same run on those pairs with CoSENTLoss (its defaults: pairwise cosine, scale
+                20), its evaluation eval_loss and EmbeddingSimilarityEvaluator's pearson_cosine and
+                spearman_cosine; the embeddings are sentence1's.
 """
 import csv
 import json
@@ -51,8 +63,9 @@ import torch
 from datasets import Dataset
 from sentence_transformers import SentenceTransformer, SentenceTransformerTrainer
 from sentence_transformers.base.modules.transformer import Transformer
-from sentence_transformers.sentence_transformer.evaluation import InformationRetrievalEvaluator
-from sentence_transformers.sentence_transformer.losses import (CachedMultipleNegativesRankingLoss,
+from sentence_transformers.sentence_transformer.evaluation import (EmbeddingSimilarityEvaluator,
+                                                                   InformationRetrievalEvaluator)
+from sentence_transformers.sentence_transformer.losses import (CachedMultipleNegativesRankingLoss, CoSENTLoss,
                                                                MultipleNegativesRankingLoss)
 from sentence_transformers.sentence_transformer.modules import Pooling
 from sentence_transformers.sentence_transformer.training_args import SentenceTransformerTrainingArguments
@@ -70,6 +83,8 @@ OUT = os.path.join(HERE, "st_trainer_run")
 ROWS, BATCH, STEPS, SEED, LR, EPS = 10, 4, 3, 42, 1e-3, 1e-4
 CACHED_MINI_BATCH = 3  # texts per mini-batch of the cached run
 COLUMNS = ("anchor", "positive", "negative")
+PAIR_COLUMNS = ("sentence1", "sentence2")
+SCORES = (0.0, 0.5, 1.0, 0.25, 0.5, 0.75, 0.0, 1.0, 0.2, 0.8)
 
 
 class SequentialTrainer(SentenceTransformerTrainer):
@@ -81,7 +96,8 @@ class SequentialTrainer(SentenceTransformerTrainer):
         return BatchSampler(SequentialSampler(range(len(dataset))), batch_size, drop_last)
 
     def compute_loss(self, model, inputs, return_outputs=False, **kwargs):
-        rows = len(inputs[COLUMNS[0] + "_input_ids"])  # before the loss: the cached one empties inputs
+        # Before the loss (the cached one empties inputs): the first column's texts.
+        rows = len(next(value for key, value in inputs.items() if key.endswith("_input_ids")))
         result = super().compute_loss(model, inputs, return_outputs=return_outputs, **kwargs)
         loss = result[0] if return_outputs else result
         self.step_losses.append((rows, float(loss.detach())))
@@ -98,9 +114,29 @@ def build_model():
                                device="cpu")
 
 
-def train(model, rows, loss, suffix):
+def retrieval_figures(model, rows):
+    """The retrieval task xlmr_finetune's evaluation builds from (anchor, positive, negative)
+    rows: the anchors as queries, the distinct positives and negatives (in order of first
+    appearance, column by column) as corpus, each anchor's positive its relevant document."""
+    corpus = {}
+    for column in COLUMNS[1:]:
+        for row in rows:
+            corpus.setdefault(row[column], len(corpus))
+    return InformationRetrievalEvaluator(
+        {i: row["anchor"] for i, row in enumerate(rows)}, {i: text for text, i in corpus.items()},
+        {i: {corpus[row["positive"]]} for i, row in enumerate(rows)}, name="")(model)
+
+
+def similarity_figures(model, rows):
+    """EmbeddingSimilarityEvaluator's figures for scored pairs (the model's cosine)."""
+    return EmbeddingSimilarityEvaluator([row["sentence1"] for row in rows], [row["sentence2"] for row in rows],
+                                        [row["score"] for row in rows], name="")(model)
+
+
+def train(model, rows, loss, suffix, figures=retrieval_figures):
     """Trains `model` on `rows` in xlmr_finetune's visiting order; writes st_steps<suffix>.tsv,
-    model<suffix>.safetensors and anchor_embeddings<suffix>.npy."""
+    model<suffix>.safetensors, st_eval<suffix>.tsv (eval_loss and `figures`) and
+    anchor_embeddings<suffix>.npy (the first column's)."""
     SequentialTrainer.step_losses = []
     order = epoch_order(ROWS, SEED, 0)
     visited = Dataset.from_list([rows[i] for i in order])
@@ -124,21 +160,13 @@ def train(model, rows, loss, suffix):
         model[0].auto_model.save_pretrained(saved)
         shutil.copyfile(os.path.join(saved, "model.safetensors"), os.path.join(OUT, f"model{suffix}.safetensors"))
         evaluation = trainer.evaluate(eval_dataset=Dataset.from_list(rows))  # file order, batches of 4
-    # The retrieval task xlmr_finetune's evaluation builds from the rows: the anchors as queries,
-    # the distinct positives and negatives (in order of first appearance, column by column) as
-    # corpus, each anchor's positive its relevant document.
-    corpus = {}
-    for column in COLUMNS[1:]:
-        for row in rows:
-            corpus.setdefault(row[column], len(corpus))
-    retrieval = InformationRetrievalEvaluator(
-        {i: row["anchor"] for i, row in enumerate(rows)}, {i: text for text, i in corpus.items()},
-        {i: {corpus[row["positive"]]} for i, row in enumerate(rows)}, name="")(model)
+    evaluated = figures(model, rows)
     with open(os.path.join(OUT, f"st_eval{suffix}.tsv"), "w") as f:
         f.write(f"eval_loss\t{evaluation['eval_loss']:.17g}\n")
-        for name, value in retrieval.items():
+        for name, value in evaluated.items():
             f.write(f"eval_{name}\t{value:.17g}\n")
-    anchors = model.encode([row["anchor"] for row in rows], batch_size=32, convert_to_numpy=True)
+    first_column = next(iter(rows[0]))
+    anchors = model.encode([row[first_column] for row in rows], batch_size=32, convert_to_numpy=True)
     np.save(os.path.join(OUT, f"anchor_embeddings{suffix}.npy"), anchors.astype(np.float32))
 
 
@@ -163,6 +191,17 @@ def main():
     train(model, rows, MultipleNegativesRankingLoss(model), "")
     cached = build_model()
     train(cached, rows, CachedMultipleNegativesRankingLoss(cached, mini_batch_size=CACHED_MINI_BATCH), "_cached")
+
+    symmetric = build_model()
+    train(symmetric, rows, MultipleNegativesRankingLoss(symmetric, directions=("query_to_doc", "doc_to_query"),
+                                                        partition_mode="per_direction"), "_symmetric")
+
+    pairs = [{PAIR_COLUMNS[0]: texts[i], PAIR_COLUMNS[1]: texts[ROWS + i], "score": SCORES[i]} for i in range(ROWS)]
+    with open(os.path.join(OUT, "train_scored.jsonl"), "w", encoding="utf-8") as f:
+        for row in pairs:
+            f.write(json.dumps(row, ensure_ascii=False) + "\n")
+    scored = build_model()
+    train(scored, pairs, CoSENTLoss(scored), "_cosent", figures=similarity_figures)
 
 
 if __name__ == "__main__":

@@ -98,6 +98,22 @@ expect_usage_error "--similarity_scale: expected a positive number, got -1" --ta
   --train_file=pairs.jsonl --similarity_scale=-1
 expect_usage_error "--group_by_length: expected false with --task=sentence_embedding" --task=sentence_embedding \
   --train_file=pairs.jsonl --group_by_length
+# --embedding_loss=cosent: its loss name, two columns, no cached form, a training file, and a
+# finite score on every row (the file and the line).
+printf '{"sentence1": "a", "sentence2": "b", "score": 0.5}\n{"sentence1": "c", "sentence2": "d", "score": "high"}\n' > scored_bad.jsonl
+printf '{"sentence1": "a", "sentence2": "b", "score": 0.5}\n{"sentence1": "c", "sentence2": "d"}\n' > scored_missing.jsonl
+expect_usage_error "--embedding_loss: expected multiple_negatives_ranking, multiple_negatives_symmetric_ranking or cosent, got cosine" \
+  --task=sentence_embedding --train_file=pairs.jsonl --embedding_loss=cosine
+expect_usage_error "--embedding_columns: expected two distinct column names separated by a comma (the pair's texts) with --embedding_loss=cosent, got a,b,c" \
+  --task=sentence_embedding --train_file=scored_bad.jsonl --embedding_loss=cosent --embedding_columns=a,b,c
+expect_usage_error "--mini_batch_size: expected 0 with --embedding_loss=cosent" --task=sentence_embedding \
+  --train_file=scored_bad.jsonl --embedding_loss=cosent --mini_batch_size=2
+expect_usage_error "--train_file: expected a file of scored pairs with --embedding_loss=cosent" \
+  --task=sentence_embedding --embedding_loss=cosent
+expect_usage_error "scored_bad.jsonl:2: label 'high' is not a finite number" --task=sentence_embedding \
+  --train_file=scored_bad.jsonl --embedding_loss=cosent
+expect_usage_error "scored_missing.jsonl:2: no field 'score' (fields: sentence1, sentence2); set --label_column" --task=sentence_embedding \
+  --train_file=scored_missing.jsonl --embedding_loss=cosent
 # Question answering's embedded example (recipes/data/langid_qa) is SQuAD v2: its preset
 # --version_2_with_negative, turned off on the command line, leaves its unanswerable questions
 # refused (question answering's other bad inputs: question_answering_test.sh).
@@ -113,7 +129,7 @@ expect_usage_error "train.tsv: unknown format for tagged sentences" --task=token
   --eval_file=train.tsv
 expect_usage_error "--text_pair_column" --task=token_classification --train_file=tagged.conll --text_pair_column=pair
 expect_usage_error "untagged_line.conll:2:" --task=token_classification --train_file=untagged_line.conll
-expect_usage_error "train.tsv:2: regression label 'pos' is not a finite number" --task=regression --train_file=train.tsv
+expect_usage_error "train.tsv:2: label 'pos' is not a finite number" --task=regression --train_file=train.tsv
 expect_usage_error "--task" --task=regression   # no embedded regression data set
 expect_usage_error "--label_smoothing_factor: expected 0 with --task=regression" --task=regression \
   --train_file=train.tsv --label_smoothing_factor=0.1

@@ -27,6 +27,18 @@
 #     with the same bounds but the weights' at 5e-6 (measured 2.8e-6, a key weight, near the
 #     uncached run's 3e-6 bound: each gradient is now also summed over mini-batches; losses
 #     4.8e-7, grad norms 7.9e-7, embeddings 4.2e-7), packed and padded;
+#   - the same run with --embedding_loss=multiple_negatives_symmetric_ranking against
+#     MultipleNegativesRankingLoss with directions query_to_doc and doc_to_query, per_direction
+#     (st_steps_symmetric.tsv ...), with the first run's bounds (measured: losses 1.0e-6, grad norms
+#     6.6e-7, eval_loss 9.9e-8, weights 1.7e-6, embeddings 4.5e-7);
+#   - the same run on 10 scored pairs (train_scored.jsonl: sentence1, sentence2, score, ties
+#     included) with --embedding_loss=cosent against CoSENTLoss's run (st_steps_cosent.tsv ...):
+#     per-step losses, grad norms and embeddings with the bounds above (measured 2.0e-6, 2.2e-6
+#     and 7.5e-7), the weights within 5e-6 (measured 3.3e-6 at a key bias, whose gradient is
+#     rounding noise; CoSENT's gradients are 3-5 times the in-batch loss's, and so is the noise),
+#     eval_loss (each batch's CoSENT weighted by its rows) within 1e-5 relative (measured 9.8e-7),
+#     pearson_cosine within 5e-6 (cosines of two trainings' weights; measured 7.9e-7) and
+#     spearman_cosine equal (the same ranks);
 #   - xlmr_predict on the saved directory writes the anchors' embeddings as a .npy float32 [10, 32]
 #     matrix (read here by its documented layout, no numpy) within 1e-5 of the largest value of
 #     encode() with sentence-transformers' trained model (measured 5.6e-7 on the CPU: two
@@ -41,17 +53,18 @@ golden=$(dirname "$(absolute "$4")")
 cd "$TEST_TMPDIR"
 failures=0
 fail() { echo "FAILED: $*"; failures=$((failures + 1)); }
-# run_and_check SUFFIX WEIGHT_TOLERANCE FLAGS...: the run, held to st_steps$SUFFIX.tsv,
-# model$SUFFIX.safetensors (max |difference| <= WEIGHT_TOLERANCE) and anchor_embeddings$SUFFIX.npy.
+# run_and_check SUFFIX WEIGHT_TOLERANCE TRAIN_FILE COLUMNS FLAGS...: the run on TRAIN_FILE's
+# COLUMNS, held to st_steps$SUFFIX.tsv, model$SUFFIX.safetensors (max |difference| <=
+# WEIGHT_TOLERANCE) and anchor_embeddings$SUFFIX.npy (the first column's texts).
 run_and_check() {
-  local suffix=$1 weight_tolerance=$2; shift 2
+  local suffix=$1 weight_tolerance=$2 train=$golden/$3 columns=$4; shift 4
   echo "== the run of st_steps$suffix.tsv"
   rm -rf ours
-  "$finetune" --task=sentence_embedding --model_dir="$golden/start_model" --train_file="$golden/train.jsonl" \
-    --embedding_columns=anchor,positive,negative --dropout=0 --learning_rate=1e-3 --adam_epsilon=1e-4 \
+  "$finetune" --task=sentence_embedding --model_dir="$golden/start_model" --train_file="$train" \
+    --embedding_columns="$columns" --dropout=0 --learning_rate=1e-3 --adam_epsilon=1e-4 \
     --weight_decay=0 --lr_scheduler_type=linear --warmup_steps=0 --max_grad_norm=100 \
     --per_device_train_batch_size=4 --max_steps=3 --seed=42 --logging_steps=1 --save_strategy=no \
-    --eval_file="$golden/train.jsonl" --per_device_eval_batch_size=4 --eval_strategy=no \
+    --eval_file="$train" --per_device_eval_batch_size=4 --eval_strategy=no \
     --cache_dir=cache --output_dir=ours "$@" > ours.log 2>&1 || { cat ours.log; fail "the run"; return; }
   python3 - ours/eval_results.json "$golden/st_eval$suffix.tsv" <<'PY' || fail "the final evaluation differs"
 import json, sys
@@ -62,6 +75,8 @@ for name, value in reference.items():
     value = float(value)
     if name == "eval_loss":  # fp32 sums in other orders
         ok = abs(ours[name] - value) <= 1e-5 * abs(value)
+    elif name == "eval_pearson_cosine":  # cosines of two trainings' weights
+        ok = name in ours and abs(ours[name] - value) <= 5e-6
     else:  # counts and ranks over the same ranking: the same double
         ok = ours.get(name) == value
     print(f"  {name}: ours {ours.get(name)}, reference {value!r}{'' if ok else '  FAILED'}")
@@ -74,7 +89,7 @@ PY
   check_steps "$golden/st_steps$suffix.tsv" lr 5 1e-9 3
   echo -n "weights after step 3 vs sentence-transformers': "
   "$compare" ours/model.safetensors "$golden/model$suffix.safetensors" --tolerance="$weight_tolerance" || fail "the weights differ"
-  "$predict" --model_dir=ours --input_file="$golden/train.jsonl" --text_column=anchor --output_file=anchors.npy \
+  "$predict" --model_dir=ours --input_file="$train" --text_column="${columns%%,*}" --output_file=anchors.npy \
     > predict.log 2>&1 || { cat predict.log; fail "xlmr_predict"; }
   python3 - anchors.npy "$golden/anchor_embeddings$suffix.npy" <<'PY' || fail "the anchors' embeddings differ from encode()'s"
 import ast, struct, sys
@@ -95,7 +110,7 @@ PY
 }
 
 source "$RUNFILES_DIR/xlmr_trainer/tests/recipes/step_table.sh"
-run_and_check "" 3e-6
+run_and_check "" 3e-6 train.jsonl anchor,positive,negative
 for file in modules.json sentence_bert_config.json 1_Pooling/config.json config_sentence_transformers.json; do
   [ -f "ours/$file" ] || fail "no $file"
   grep -q "\"name\":\"$file\"" ours/manifest.json || fail "$file is not in manifest.json"
@@ -106,9 +121,13 @@ grep -q '"word_embedding_dimension": 32' ours/1_Pooling/config.json || fail "wid
 grep -q '"RobertaModel"' ours/config.json || fail "config.json does not name RobertaModel"
 # The cached loss (GradCache) against sentence-transformers' CachedMultipleNegativesRankingLoss
 # (mini-batches of 3 texts of one column, as there).
-run_and_check _cached 5e-6 --mini_batch_size=3
+run_and_check _cached 5e-6 train.jsonl anchor,positive,negative --mini_batch_size=3
 # Its padded form: the mini-batches cut from padded rows (data::SliceSequences trims each to its
 # longest), against the same reference.
-run_and_check _cached 5e-6 --mini_batch_size=3 --padding_free=false
+run_and_check _cached 5e-6 train.jsonl anchor,positive,negative --mini_batch_size=3 --padding_free=false
+# The symmetric loss (each positive also scored against the anchors).
+run_and_check _symmetric 3e-6 train.jsonl anchor,positive,negative --embedding_loss=multiple_negatives_symmetric_ranking
+# Scored pairs with CoSENT against sentence-transformers' CoSENTLoss (the score column "score").
+run_and_check _cosent 5e-6 train_scored.jsonl sentence1,sentence2 --embedding_loss=cosent
 [ "$failures" -eq 0 ] && echo "xlmr_finetune's sentence-embedding runs match sentence-transformers' trainer"
 exit "$failures"

@@ -183,7 +183,7 @@ TEST(CollateTest, RegressionLabelThatIsNotANumberNamesFileAndLine) {
   TokenizedDataset dataset = TokenizedDataset::FromColumns("train.tsv", columns);
   const absl::Status status = dataset.AssignRegressionTargets();
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(std::string(status.message()), ::testing::HasSubstr("train.tsv:7: regression label 'high'"));
+  EXPECT_THAT(std::string(status.message()), ::testing::HasSubstr("train.tsv:7: label 'high'"));
 }
 
 }  // namespace

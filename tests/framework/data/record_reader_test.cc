@@ -165,6 +165,20 @@ TEST(JsonlReaderTest, ReadsStringAndIntegerLabelsAndSkipsBlankLines) {
   EXPECT_EQ((*records)[2].line, 4);
 }
 
+// Float labels (regression targets, scored pairs' scores) keep a text that reads back as the
+// same double: what datasets' float columns write.
+TEST(JsonlReaderTest, ReadsFloatLabelsAsTheirShortestText) {
+  const std::string path = WriteTempFile(
+      "scores.jsonl", "{\"text\": \"a\", \"label\": 0.5}\n{\"text\": \"b\", \"label\": 3.8000000000000003}\n"
+                      "{\"text\": \"c\", \"label\": 1e-7}\n");
+  absl::StatusOr<std::vector<Record>> records = ReadRecords(path, Columns(), true);
+  ASSERT_TRUE(records.ok()) << records.status();
+  ASSERT_EQ(records->size(), 3u);
+  EXPECT_EQ((*records)[0].label, "0.5");
+  EXPECT_EQ(std::stod((*records)[1].label), 3.8000000000000003);
+  EXPECT_EQ(std::stod((*records)[2].label), 1e-7);
+}
+
 TEST(JsonlReaderTest, ReadsPairsAndOptionalLabels) {
   const std::string path = WriteTempFile(
       "pairs.jsonl",
@@ -204,12 +218,10 @@ TEST(JsonlReaderTest, ErrorsNameLineAndField) {
       WriteTempFile("empty_text.jsonl", "{\"text\": \"\", \"label\": 1}\n");
   EXPECT_EQ(ErrorOf(empty_text), empty_text + ":1: empty text in field 'text' (--text_column)");
 
-  const std::string float_label =
-      WriteTempFile("float.jsonl", "{\"text\": \"a\", \"label\": 1.5}\n");
-  EXPECT_EQ(
-      ErrorOf(float_label),
-      float_label +
-          ":1: field 'label' (--label_column) must be a string or an integer, found number 1.5");
+  const std::string bool_label =
+      WriteTempFile("bool.jsonl", "{\"text\": \"a\", \"label\": true}\n");
+  EXPECT_EQ(ErrorOf(bool_label),
+            bool_label + ":1: field 'label' (--label_column) must be a string or a number, found boolean true");
 
   const std::string null_label =
       WriteTempFile("null.jsonl", "{\"text\": \"a\", \"label\": null}\n");
