@@ -114,6 +114,11 @@ expect_usage_error "scored_bad.jsonl:2: label 'high' is not a finite number" --t
   --train_file=scored_bad.jsonl --embedding_loss=cosent
 expect_usage_error "scored_missing.jsonl:2: no field 'score' (fields: sentence1, sentence2); set --label_column" --task=sentence_embedding \
   --train_file=scored_missing.jsonl --embedding_loss=cosent
+# The metrics --metric_for_best_model accepts are those of the run's loss.
+expect_usage_error "--metric_for_best_model: expected loss or one of pearson_cosine, spearman_cosine for --task=sentence_embedding, got cosine_ndcg@10" \
+  --task=sentence_embedding --train_file=scored_bad.jsonl --embedding_loss=cosent --metric_for_best_model=cosine_ndcg@10
+expect_usage_error "--metric_for_best_model: expected loss or one of cosine_accuracy@1" --task=sentence_embedding \
+  --train_file=pairs.jsonl --metric_for_best_model=spearman_cosine
 # Question answering's embedded example (recipes/data/langid_qa) is SQuAD v2: its preset
 # --version_2_with_negative, turned off on the command line, leaves its unanswerable questions
 # refused (question answering's other bad inputs: question_answering_test.sh).
