@@ -160,6 +160,18 @@ absl::StatusOr<FinetuneData> LoadSentenceEmbeddingData(const FinetuneConfig& con
 absl::Status AssignLabels(data::TokenizedDataset& dataset, const FinetuneConfig& config,
                           const data::LabelMap& labels) {
   if (config.task == models::Task::kRegression) return dataset.AssignRegressionTargets();
+  if (config.task == models::Task::kCrossEncoder) {  // binary cross-entropy's targets
+    XLMR_RETURN_IF_ERROR(dataset.AssignRegressionTargets());
+    for (int64_t i = 0; i < dataset.size(); ++i) {
+      if (!(dataset.target(i) >= 0.0f && dataset.target(i) <= 1.0f)) {
+        return absl::InvalidArgumentError(absl::StrCat(dataset.file(), ":", dataset.line(i), ": label ",
+                                                       dataset.target(i),
+                                                       " is not in [0, 1] (--task=cross_encoder: a relevance "
+                                                       "probability, 1 relevant, 0 not)"));
+      }
+    }
+    return absl::OkStatus();
+  }
   return dataset.AssignLabelIds(labels);
 }
 
@@ -178,9 +190,9 @@ absl::StatusOr<FinetuneData> LoadFinetuneData(const FinetuneConfig& config,
   XLMR_ASSIGN_OR_RETURN(const std::string fingerprint, TokenizerFingerprint(tokenizer_paths, tokenizer_cache_tag));
   if (config.task == models::Task::kSentenceEmbedding) return LoadSentenceEmbeddingData(config, tokenizer, fingerprint);
   XLMR_ASSIGN_OR_RETURN(data::TokenizedDataset train, Tokenize(config.train_file, config, tokenizer, fingerprint));
-  // Regression has one output, named as Hugging Face names an unnamed one.
+  // Regression and a cross-encoder have one output, named as Hugging Face names an unnamed one.
   XLMR_ASSIGN_OR_RETURN(data::LabelMap labels,
-                        config.task == models::Task::kRegression
+                        config.task == models::Task::kRegression || config.task == models::Task::kCrossEncoder
                             ? data::LabelMap::FromId2Label({"LABEL_0"}, config.train_file)
                             : data::LabelMap::FromTrainingLabels(train.label_names(), config.train_file));
   XLMR_RETURN_IF_ERROR(AssignLabels(train, config, labels));

@@ -21,6 +21,7 @@
 #include "recipes/profile_flags.h"
 #include "recipes/prediction_args.h"
 #include "recipes/runfiles.h"
+#include "recipes/cross_encoder_files.h"
 #include "recipes/sentence_transformers_files.h"
 
 namespace {
@@ -193,7 +194,7 @@ absl::Status ReadTaskFlag(FinetuneConfig& c) {
     const std::optional<models::Task> parsed = models::ParseTask(task);
     XLMR_RETURN_IF_ERROR(ExpectFlag(parsed.has_value(), "task",
                                 "sequence_classification, regression, token_classification, "
-                                "question_answering or sentence_embedding", task));
+                                "question_answering, sentence_embedding or cross_encoder", task));
     c.task = *parsed;
     c.task_given = true;
     return absl::OkStatus();
@@ -201,7 +202,7 @@ absl::Status ReadTaskFlag(FinetuneConfig& c) {
   c.task = models::Task::kSequenceClassification;
   if (c.model_dir.empty()) return absl::OkStatus();
   const absl::StatusOr<models::EncoderConfig> config = models::LoadEncoderConfig(c.model_dir + "/config.json");
-  if (config.ok()) c.task = config->task;
+  if (config.ok()) c.task = TaskOfModelDirectory(c.model_dir, config->task);
   return absl::OkStatus();
 }
 
@@ -220,6 +221,8 @@ absl::Status ReadLabelSmoothingFlag(FinetuneConfig& c) {
   XLMR_RETURN_IF_ERROR(ExpectFlag(factor == 0 || c.task != models::Task::kSentenceEmbedding,
                                   "label_smoothing_factor", "0 with --task=sentence_embedding",
                                   absl::StrCat(factor)));
+  XLMR_RETURN_IF_ERROR(ExpectFlag(factor == 0 || c.task != models::Task::kCrossEncoder, "label_smoothing_factor",
+                                  "0 with --task=cross_encoder", absl::StrCat(factor)));
   c.trainer.label_smoothing_factor = factor;
   return absl::OkStatus();
 }
@@ -269,6 +272,10 @@ absl::Status ReadDataFlags(const std::set<std::string>& given, FinetuneConfig& c
     XLMR_RETURN_IF_ERROR(ExpectFlag(c.task != models::Task::kRegression, "task",
                                 "--train_file with numeric labels for regression (no embedded "
                                 "regression data set)", "regression"));
+    XLMR_RETURN_IF_ERROR(ExpectFlag(c.task != models::Task::kCrossEncoder, "task",
+                                    "--train_file of text pairs with labels in [0, 1] for cross_encoder (no "
+                                    "embedded reranking data set)",
+                                    "cross_encoder"));
     const std::string extension =
         per_token ? ".conll" : question_answering || c.task == models::Task::kSentenceEmbedding ? ".jsonl" : ".tsv";
     c.train_file = EmbeddedDataFile(c.task, "train" + extension);

@@ -53,6 +53,11 @@ std::string PredictionJsonLine(int64_t index, const train::Prediction& predictio
     return absl::StrCat("{\"index\":", index, ",\"prediction\":",
                         ShortestFloatJson(prediction.logits.at(0)), "}");
   }
+  if (objective == train::Objective::kBinaryLogits) {  // CrossEncoder.predict's sigmoid of the logit, in float
+    const float logit = prediction.logits.at(0);
+    const float score = static_cast<float>(1.0 / (1.0 + std::exp(-static_cast<double>(logit))));
+    return absl::StrCat("{\"index\":", index, ",\"score\":", ShortestFloatJson(score), "}");
+  }
   nlohmann::ordered_json line;
   line["index"] = index;
   if (objective == train::Objective::kPerToken) {

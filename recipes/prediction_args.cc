@@ -30,6 +30,7 @@ std::vector<ArgRule> RulesOf(models::Task task) {
   switch (task) {
     case models::Task::kSequenceClassification:
     case models::Task::kRegression:
+    case models::Task::kCrossEncoder:
       rules.push_back({"text_column", Kind::kName});
       rules.push_back({"text_pair_column", Kind::kOptionalName});
       break;
@@ -139,6 +140,7 @@ std::string PredictionArgsText(models::Task task, const TextFlags& text, const Q
   switch (task) {
     case models::Task::kSequenceClassification:
     case models::Task::kRegression:
+    case models::Task::kCrossEncoder:
       values["text_column"] = text.text_column;
       values["text_pair_column"] = text.text_pair_column.value_or("");
       break;

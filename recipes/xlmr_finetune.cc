@@ -44,6 +44,7 @@
 #include "recipes/prediction_args.h"
 #include "recipes/program_usage.h"
 #include "recipes/runfiles.h"
+#include "recipes/cross_encoder_files.h"
 #include "recipes/sentence_transformers_files.h"
 #include "recipes/test_predictions.h"
 #include "recipes/tokenize_fn.h"
@@ -267,6 +268,10 @@ absl::StatusOr<std::vector<std::string>> SaveModel(const models::EncoderModel& m
   }
   XLMR_RETURN_IF_ERROR(io::WriteFileDurably(directory + "/" + kPredictionArgsFileName, run.prediction_args));
   written.push_back(kPredictionArgsFileName);
+  if (model.config().task == models::Task::kCrossEncoder) {
+    XLMR_ASSIGN_OR_RETURN(const std::vector<std::string> files, WriteCrossEncoderFiles(directory));
+    written.insert(written.end(), files.begin(), files.end());
+  }
   if (model.config().task == models::Task::kSentenceEmbedding) {
     XLMR_ASSIGN_OR_RETURN(const std::vector<std::string> modules,
                           WriteSentenceTransformersFiles(directory, model.config(), run.config.max_seq_length));

@@ -58,6 +58,7 @@
 #include "recipes/program_usage.h"
 #include "recipes/qa_predict.h"
 #include "recipes/runfiles.h"
+#include "recipes/cross_encoder_files.h"
 #include "recipes/sentence_transformers_files.h"
 #include "recipes/tokenize_fn.h"
 
@@ -136,7 +137,9 @@ absl::StatusOr<PredictConfig> ReadPredictFlags(const std::string& model_dir) {
 absl::StatusOr<models::EncoderConfig> ReadModelConfig(const std::string& model_dir) {
   XLMR_RETURN_IF_ERROR(ExpectFlag(!model_dir.empty(), "model_dir", "a fine-tuned model directory", model_dir));
   XLMR_RETURN_IF_ERROR(CheckModelDir(model_dir));
-  return models::LoadEncoderConfig(model_dir + "/config.json");
+  XLMR_ASSIGN_OR_RETURN(models::EncoderConfig config, models::LoadEncoderConfig(model_dir + "/config.json"));
+  config.task = TaskOfModelDirectory(model_dir, config.task);  // a cross-encoder's config.json reads as regression
+  return config;
 }
 
 // The settings `model_dir`'s training run recorded (prediction_args.h) become the values of the
@@ -180,6 +183,9 @@ absl::StatusOr<std::unique_ptr<models::EncoderModel>> LoadTrainedModel(
     const PredictConfig& c, models::SentencePooling pooling = models::SentencePooling::kMean) {
   models::LoadOptions options;  // labels unset: keep the directory's id2label
   options.device = c.eval.device;
+  if (TaskOfModelDirectory(c.model_dir, models::Task::kRegression) == models::Task::kCrossEncoder) {
+    options.task = models::Task::kCrossEncoder;
+  }
   options.pooling = pooling;
   XLMR_ASSIGN_OR_RETURN(models::LoadedModel loaded, models::LoadPretrained(c.model_dir, options));
   if (loaded.fresh_head) {

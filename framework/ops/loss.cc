@@ -126,6 +126,15 @@ void AccumulateMseLoss(const Tensor& predictions, const Tensor& targets, Tensor&
       XLMR_CUDA_KERNEL(kernels::cuda::AddMseLossSum(predictions, targets, total)));
 }
 
+void AccumulateBceWithLogitsLoss(const Tensor& logits, const Tensor& targets, Tensor& totals, int64_t element) {
+  constexpr const char* kOp = "ops::AccumulateBceWithLogitsLoss";
+  const Device device = CheckElementwiseTargets(kOp, "logits", logits, targets);
+  double* total = TotalAt(kOp, totals, element, device);
+  DispatchByDevice(
+      kOp, device, [&] { *total += kernels::cpu::BceWithLogitsLossSum(logits, targets).sum; },
+      XLMR_CUDA_KERNEL(kernels::cuda::AddBceWithLogitsLossSum(logits, targets, total)));
+}
+
 LossSum BceWithLogitsLoss(const Tensor& logits, const Tensor& targets) {
   constexpr const char* kOp = "ops::BceWithLogitsLoss";
   const Device device = CheckElementwiseTargets(kOp, "logits", logits, targets);

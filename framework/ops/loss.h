@@ -77,6 +77,8 @@ void AccumulateMseLoss(const Tensor& predictions, const Tensor& targets, Tensor&
 // [in] logits [N,C] f32|f16|bf16; targets [N,C] f32 in [0, 1]. Per element:
 // -(t log sigmoid(x) + (1 - t) log(1 - sigmoid(x))), in the stable form above.
 LossSum BceWithLogitsLoss(const Tensor& logits, const Tensor& targets);
+// totals[element] += BceWithLogitsLoss(...).sum, as AccumulateCrossEntropyLoss.
+void AccumulateBceWithLogitsLoss(const Tensor& logits, const Tensor& targets, Tensor& totals, int64_t element);
 // Returns dlogits [N,C] f32 = scale * (sigmoid(x) - t).
 Tensor BceWithLogitsBackward(const Tensor& logits, const Tensor& targets, GradientScale scale);
 

@@ -111,6 +111,21 @@ std::vector<double> PackRegression(const std::vector<Prediction>& local,
   return packed;
 }
 
+// A cross-encoder's evaluation as sentence-transformers' trainer reports it without an
+// evaluator: eval_loss only, the mean binary cross-entropy with logits (in double, the stable
+// form) over the (target, logit) pairs of PackRegression.
+EvalResult BinaryLogitsResult(const std::vector<double>& all) {
+  EvalResult result;
+  double total = 0;
+  for (size_t i = 0; i + 1 < all.size(); i += 2) {
+    const double target = all[i], logit = all[i + 1];
+    total += std::max(logit, 0.0) - logit * target + std::log1p(std::exp(-std::abs(logit)));
+    ++result.examples;
+  }
+  result.loss = result.examples > 0 ? total / static_cast<double>(result.examples) : 0.0;
+  return result;
+}
+
 EvalResult RegressionResult(const std::vector<double>& all) {
   std::vector<double> targets, predictions;
   for (size_t i = 0; i + 1 < all.size(); i += 2) {
@@ -202,6 +217,7 @@ std::vector<std::string> ReportedMetricNames(Objective objective) {
   switch (objective) {
     case Objective::kSingleLabel: return {"accuracy", "macro_f1", "roc_auc"};
     case Objective::kRegression: return {"mse", "pearson", "spearmanr"};
+    case Objective::kBinaryLogits: return {};  // eval_loss only (BinaryLogitsResult)
     case Objective::kPerToken: return {"precision", "recall", "f1", "accuracy"};
     case Objective::kInBatchNegatives:
     case Objective::kSymmetricInBatchNegatives: return RetrievalMetricNames();  // embedding_evaluate.h
@@ -264,6 +280,8 @@ EvalResult Evaluate(TrainableModel& model, const data::TokenizedDataset& dataset
                                static_cast<int>(label_names.size()));
     case Objective::kRegression:
       return RegressionResult(comm.AllGatherDoubles(PackRegression(local, dataset, begin)));
+    case Objective::kBinaryLogits:
+      return BinaryLogitsResult(comm.AllGatherDoubles(PackRegression(local, dataset, begin)));
     case Objective::kPerToken:
       return PerTokenResult(comm.AllGatherDoubles(PackPerToken(local, dataset, begin)), label_names);
     case Objective::kSpanStartEnd:

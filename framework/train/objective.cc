@@ -14,8 +14,9 @@ struct Rows {
 };
 
 Rows AsRows(Objective objective, const Tensor& logits, const Tensor& labels, float label_smoothing) {
-  XLMR_CHECK(objective != Objective::kRegression || label_smoothing == 0.0f)
-      << "label smoothing needs classes; regression has none";
+  XLMR_CHECK((objective != Objective::kRegression && objective != Objective::kBinaryLogits) ||
+             label_smoothing == 0.0f)
+      << "label smoothing needs classes; regression and binary scores have none";
   switch (objective) {
     case Objective::kSingleLabel:
       return {logits, labels};
@@ -25,7 +26,8 @@ Rows AsRows(Objective objective, const Tensor& logits, const Tensor& labels, flo
       return {logits.Reshaped({logits.dim(0) * logits.dim(1), logits.dim(2)}),
               labels.Reshaped({labels.dim(0) * labels.dim(1)})};
     case Objective::kRegression:
-      XLMR_CHECK(logits.rank() == 2 && logits.dim(1) == 1) << "regression predicts one value";
+    case Objective::kBinaryLogits:
+      XLMR_CHECK(logits.rank() == 2 && logits.dim(1) == 1) << "regression and binary scores predict one value";
       return {logits, labels.Reshaped({labels.dim(0), 1})};
     case Objective::kInBatchNegatives:
     case Objective::kSymmetricInBatchNegatives:
@@ -58,6 +60,7 @@ ops::LossSum ObjectiveLoss(Objective objective, const Tensor& logits, const Tens
   }
   if (objective == Objective::kScoredPairs) return ScoredPairsLoss(logits, labels, similarity_scale);
   const Rows rows = AsRows(objective, logits, labels, label_smoothing);
+  if (objective == Objective::kBinaryLogits) return ops::BceWithLogitsLoss(rows.logits, rows.labels);
   return objective == Objective::kRegression
              ? ops::MseLoss(rows.logits, rows.labels)
              : ops::CrossEntropyLoss(rows.logits, rows.labels, label_smoothing);
@@ -74,7 +77,9 @@ void AccumulateObjectiveLoss(Objective objective, const Tensor& logits, const Te
     return;
   }
   const Rows rows = AsRows(objective, logits, labels, label_smoothing);
-  if (objective == Objective::kRegression) {
+  if (objective == Objective::kBinaryLogits) {
+    ops::AccumulateBceWithLogitsLoss(rows.logits, rows.labels, totals, element);
+  } else if (objective == Objective::kRegression) {
     ops::AccumulateMseLoss(rows.logits, rows.labels, totals, element);
   } else {
     ops::AccumulateCrossEntropyLoss(rows.logits, rows.labels, label_smoothing, totals, element);
@@ -89,9 +94,9 @@ Tensor ObjectiveBackward(Objective objective, const Tensor& logits, const Tensor
   if (objective == Objective::kScoredPairs) return ScoredPairsBackward(logits, labels, similarity_scale, scale);
   const Rows rows = AsRows(objective, logits, labels, label_smoothing);
   const Tensor d_rows =
-      objective == Objective::kRegression
-          ? ops::MseBackward(rows.logits, rows.labels, scale)
-          : ops::CrossEntropyBackward(rows.logits, rows.labels, scale, label_smoothing);
+      objective == Objective::kBinaryLogits ? ops::BceWithLogitsBackward(rows.logits, rows.labels, scale)
+      : objective == Objective::kRegression ? ops::MseBackward(rows.logits, rows.labels, scale)
+                                            : ops::CrossEntropyBackward(rows.logits, rows.labels, scale, label_smoothing);
   return d_rows.Reshaped(logits.shape());
 }
 

@@ -23,6 +23,9 @@
 //   kScoredPairs  sentence-transformers' CoSENTLoss over sentence embeddings [2N, H] f32 (N
 //                 first texts, N second texts), labels [N] f32 = the pairs' scores: one term
 //                 per micro-batch (framework/train/scored_pairs.h; `similarity_scale`).
+//   kBinaryLogits binary cross-entropy with logits of predictions [B, 1] against targets [B] f32
+//                 in [0, 1] (sentence-transformers' CrossEncoder with BinaryCrossEntropyLoss:
+//                 torch's BCEWithLogitsLoss, the mean over the batch).
 //
 // The loss is returned as a sum and its term count (ops::LossSum): TrainStep divides by the
 // term count of the whole global batch (examples, labelled tokens for kPerToken, start and
@@ -47,7 +50,8 @@ enum class Objective {
   kSpanStartEnd,
   kInBatchNegatives,
   kSymmetricInBatchNegatives,
-  kScoredPairs
+  kScoredPairs,
+  kBinaryLogits
 };
 
 // The loss sum and term count of a micro-batch (labels as data::Collate builds them).

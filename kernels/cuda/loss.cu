@@ -457,6 +457,17 @@ LossTotals BceWithLogitsLossSum(const Tensor& logits, const Tensor& targets) {
   });
 }
 
+void AddBceWithLogitsLossSum(const Tensor& logits, const Tensor& targets, double* add_to) {
+  const float* t = targets.data<float>();
+  const int64_t n = logits.numel();
+  if (n == 0) return;
+  WithElementType(logits, [&](auto tag) {
+    using T = decltype(tag);
+    int64_t blocks = 0;
+    QueueSum(BceTerm<T>{static_cast<const T*>(logits.raw_data()), t}, n, add_to, &blocks);
+  });
+}
+
 Tensor BceWithLogitsBackward(const Tensor& logits, const Tensor& targets, GradientScaleSource scale) {
   const BceGrad grad{scale};
   return WithElementType(logits, [&](auto tag) { return LaunchElementGrad<decltype(tag)>(logits, targets, grad); });

@@ -51,6 +51,8 @@ Tensor MseBackward(const Tensor& predictions, const Tensor& targets, GradientSca
 // [in] logits [N,C] f32|f16|bf16; targets [N,C] f32 in [0, 1]. Returns the sum of
 // max(x, 0) - x * t + log1p(exp(-|x|)) and N*C.
 LossTotals BceWithLogitsLossSum(const Tensor& logits, const Tensor& targets);
+// *add_to (device memory) += BceWithLogitsLossSum's sum, the same bits, without waiting.
+void AddBceWithLogitsLossSum(const Tensor& logits, const Tensor& targets, double* add_to);
 // Returns dlogits [N,C] f32 = (sigmoid(x) - t) * scale.
 Tensor BceWithLogitsBackward(const Tensor& logits, const Tensor& targets, GradientScaleSource scale);
 

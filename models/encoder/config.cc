@@ -444,6 +444,7 @@ json EncoderConfigToJson(const EncoderConfig& config) {
                         : config.task == Task::kTokenClassification ? json(nullptr)
                         : config.task == Task::kQuestionAnswering   ? json(nullptr)
                         : config.task == Task::kSentenceEmbedding   ? json(nullptr)
+                        : config.task == Task::kCrossEncoder        ? json(nullptr)
                         : config.problem_type.has_value()               ? json(*config.problem_type)
                                                                         : json(nullptr);
   return out;
@@ -481,7 +482,8 @@ std::optional<AttentionImplementation> ParseAttentionImplementation(const std::s
 
 std::optional<Task> ParseTask(const std::string& text) {
   for (Task task : {Task::kSequenceClassification, Task::kRegression,
-                        Task::kTokenClassification, Task::kQuestionAnswering, Task::kSentenceEmbedding}) {
+                        Task::kTokenClassification, Task::kQuestionAnswering, Task::kSentenceEmbedding,
+                        Task::kCrossEncoder}) {
     if (text == TaskName(task)) return task;
   }
   return std::nullopt;
@@ -494,6 +496,7 @@ const char* TaskName(Task task) {
     case Task::kTokenClassification: return "token_classification";
     case Task::kQuestionAnswering: return "question_answering";
     case Task::kSentenceEmbedding: return "sentence_embedding";
+    case Task::kCrossEncoder: return "cross_encoder";
   }
   return "?";
 }
@@ -504,7 +507,8 @@ const char* ArchitectureName(const ModelFamily& family, Task task) {
     case Task::kQuestionAnswering: return family.class_names.question_answering;
     case Task::kSentenceEmbedding: return family.class_names.base_model;
     case Task::kSequenceClassification:
-    case Task::kRegression: break;
+    case Task::kRegression:
+    case Task::kCrossEncoder: break;
   }
   return family.class_names.sequence_classification;
 }

@@ -44,12 +44,18 @@ std::optional<AttentionImplementation> ParseAttentionImplementation(const std::s
 //   kSentenceEmbedding       XLMRobertaModel (the backbone alone) under sentence-transformers'
 //                            Pooling: one embedding per text (models/encoder/pooling_head.h),
 //                            trained with in-batch negatives (framework/train/in_batch_negatives.h).
+//   kCrossEncoder            XLMRobertaForSequenceClassification with one output scoring a text
+//                            pair, trained with binary cross-entropy on the logit
+//                            (sentence-transformers' CrossEncoder with BinaryCrossEntropyLoss);
+//                            its head is a regression model's (config.json alone cannot tell them
+//                            apart: sentence-transformers' config_sentence_transformers.json does).
 enum class Task {
   kSequenceClassification,
   kRegression,
   kTokenClassification,
   kQuestionAnswering,
-  kSentenceEmbedding
+  kSentenceEmbedding,
+  kCrossEncoder
 };
 
 // sentence-transformers' Pooling modes this model computes (its 1_Pooling/config.json):

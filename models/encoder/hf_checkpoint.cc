@@ -80,6 +80,13 @@ bool HasHead(const io::SafetensorsFile& file, const EncoderModel& model) {
   return in_file == wanted;
 }
 
+// Whether a checkpoint of task `b` holds the head of task `a`: the same task, or regression and a
+// cross-encoder (the same class with one output).
+bool SameHead(Task a, Task b) {
+  const auto one_output = [](Task t) { return t == Task::kRegression || t == Task::kCrossEncoder; };
+  return a == b || (one_output(a) && one_output(b));
+}
+
 // Applies --task to a directory's config: another task means another head (and, for
 // regression, a single output).
 void ApplyTask(EncoderConfig& config, Task task) {
@@ -87,7 +94,7 @@ void ApplyTask(EncoderConfig& config, Task task) {
   config.task = task;
   config.problem_type.reset();
   // A base model keeps the labels it was read with (HF's default two); they are not used.
-  if (task == Task::kRegression) config.id2label = {"LABEL_0"};
+  if (task == Task::kRegression || task == Task::kCrossEncoder) config.id2label = {"LABEL_0"};
   // XLMRobertaForQuestionAnswering's config: HF's default two labels.
   if (task == Task::kQuestionAnswering) config.id2label = {"LABEL_0", "LABEL_1"};
 }
@@ -133,9 +140,10 @@ absl::StatusOr<LoadedModel> LoadPretrained(const std::string& model_dir, const L
   config.pooling = options.pooling;
   config.normalize_embeddings = options.normalize_embeddings;
   XLMR_ASSIGN_OR_RETURN(io::SafetensorsFile file, io::ReadSafetensors(model_dir + "/model.safetensors"));
-  const bool task_matches = !options.task.has_value() || *options.task == config.task;
+  const bool task_matches = !options.task.has_value() || SameHead(*options.task, config.task);
   if (options.task.has_value()) ApplyTask(config, *options.task);
-  const bool regression = config.task == Task::kRegression;
+  // One output, named as the directory names it.
+  const bool regression = config.task == Task::kRegression || config.task == Task::kCrossEncoder;
   const bool labels_match =
       regression || !options.labels.has_value() || *options.labels == config.id2label;
   if (options.labels.has_value() && !regression) config.id2label = *options.labels;

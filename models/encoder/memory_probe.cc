@@ -114,7 +114,8 @@ ProbeBatch MakeProbeBatch(const EncoderConfig& config, const recompute::BatchSha
       labels = shape.packed() ? Tensor::Zeros({tokens}, DType::kI32) : Tensor::Zeros({batch, seq}, DType::kI32);
       break;
     case train::Objective::kSpanStartEnd: labels = Tensor::Zeros({2, batch}, DType::kI32); break;
-    case train::Objective::kRegression: labels = Tensor::Zeros({batch}, DType::kF32); break;
+    case train::Objective::kRegression:
+    case train::Objective::kBinaryLogits: labels = Tensor::Zeros({batch}, DType::kF32); break;
     case train::Objective::kSingleLabel: labels = Tensor::Zeros({batch}, DType::kI32); break;
     case train::Objective::kInBatchNegatives:
     case train::Objective::kSymmetricInBatchNegatives: labels = InBatchTargets(batch); break;

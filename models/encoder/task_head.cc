@@ -26,6 +26,7 @@ train::Objective ObjectiveOf(Task task) {
     case Task::kTokenClassification: return train::Objective::kPerToken;
     case Task::kQuestionAnswering: return train::Objective::kSpanStartEnd;
     case Task::kSentenceEmbedding: return train::Objective::kInBatchNegatives;
+    case Task::kCrossEncoder: return train::Objective::kBinaryLogits;
   }
   return train::Objective::kSingleLabel;
 }

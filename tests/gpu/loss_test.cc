@@ -280,6 +280,22 @@ TEST_F(CudaLossTest, CosentAccumulatesItsLossAndReadsAStoredScaleBitForBit) {
                           ops::CosentBackward(scores, labels, 0.37f));
 }
 
+// A cross-encoder's training step adds its loss on the device (ops::AccumulateBceWithLogitsLoss):
+// the same bits as the summed loss, added to what the slot held, queued without a wait.
+TEST_F(CudaLossTest, BceWithLogitsAccumulatesTheBitsOfItsSum) {
+  for (DType dtype : {DType::kF32, DType::kF16}) {
+    const Tensor logits = OnGpu(RandomCpu({37, 1}, dtype, -8.0f, 8.0f, 9));
+    const Tensor targets = OnGpu(RandomCpu({37, 1}, DType::kF32, 0.0f, 1.0f, 10));
+    const double loss = ops::BceWithLogitsLoss(logits, targets).sum;
+    Tensor totals_cpu = Tensor::Zeros({2}, DType::kI64);
+    reinterpret_cast<double*>(totals_cpu.data<int64_t>())[0] = 0.25;
+    Tensor totals = OnGpu(totals_cpu);
+    ops::AccumulateBceWithLogitsLoss(logits, targets, totals, 0);
+    EXPECT_EQ(TotalAt(totals, 0), 0.25 + loss) << DTypeName(dtype);
+    EXPECT_EQ(TotalAt(totals, 1), 0.0) << DTypeName(dtype);
+  }
+}
+
 TEST_F(CudaLossTest, CosentOfNoScoresIsEmpty) {
   // No launch (an empty grid is a launch error): a zero loss of zero terms, nothing accumulated.
   const Tensor none = Tensor::Zeros({0}, DType::kF32, Device::kCuda);

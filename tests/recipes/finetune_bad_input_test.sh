@@ -82,7 +82,7 @@ expect_usage_error "--resume_from_checkpoint" --resume_from_checkpoint=latest
 # --task and the data of token classification and regression.
 printf 'hello\tB-x\nworld\tI-x\n\n' > tagged.conll
 printf 'hello\tB-x\nworld\n\n' > untagged_line.conll
-expect_usage_error "--task: expected sequence_classification, regression, token_classification, question_answering or sentence_embedding, got bogus" --task=bogus
+expect_usage_error "--task: expected sequence_classification, regression, token_classification, question_answering, sentence_embedding or cross_encoder, got bogus" --task=bogus
 # --task=sentence_embedding's flags and rows (a hard-negative column that does not exist, an
 # empty text: the file, the line and --embedding_columns).
 printf '{"anchor": "hello", "positive": "hi there", "negative": "bye"}\n' > triplet.jsonl
@@ -114,6 +114,13 @@ expect_usage_error "scored_bad.jsonl:2: label 'high' is not a finite number" --t
   --train_file=scored_bad.jsonl --embedding_loss=cosent
 expect_usage_error "scored_missing.jsonl:2: no field 'score' (fields: sentence1, sentence2); set --label_column" --task=sentence_embedding \
   --train_file=scored_missing.jsonl --embedding_loss=cosent
+# --task=cross_encoder: a training file, labels that are probabilities (the file and the line).
+printf 'query\tpassage\tlabel\nq\tp\t1\nq\tr\t2\n' > reranking.tsv
+expect_usage_error "--task: expected --train_file of text pairs with labels in [0, 1] for cross_encoder" --task=cross_encoder
+expect_usage_error "reranking.tsv:3: label 2 is not in [0, 1] (--task=cross_encoder" --task=cross_encoder \
+  --train_file=reranking.tsv --text_column=query --text_pair_column=passage
+expect_usage_error "--label_smoothing_factor: expected 0 with --task=cross_encoder" --task=cross_encoder \
+  --train_file=reranking.tsv --text_column=query --text_pair_column=passage --label_smoothing_factor=0.1
 # The metrics --metric_for_best_model accepts are those of the run's loss.
 expect_usage_error "--metric_for_best_model: expected loss or one of pearson_cosine, spearman_cosine for --task=sentence_embedding, got cosine_ndcg@10" \
   --task=sentence_embedding --train_file=scored_bad.jsonl --embedding_loss=cosent --metric_for_best_model=cosine_ndcg@10
