@@ -28,6 +28,10 @@ ABSL_FLAG(int64_t, mini_batch_size, 0,
           "CachedMultipleNegativesRankingLoss): each column's texts are embedded this many at a time, so "
           "activation memory is one mini-batch's whatever the batch size; 0: the whole batch at once");
 
+ABSL_FLAG(bool, gather_across_devices, false,
+          "sentence_embedding, in-batch negatives under mpirun: every anchor's candidates are the texts of "
+          "every rank's micro-batch, gradients flowing to them (sentence-transformers' gather_across_devices)");
+
 namespace xlmr::recipes {
 
 absl::StatusOr<EmbeddingSettings> ReadEmbeddingFlags(const std::set<std::string>& given) {
@@ -66,6 +70,12 @@ absl::StatusOr<EmbeddingSettings> ReadEmbeddingFlags(const std::set<std::string>
   XLMR_RETURN_IF_ERROR(ExpectFlag(settings.mini_batch_size == 0 || !cosent, "mini_batch_size",
                                   "0 with --embedding_loss=cosent (the cached loss is in-batch negatives')",
                                   absl::StrCat(settings.mini_batch_size)));
+  settings.gather_across_devices = absl::GetFlag(FLAGS_gather_across_devices);
+  XLMR_RETURN_IF_ERROR(ExpectFlag(!settings.gather_across_devices || !cosent, "gather_across_devices",
+                                  "false with --embedding_loss=cosent (its pairs have no candidates)", "true"));
+  XLMR_RETURN_IF_ERROR(ExpectFlag(!settings.gather_across_devices || settings.mini_batch_size == 0,
+                                  "gather_across_devices", "false with --mini_batch_size (not supported yet)",
+                                  "true"));
   return settings;
 }
 

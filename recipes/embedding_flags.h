@@ -33,6 +33,8 @@ struct EmbeddingSettings {
   double similarity_scale = 20.0;                                     // --similarity_scale
   // --mini_batch_size: texts per mini-batch of the cached loss (GradCache); 0: uncached.
   int64_t mini_batch_size = 0;
+  // --gather_across_devices: under mpirun, every rank's texts are the candidates of every anchor.
+  bool gather_across_devices = false;
 };
 
 // The flags above, validated: a known loss; at least two distinct non-empty column names (exactly

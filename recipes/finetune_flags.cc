@@ -256,6 +256,7 @@ absl::Status ApplyEmbeddingFlags(const std::set<std::string>& given, FinetuneCon
   c.trainer.columns_per_row = static_cast<int64_t>(c.embedding.columns.size());
   c.trainer.similarity_scale = c.embedding.similarity_scale;
   c.trainer.cached_mini_batch_size = c.embedding.mini_batch_size;
+  c.trainer.gather_across_devices = c.embedding.gather_across_devices;
   return absl::OkStatus();
 }
 

@@ -8,6 +8,7 @@
 #include "framework/data/batch_slice.h"
 #include "framework/ops/elementwise.h"
 #include "framework/ops/step_decisions.h"
+#include "framework/train/gathered_rows.h"
 #include "framework/train/model_inputs.h"
 #include "kernels/common/step_state.h"
 
@@ -91,6 +92,24 @@ void TrainStep::RunCachedMicroStep(const data::Batch& batch, const PassContext& 
   }
 }
 
+void TrainStep::RunGatheredMicroStep(const data::Batch& batch, const PassContext& context, int row, bool last) {
+  distributed::Communicator& comm = sync_.communicator();
+  const bool empty = batch.labels.numel() == 0;
+  const Tensor local =
+      empty ? Tensor() : model_.Forward(ToModelInputs(batch, settings_.device), context, /*keep_activations=*/true);
+  const GatheredRows gathered = GatherRows(local, settings_.gathered_columns, settings_.device, comm);
+  if (comm.rank() == 0) {  // every rank holds the global loss; the ranks' sums are added for the log
+    AccumulateObjectiveLoss(settings_.objective, gathered.embeddings, gathered.targets, 0.0f, state_,
+                            ops::StepSlotElement(row, kernels::kSlotLossSum), settings_.similarity_scale);
+  }
+  if (empty) return;  // no text of ours to back-propagate
+  const Tensor d_global = ObjectiveBackward(
+      settings_.objective, gathered.embeddings, gathered.targets,
+      ops::GradientScale::InState(state_, ops::StepSlotElement(row, kernels::kSlotGradientScale)), 0.0f,
+      settings_.similarity_scale);
+  model_.Backward(LocalRows(d_global, gathered, comm), context, sync_.HookFor(last));
+}
+
 TrainStep::TrainStep(TrainableModel& model, distributed::GradientSynchronizer& sync,
                      amp::DynamicLossScaler& scaler, optim::AdamW& optimizer,
                      const optim::LrSchedule& schedule, StepSettings settings)
@@ -135,14 +154,19 @@ void TrainStep::Enqueue(int64_t step, const std::vector<data::Batch>& micro_batc
   grads_zeroed_ = false;  // the micro-steps accumulate into them from here
   sync_.BeginStep();
   for (size_t m = 0; m < micro_batches.size(); ++m) {
-    if (micro_batches[m].labels.numel() == 0) continue;  // a rank's share of a partial batch
+    const bool gathered = settings_.gathered_columns > 0 && sync_.communicator().world_size() > 1;
+    if (micro_batches[m].labels.numel() == 0 && !gathered) continue;  // a rank's share of a partial batch
     PassContext context;
     context.training = true;
     context.autocast = settings_.autocast;
     context.seed = settings_.seed;
     context.step = static_cast<uint32_t>(step);
     context.micro_step = static_cast<uint32_t>(m);
-    RunMicroStep(micro_batches[m], context, row, m + 1 == micro_batches.size());
+    if (gathered) {
+      RunGatheredMicroStep(micro_batches[m], context, row, m + 1 == micro_batches.size());
+    } else {
+      RunMicroStep(micro_batches[m], context, row, m + 1 == micro_batches.size());
+    }
   }
   sync_.Finish();
 

@@ -71,6 +71,9 @@ struct StepSettings {
   // gradients are the uncached ones up to rounding. Each mini-batch keys its dropout masks as
   // micro-step `micro_step + (index + 1) * 65536` (the same in both of its passes).
   int64_t cached_mini_batch_size = 0;
+  // In-batch negatives, > 0: the candidates gathered from every rank (framework/train/
+  // gathered_rows.h; sentence-transformers' gather_across_devices), rows of this many texts.
+  int64_t gathered_columns = 0;
 };
 
 struct StepOutcome {
@@ -134,6 +137,9 @@ class TrainStep {
   void RunMicroStep(const data::Batch& batch, const PassContext& context, int row, bool last);
   // The same in the cached form (StepSettings::cached_mini_batch_size).
   void RunCachedMicroStep(const data::Batch& batch, const PassContext& context, int row, bool last);
+  // In-batch negatives over every rank's rows (StepSettings::gathered_columns); runs on a rank
+  // whose share of the micro-batch is empty too, since every rank takes part in the gather.
+  void RunGatheredMicroStep(const data::Batch& batch, const PassContext& context, int row, bool last);
   // The optimizer's pass over the summed raw gradients this rank owns (GradientSynchronizer::owned()).
   void ApplyUpdate(int row);
 

@@ -101,6 +101,8 @@ struct TrainerOptions {
   // --mini_batch_size: kInBatchNegatives' cached form (StepSettings::cached_mini_batch_size): texts
   // of one column per pass; 0: off.
   int64_t cached_mini_batch_size = 0;
+  // --gather_across_devices: in-batch negatives from every rank's rows (StepSettings::gathered_columns).
+  bool gather_across_devices = false;
   double label_smoothing_factor = 0.0;  // in [0, 1]; 0 with kRegression (framework/train/objective.h)
   std::vector<std::string> label_names = {"LABEL_0", "LABEL_1"};  // in id order
   bool group_by_length = false;  // batches of similar length (HF LengthGroupedSampler)

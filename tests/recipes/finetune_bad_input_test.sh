@@ -121,6 +121,11 @@ expect_usage_error "reranking.tsv:3: label 2 is not in [0, 1] (--task=cross_enco
   --train_file=reranking.tsv --text_column=query --text_pair_column=passage
 expect_usage_error "--label_smoothing_factor: expected 0 with --task=cross_encoder" --task=cross_encoder \
   --train_file=reranking.tsv --text_column=query --text_pair_column=passage --label_smoothing_factor=0.1
+# --gather_across_devices: in-batch negatives only, uncached.
+expect_usage_error "--gather_across_devices: expected false with --embedding_loss=cosent" --task=sentence_embedding \
+  --train_file=scored_bad.jsonl --embedding_loss=cosent --gather_across_devices
+expect_usage_error "--gather_across_devices: expected false with --mini_batch_size" --task=sentence_embedding \
+  --train_file=pairs.jsonl --mini_batch_size=2 --gather_across_devices
 # The metrics --metric_for_best_model accepts are those of the run's loss.
 expect_usage_error "--metric_for_best_model: expected loss or one of pearson_cosine, spearman_cosine for --task=sentence_embedding, got cosine_ndcg@10" \
   --task=sentence_embedding --train_file=scored_bad.jsonl --embedding_loss=cosent --metric_for_best_model=cosine_ndcg@10
