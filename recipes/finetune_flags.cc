@@ -50,8 +50,8 @@ ABSL_FLAG(std::string, test_file, "", "test data evaluated at the end; default: 
           "(with the embedded training data) or none");
 ABSL_FLAG(std::string, label_column, "label", "column holding the label (a string; a number for regression)");
 ABSL_FLAG(std::string, task, "", "sequence_classification | regression | token_classification | question_answering | "
-          "sentence_embedding; default: "
-          "what --model_dir's config.json says (architectures, problem_type), else sequence_classification");
+          "sentence_embedding | cross_encoder; default: what --model_dir says (config.json's architectures and "
+          "problem_type; config_sentence_transformers.json for a cross-encoder), else sequence_classification");
 ABSL_FLAG(std::string, tags_column, "ner_tags", "token classification, .jsonl data: the field holding the tags");
 // Batch.
 ABSL_FLAG(int64_t, per_device_train_batch_size, TrainerDefaults().per_device_train_batch_size,

@@ -55,11 +55,13 @@ namespace {
 // What --help prints before the flags.
 constexpr char kUsage[] =
     "fine-tunes XLM-RoBERTa, RoBERTa, CamemBERT or BERT (config.json's model_type in --model_dir) for sequence "
-    "classification, regression, token classification or question answering (--task) and saves a Hugging Face "
-    "model directory (docs/CONTRACT.md).\n\n"
+    "classification, regression, token classification, question answering, sentence embeddings or reranking "
+    "(--task) and saves a Hugging Face model directory, a sentence-transformers one for the last two "
+    "(docs/CONTRACT.md).\n\n"
     "  xlmr_finetune                      the embedded default: a small model on recipes/data/langid, minutes on a CPU\n"
-    "  xlmr_finetune --task=token_classification | --task=question_answering\n"
-    "                                     the embedded examples of those tasks (recipes/data/langid_ner, langid_qa)\n"
+    "  xlmr_finetune --task=token_classification | --task=question_answering | --task=sentence_embedding\n"
+    "                                     the embedded examples of those tasks (recipes/data/langid_ner, langid_qa,\n"
+    "                                     langid_bitext)\n"
     "  xlmr_finetune --model_dir=DIR --train_file=FILE [--eval_file=FILE] [--test_file=FILE] [flags]\n"
     "  mpirun -np N xlmr_finetune [the same flags]\n\n"
     "Exit status: 0 done; 2 a flag, file or row was invalid; 1 training failed; 143 / 130 stopped by SIGTERM / "

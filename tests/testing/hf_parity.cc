@@ -403,7 +403,7 @@ void ExpectHeadParity(Device device, models::Task task, HeadParityMode mode) {
   if (fp16_autocast) loaded->model->parameters().EnableHalfCopy(autocast);
   // The fp16 file is HF's sdpa attention: the reference of our fused attention.
   const bool fused = models::FusedAttentionApplies(loaded->model->config(), device, autocast);
-  if (fp16_autocast) ASSERT_TRUE(fused) << "golden_qa_fp16_sdpa is the fused attention's reference";
+  if (fp16_autocast) { ASSERT_TRUE(fused) << "golden_qa_fp16_sdpa is the fused attention's reference"; }
   CompareWithGolden({loaded->model.get(), &*inputs_file, &*golden, /*labels_from_inputs=*/false,
                      models::ObjectiveOf(task), TolerancesFor(autocast, fused, /*head64=*/false),
                      device, autocast, /*bit_equal_on_cpu=*/true,

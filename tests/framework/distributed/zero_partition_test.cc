@@ -29,7 +29,7 @@ TEST(ZeroPartitionTest, ShardsTileTheBufferAtAlignedBoundaries) {
       }
       EXPECT_EQ(at, total);
       // Every rank but the last owns exactly S while there is enough to own.
-      if (total >= world * per_rank) EXPECT_EQ(partition.shard(0).size, per_rank);
+      if (total >= world * per_rank) { EXPECT_EQ(partition.shard(0).size, per_rank); }
     }
   }
 }

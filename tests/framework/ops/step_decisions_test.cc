@@ -168,7 +168,7 @@ TEST(StepDecisionsTest, FlagAndSumAreUnscaleAndCheckFiniteThenSumOfSquares) {
       ops::FlagNonFiniteAndSumSquares(raw, state, 3, unscale);
       const std::vector<double> row = ops::ReadStepRow(state, 3);
       EXPECT_EQ(row[kSlotFoundInf], finite ? 0.0 : 1.0) << "inf " << with_inf << " unscale " << unscale;
-      if (finite) EXPECT_EQ(row[kSlotSumOfSquares], ops::SumOfSquares(expected)) << "unscale " << unscale;
+      if (finite) { EXPECT_EQ(row[kSlotSumOfSquares], ops::SumOfSquares(expected)) << "unscale " << unscale; }
       EXPECT_EQ(raw.ToFloatVector(), values) << "pass 1 wrote the gradients";
     }
   }

@@ -35,7 +35,7 @@ TEST(CpuCachingAllocatorTest, BucketsRoundUpByAtMostAnEighth) {
     const size_t bucket = CpuCachingAllocator::BucketBytes(bytes);
     EXPECT_GE(bucket, bytes);
     EXPECT_EQ(bucket % CpuCachingAllocator::kAlignment, 0u) << bytes;
-    if (bytes > 4096) EXPECT_LE(bucket, bytes + bytes / 8) << bytes;
+    if (bytes > 4096) { EXPECT_LE(bucket, bytes + bytes / 8) << bytes; }
     EXPECT_GE(bucket, previous) << "buckets must grow with the request";
     previous = bucket;
   }

@@ -58,7 +58,9 @@ TEST(ParameterStoreTest, EveryRangeAndBucketOfTheXlmrLayoutStartsAt64Elements) {
     // The views themselves: 64 f32 = 256 bytes, 64 f16 = 128 bytes from an aligned base.
     EXPECT_EQ(reinterpret_cast<uintptr_t>(store.param(i).raw_data()) % 256, 0u);
     EXPECT_EQ(reinterpret_cast<uintptr_t>(store.grad(i).raw_data()) % 256, 0u);
-    if (store.spec(i).read_in_half) EXPECT_EQ(reinterpret_cast<uintptr_t>(store.half_param(i).raw_data()) % 128, 0u);
+    if (store.spec(i).read_in_half) {
+      EXPECT_EQ(reinterpret_cast<uintptr_t>(store.half_param(i).raw_data()) % 128, 0u);
+    }
     packed += store.range(i).size;
   }
   EXPECT_EQ(store.packed_elements(), packed);

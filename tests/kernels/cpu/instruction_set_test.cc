@@ -18,7 +18,7 @@ TEST(InstructionSetTest, ClonedLoopsRunTheFmaCloneExactlyWhenTheCpuHasAvx2AndFma
 
 TEST(InstructionSetTest, WidestInstructionSetIsOneTheCpuSupports) {
   EXPECT_TRUE(CpuSupports(WidestInstructionSet()));
-  if (__builtin_cpu_supports("avx512f")) EXPECT_EQ(WidestInstructionSet(), InstructionSet::kAvx512);
+  if (__builtin_cpu_supports("avx512f")) { EXPECT_EQ(WidestInstructionSet(), InstructionSet::kAvx512); }
 }
 
 }  // namespace

@@ -139,7 +139,7 @@ TEST(CamembertTokenizerTest, TheSameModelWithXlmrMappingGivesXlmrIds) {
   const std::vector<int32_t> x = xlmr->EncodeText("Bonjour le monde");
   ASSERT_EQ(c.size(), x.size());
   for (size_t i = 0; i < c.size(); ++i) {
-    if (x[i] != SentencePieceTokenizer::kUnk) EXPECT_EQ(c[i], x[i] + 3);
+    if (x[i] != SentencePieceTokenizer::kUnk) { EXPECT_EQ(c[i], x[i] + 3); }
   }
 }
 
