@@ -82,7 +82,7 @@ check_unknown_flag "$finetune" xlmr_finetune
 check_unknown_flag "$predict" xlmr_predict
 # The usage line speaks of every task.
 run "$finetune" --help
-head -1 stdout.txt | grep -q "sequence classification, regression, token classification or question answering" ||
+head -1 stdout.txt | grep -q "sequence classification, regression, token classification, question answering, sentence embeddings or reranking" ||
   fail "xlmr_finetune --help: the usage line does not name every task: $(head -1 stdout.txt)"
 
 [ "$failures" -eq 0 ] && echo "help test passed"
