@@ -112,17 +112,6 @@ EmbeddedRows EmbedRows(TrainableModel& model, const data::TokenizedDataset& data
   return result;
 }
 
-// cos(a, b) of two rows of `width` doubles (util.pairwise_cos_sim, in double).
-double Cosine(const double* a, const double* b, int64_t width) {
-  double dot = 0, a_squares = 0, b_squares = 0;
-  for (int64_t j = 0; j < width; ++j) {
-    dot += a[j] * b[j];
-    a_squares += a[j] * a[j];
-    b_squares += b[j] * b[j];
-  }
-  return dot / (std::max(std::sqrt(a_squares), 1e-12) * std::max(std::sqrt(b_squares), 1e-12));
-}
-
 }  // namespace
 
 EvalResult EvaluateInBatchNegatives(TrainableModel& model, const data::TokenizedDataset& dataset, int64_t columns,
@@ -155,12 +144,12 @@ EvalResult EvaluateScoredPairs(TrainableModel& model, const data::TokenizedDatas
   result.examples = rows;
   result.loss = embedded.loss_weight > 0 ? embedded.loss_sum / embedded.loss_weight : 0.0;
   if (embedded.width == 0) return result;
-  std::vector<double> scores, cosines;
-  for (int64_t row = 0; row < rows; ++row) {
-    scores.push_back(dataset.target(row));
-    cosines.push_back(Cosine(&embedded.embeddings[row * embedded.width],
-                             &embedded.embeddings[(rows + row) * embedded.width], embedded.width));
-  }
+  std::vector<double> scores;
+  for (int64_t row = 0; row < rows; ++row) scores.push_back(dataset.target(row));
+  const auto second = embedded.embeddings.begin() + rows * embedded.width;  // columns: first texts, then second
+  const std::vector<double> cosines = PairCosines(std::vector<double>(embedded.embeddings.begin(), second),
+                                                  std::vector<double>(second, embedded.embeddings.end()),
+                                                  embedded.width);
   const std::vector<std::string> names = ReportedMetricNames(Objective::kScoredPairs);
   // scipy's pearsonr(labels, scores) and spearmanr(labels, scores); none for a constant input.
   if (const std::optional<double> r = PearsonR(scores, cosines)) result.metrics.push_back({names[0], *r});

@@ -75,6 +75,16 @@ std::vector<double> CosineScores(const std::vector<double>& queries, const std::
   return scores;
 }
 
+std::vector<double> PairCosines(const std::vector<double>& a, const std::vector<double>& b, int64_t width) {
+  XLMR_CHECK(width > 0 && a.size() == b.size() && a.size() % width == 0) << "pairs of rows of " << width;
+  const std::vector<double> u = UnitRows(a, width), v = UnitRows(b, width);
+  std::vector<double> cosines(a.size() / width);
+  for (size_t i = 0; i < cosines.size(); ++i) {
+    cosines[i] = std::inner_product(u.begin() + i * width, u.begin() + (i + 1) * width, v.begin() + i * width, 0.0);
+  }
+  return cosines;
+}
+
 double NumpyMean(const std::vector<double>& values) {
   XLMR_CHECK(!values.empty()) << "mean of no values";
   return PairwiseSum(values.data(), static_cast<int64_t>(values.size())) / static_cast<double>(values.size());

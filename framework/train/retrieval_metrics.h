@@ -24,6 +24,9 @@ std::vector<std::string> RetrievalMetricNames();
 // [D, width] (row-major, any values): each row divided by max(norm, 1e-12), then dot products,
 // in double.
 std::vector<double> CosineScores(const std::vector<double>& queries, const std::vector<double>& corpus, int64_t width);
+// The same similarity of row i of `a` with row i of `b` ([N, width] each): util.pairwise_cos_sim
+// (EmbeddingSimilarityEvaluator's scored pairs).
+std::vector<double> PairCosines(const std::vector<double>& a, const std::vector<double>& b, int64_t width);
 
 // [in] scores: [queries, corpus] row-major similarities; top_k <= corpus.
 // Returns each query's top_k corpus indices, best first, ties by ascending index.
