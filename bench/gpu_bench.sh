@@ -26,8 +26,9 @@
 #                         checkpointing: accumN (N micro-batches of batch_tokens per optimizer
 #                         step: --gradient_accumulation_steps=N, HF's --accumulation=N; accum4 at
 #                         seq 128 is the 32k-token step) or bf16 (ours --bf16, HF bf16 autocast
-#                         without a scaler); the same --steps and --warmup, in optimizer steps
-#                         (default: none)
+#                         without a scaler) or nographs (ours alone with --cuda_graphs=false:
+#                         every step op by op, runner ours-nographs); the same --steps and
+#                         --warmup, in optimizer steps (default: none)
 #   --dry-run             sizes=tiny, seq_lens=64,32, batch_tokens=256, steps=4, warmup=1, cpu,
 #                         profile=tiny:64, variants=64:accum2,64:bf16
 #
@@ -61,7 +62,7 @@ for arg in "$@"; do
     --python=*) python=${arg#*=} ;; --out=*) out=${arg#*=} ;; --run_timeout=*) run_timeout=${arg#*=} ;;
     --profile=*) profile=${arg#*=} ;; --variants=*) variants=${arg#*=} ;;
     --dry-run) sizes=tiny seq_lens=64,32 batch_tokens=256 steps=4 warmup=1 device=cpu profile=tiny:64
-      variants=64:accum2,64:bf16 ;;
+      variants=64:accum2,64:bf16,64:nographs ;;
     *) usage ;;
   esac
 done
@@ -69,8 +70,8 @@ done
 [ "$device" = cuda ] || [ "$device" = cpu ] || { echo "--device: cuda or cpu" >&2; exit 2; }
 [[ $run_timeout =~ ^[0-9]+$ ]] || { echo "--run_timeout=$run_timeout: a whole number of seconds" >&2; exit 2; }
 [[ $profile =~ ^([a-z]+:[0-9]+(,[a-z]+:[0-9]+)*)?$ ]] || { echo "--profile=$profile: SIZE:SEQ[,SIZE:SEQ...]" >&2; exit 2; }
-[[ $variants =~ ^([0-9]+:(accum[1-9][0-9]*|bf16)(,[0-9]+:(accum[1-9][0-9]*|bf16))*)?$ ]] ||
-  { echo "--variants=$variants: SEQ:accumN|SEQ:bf16[,...]" >&2; exit 2; }
+[[ $variants =~ ^([0-9]+:(accum[1-9][0-9]*|bf16|nographs)(,[0-9]+:(accum[1-9][0-9]*|bf16|nographs))*)?$ ]] ||
+  { echo "--variants=$variants: SEQ:accumN|SEQ:bf16|SEQ:nographs[,...]" >&2; exit 2; }
 # The precision of the runs that are not a bf16 variant.
 default_precision=fp16
 [ "$device" = cpu ] && default_precision=fp32
@@ -122,7 +123,7 @@ PYTHON
 # Whether our run of this size, sequence length and checkpointing setting is profiled (never a
 # variant's run).
 profiled() {  # size seq checkpointing
-  [ "$3" = off ] && [ "$precision" = "$default_precision" ] && [ "$accumulation" = 1 ] &&
+  [ "$3" = off ] && [ "$precision" = "$default_precision" ] && [ "$accumulation" = 1 ] && [ "$graphs" = on ] &&
     [[ ",$profile," == *",$1:$2,"* ]]
 }
 
@@ -150,7 +151,8 @@ probe_ours() {
 }
 
 run_ours() {  # model_dir data seq batch checkpointing tag
-  local model=$1 data=$2 seq=$3 batch=$4 ckpt=$5 tag=$6 flags=() run_steps=$steps window=""
+  local model=$1 data=$2 seq=$3 batch=$4 ckpt=$5 tag=$6 flags=() run_steps=$steps window="" runner=ours
+  [ "$graphs" = off ] && flags+=(--cuda_graphs=false) && runner=ours-nographs
   [ "$precision" = fp16 ] && flags+=(--fp16)
   [ "$precision" = bf16 ] && flags+=(--bf16)
   [ "$accumulation" -gt 1 ] && flags+=(--gradient_accumulation_steps="$accumulation")
@@ -161,7 +163,7 @@ run_ours() {  # model_dir data seq batch checkpointing tag
     flags+=(--profile_steps="$window")
   fi
   if [ -n "$ours_unavailable" ]; then
-    record "$size" "$seq" "$batch" "$ckpt" ours unavailable "$ours_unavailable" ""
+    record "$size" "$seq" "$batch" "$ckpt" "$runner" unavailable "$ours_unavailable" ""
     return
   fi
   echo "- ours: $tag" >&2
@@ -169,10 +171,10 @@ run_ours() {  # model_dir data seq batch checkpointing tag
     --max_seq_length="$seq" --per_device_train_batch_size="$batch" --max_steps="$run_steps" \
     --learning_rate=2e-5 --max_grad_norm=1.0 --weight_decay=0 --logging_steps="$steps" \
     --save_total_limit=1 --cache_dir="$work/cache" --output_dir="$work/ours_$tag" >"$work/ours_$tag.log" 2>&1; then
-    record "$size" "$seq" "$batch" "$ckpt" ours ok "" "$work/ours_$tag/metrics.jsonl" \
+    record "$size" "$seq" "$batch" "$ckpt" "$runner" ok "" "$work/ours_$tag/metrics.jsonl" \
       "$window" "${window:+profile_${size}_$seq}"
   else
-    record "$size" "$seq" "$batch" "$ckpt" ours failed "exit $?: $(tail -n 1 "$work/ours_$tag.log")" ""
+    record "$size" "$seq" "$batch" "$ckpt" "$runner" failed "exit $?: $(tail -n 1 "$work/ours_$tag.log")" ""
   fi
   [ -z "$window" ] || keep_profile "$work/ours_$tag" "$size" "$seq"
 }
@@ -200,10 +202,12 @@ variants_at() {  # seq
   return 0
 }
 
-# Runs every requested runner on one configuration ($precision and $accumulation set).
+# Runs every requested runner on one configuration ($precision, $accumulation and $graphs set);
+# without graphs, ours alone (HF's runs of the configuration are those with graphs).
 run_configuration() {  # model data seq batch checkpointing tag
   local model=$1 data=$2 seq=$3 batch=$4 ckpt=$5 tag=$6
   case ",$runners," in *,ours,*) run_ours "$model" "$data" "$seq" "$batch" "$ckpt" "$tag" ;; esac
+  [ "$graphs" = on ] || return 0
   case ",$runners," in *,eager,*) run_hf "$model" "$data" "$seq" "$batch" "$ckpt" eager "$tag" ;; esac
   case ",$runners," in *,sdpa,*) run_hf "$model" "$data" "$seq" "$batch" "$ckpt" sdpa "$tag" ;; esac
 }
@@ -231,13 +235,13 @@ main() {
       done
       [ -f "$data" ] || "$python" "$hf" write-data --rows=$((batch * (steps + profile_extra_steps) * most)) \
         --seq_len="$seq" --out="$data"
-      precision=$default_precision accumulation=1
+      precision=$default_precision accumulation=1 graphs=on
       for ckpt in ${checkpointing//,/ }; do
         run_configuration "$model" "$data" "$seq" "$batch" "$ckpt" "${size}_${seq}_ckpt_$ckpt"
       done
       for variant in $(variants_at "$seq"); do
-        precision=$default_precision accumulation=1
-        case "$variant" in accum*) accumulation=${variant#accum} ;; bf16) precision=bf16 ;; esac
+        precision=$default_precision accumulation=1 graphs=on
+        case "$variant" in accum*) accumulation=${variant#accum} ;; bf16) precision=bf16 ;; nographs) graphs=off ;; esac
         run_configuration "$model" "$data" "$seq" "$batch" off "${size}_${seq}_$variant"
       done
     done

@@ -99,7 +99,7 @@ def hf_steps(result_path):
 
 
 def measure(run, warmup, peak):
-    steps = ours_steps(run) if run["runner"] == "ours" else hf_steps(run["result"])
+    steps = ours_steps(run) if run["runner"].startswith("ours") else hf_steps(run["result"])
     ms, tokens = steps["step_ms"][warmup:], steps["step_tokens"][warmup:]
     if not ms:
         return {"error": f"no steps after the {warmup} warm-up steps"}
@@ -164,7 +164,7 @@ def launch_rows(runs, warmup):
     """Per successful run of ours: median kernel launches and host waits per measured step."""
     rows = []
     for run in runs:
-        if run["runner"] != "ours" or run["status"] != "ok":
+        if not run["runner"].startswith("ours") or run["status"] != "ok":
             continue
         steps = train_rows(run)[warmup:]
         cells = []
@@ -172,7 +172,7 @@ def launch_rows(runs, warmup):
             values = [s.get(key) for s in steps]
             cells.append(f"{statistics.median(values):,.0f}" if values and None not in values else "n/a")
         where = f"{run['profile']}/ (steps {run['profile_steps']})" if run.get("profile") else ""
-        rows.append(f"{head_cells(run)} {cells[0]} | {cells[1]} | {where} |")
+        rows.append(f"{head_cells(run)} {run['runner']} | {cells[0]} | {cells[1]} | {where} |")
     return rows
 
 
@@ -194,9 +194,9 @@ def main():
         print("\nOurs per step (medians over the same steps, from metrics.jsonl): kernel launches "
               "and blocking host waits as the CUDA backend's CUPTI tracer counts them (n/a: no "
               "CUPTI; on the CPU, the ops dispatched and 0); the profile of the steps after them.\n")
-        print("| size | seq | batch | accum | tokens/step | precision | grad ckpt | kernel launches | host waits | "
-              "profile |")
-        print("|" + " --- |" * 10)
+        print("| size | seq | batch | accum | tokens/step | precision | grad ckpt | runner | kernel launches | "
+              "host waits | profile |")
+        print("|" + " --- |" * 11)
         for row in launches:
             print(row)
 

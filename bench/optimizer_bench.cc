@@ -86,11 +86,15 @@ int Run() {
     std::vector<double> row(kernels::kStepSlots, 0.0);
     row[kernels::kSlotScale] = scale;
     ops::WriteStepRow(state, 0, row);
-    ops::BeginStepState(state, 1, 0, 1);
+    kernels::StepInputs inputs;
+    inputs.candidates = candidates;
+    inputs.loss_terms = 1;
+    ops::WriteStepInputs(state, 1, inputs);
+    ops::BeginStepState(state, 1, 0);
     Sync(device);
     begin = std::chrono::steady_clock::now();
     ops::FlagNonFiniteAndSumSquares(b.grad, state, 1, /*unscale=*/true);
-    ops::AdamWStepWithState(candidates, runs, b.param, b.grad, b.m, b.v, &b.half, state, 1, {true, max_norm});
+    ops::AdamWStepWithState(runs, b.param, b.grad, b.m, b.v, &b.half, state, 1, {true, max_norm});
     Sync(device);
     if (r > 0) two_pass_ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - begin).count());
   }

@@ -63,6 +63,9 @@ ABSL_FLAG(bool, group_by_length, TrainerDefaults().group_by_length,
 ABSL_FLAG(bool, padding_free, TrainerDefaults().padding_free,
           "train on packed micro-batches (the same examples, no padding tokens) "
           "wherever the attention has a variable-length form (fused); false pads each micro-batch");
+ABSL_FLAG(bool, cuda_graphs, TrainerDefaults().cuda_graphs,
+          "on CUDA, capture each batch layout's training step once and replay it (CUDA graphs; one "
+          "process, outside --profile_steps); false runs every step op by op. Same results either way");
 // Optimiser.
 ABSL_FLAG(double, learning_rate, TrainerDefaults().learning_rate, "peak AdamW learning rate");
 ABSL_FLAG(double, weight_decay, TrainerDefaults().weight_decay,
@@ -319,6 +322,7 @@ absl::Status ReadOptimizerFlags(train::TrainerOptions& t) {
   t.gradient_accumulation_steps = absl::GetFlag(FLAGS_gradient_accumulation_steps);
   t.group_by_length = absl::GetFlag(FLAGS_group_by_length);
   t.padding_free = absl::GetFlag(FLAGS_padding_free);
+  t.cuda_graphs = absl::GetFlag(FLAGS_cuda_graphs);
   t.learning_rate = absl::GetFlag(FLAGS_learning_rate);
   t.adam_beta1 = absl::GetFlag(FLAGS_adam_beta1);
   t.adam_beta2 = absl::GetFlag(FLAGS_adam_beta2);

@@ -46,7 +46,7 @@ Bounds (argued before any GPU run; cut to the measured values after the first on
   The oracle's peak_activation_bytes equals the predicted activation peak at every step
   (docs/CONTRACT.md: exact for a step of the probed shape, tests/recipes:memory_plan_flags_test),
   and its peak_device_bytes equals weights + gradients + optimizer state (--print_memory_plan's
-  --zero_stage=0 column) + that prediction + the step-state ring's 896 bytes (STEP_STATE_RING_BYTES,
+  --zero_stage=0 column) + that prediction + the step state's 4000 bytes (STEP_STATE_RING_BYTES,
   workspace the plan does not count). The device's plan is probed on the device's own
   allocator, so the same holds there except for what lives in host memory on a GPU: the
   prediction counts the trainer's host copies of the batch (external_bytes, under 0.1% of the
@@ -98,9 +98,10 @@ def relative(a, b):
     return abs(a - b) / max(abs(b), 1e-12)
 
 
-# The step-state ring (kernels/common/step_state.h: kStepStateRows 8 rows of kStepSlots 14 f64
-# slots), device workspace that the memory plan does not count: part of the exact total.
-STEP_STATE_RING_BYTES = 8 * 14 * 8
+# The step state (kernels/common/step_state.h: kStepStateAllRows 10 rows, the ring's 8 and the
+# captured step's 2, of kStepSlots 14 f64 slots, then a 288-byte StepInputs per row), device
+# workspace that the memory plan does not count: part of the exact total.
+STEP_STATE_RING_BYTES = 10 * 14 * 8 + 10 * 288
 
 
 def plan_of(log_path):

@@ -63,6 +63,13 @@ class Communicator {
   virtual bool AllTrue(bool value) = 0;
   // Sum over ranks of a few doubles (metrics: losses, token counts), in place.
   virtual void AllReduceSumDoubles(double* values, size_t count) = 0;
+  // In place, on the tensor's device: elements [first, first + count) of `data`, an I64 tensor
+  // whose bytes are doubles (framework/ops/step_decisions.h's step state), become their sums
+  // over ranks. Host memory (this default): through AllReduceSumDoubles, complete on return.
+  // GPU memory (NcclCommunicator): enqueued, ordered after the compute stream's work so far
+  // and before its later work, with no host wait: a step's finite flag and sharded sum of
+  // squares are agreed where they were computed.
+  virtual void AllReduceSumStateDoubles(Tensor& data, int64_t first, int64_t count);
   // Every rank's `local` values concatenated in rank order (sizes may differ per rank).
   virtual std::vector<double> AllGatherDoubles(const std::vector<double>& local) = 0;
   // Copies `bytes` bytes of rank `root`'s buffer into everyone's.
@@ -74,6 +81,9 @@ class Communicator {
   // Number of gradient bucket reductions (AllReduceSum, or ReduceScatterSum under ZeRO stage 1)
   // this rank has issued.
   int64_t allreduce_calls() const { return allreduce_calls_; }
+  // A replayed step (a CUDA graph: framework/train/step_graphs.h) issues the `calls` reductions
+  // its capture issued, on the device, without calling the methods that count them.
+  void CountReplayedCalls(int64_t calls) { allreduce_calls_ += calls; }
 
  protected:
   int64_t allreduce_calls_ = 0;

@@ -115,6 +115,24 @@ void NcclCommunicator::AllReduceSum(Tensor& data) {
   ++allreduce_calls_;
 }
 
+void NcclCommunicator::AllReduceSumStateDoubles(Tensor& data, int64_t first, int64_t count) {
+  if (data.device() != Device::kCuda) {
+    Communicator::AllReduceSumStateDoubles(data, first, count);
+    return;
+  }
+  profile::OpScope op("comm::AllReduceSumStateDoubles", profile::OpKind::kOther,
+                      count * static_cast<int64_t>(sizeof(double)));
+  XLMR_CHECK(data.dtype() == DType::kI64 && first >= 0 && count >= 0 && first + count <= data.numel())
+      << "AllReduceSumStateDoubles: doubles [" << first << ", " << first + count << ") of an I64 tensor of "
+      << data.numel() << " elements";
+  if (count == 0) return;
+  OrderAfterCompute();
+  double* values = reinterpret_cast<double*>(data.data<int64_t>()) + first;
+  NCCL_CHECK(ncclAllReduce(values, values, static_cast<size_t>(count), ncclFloat64, ncclSum, comm_,
+                           communication_stream_));
+  WaitForAllReduces();
+}
+
 void NcclCommunicator::OrderAfterCompute() {
   CUDA_CHECK(cudaEventRecord(grads_ready_, compute_stream_));
   CUDA_CHECK(cudaStreamWaitEvent(communication_stream_, grads_ready_, 0));

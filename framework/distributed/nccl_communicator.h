@@ -69,6 +69,10 @@ class NcclCommunicator final : public Communicator {
   void AllReduceSumDoubles(double* values, size_t count) override {
     host_->AllReduceSumDoubles(values, count);
   }
+  // GPU memory: one ncclAllReduce of doubles on the communication stream, event-ordered after
+  // the compute stream's work so far and before its later work (no host wait). Host memory:
+  // the host communicator's sum.
+  void AllReduceSumStateDoubles(Tensor& data, int64_t first, int64_t count) override;
   std::vector<double> AllGatherDoubles(const std::vector<double>& local) override {
     return host_->AllGatherDoubles(local);
   }

@@ -1,5 +1,7 @@
 #include "framework/ops/step_decisions.h"
 
+#include <algorithm>
+
 #include "framework/core/check.h"
 #include "framework/ops/dispatch.h"
 #include "kernels/cpu/optim.h"
@@ -13,28 +15,44 @@ namespace xlmr::ops {
 namespace {
 
 using kernels::kStepSlots;
-using kernels::kStepStateRows;
 
 void CheckState(const char* op, const Tensor& state, int row) {
-  XLMR_CHECK(state.defined() && state.dtype() == DType::kI64 &&
-             state.numel() == int64_t{kStepStateRows} * kStepSlots)
+  XLMR_CHECK(state.defined() && state.dtype() == DType::kI64 && state.numel() == kernels::kStepStateDoubles)
       << op << ": the step state must come from MakeStepState";
-  XLMR_CHECK(row >= 0 && row < kStepStateRows) << op << ": row " << row;
+  XLMR_CHECK(row >= 0 && row < kernels::kStepStateAllRows) << op << ": row " << row;
 }
 
 void CheckF32(const char* op, const Tensor& t) {
   XLMR_CHECK(t.defined() && t.dtype() == DType::kF32) << op << ": gradients must be f32";
 }
 
-// The row's doubles in host memory (CPU tensors only).
+// The row's doubles, and the row's StepInputs, at their addresses on the state's device.
 double* HostRow(const Tensor& state, int row) {
   return static_cast<double*>(state.raw_data()) + int64_t{row} * kStepSlots;
+}
+kernels::StepInputs* InputsOf(const Tensor& state, int row) {
+  return reinterpret_cast<kernels::StepInputs*>(static_cast<double*>(state.raw_data()) +
+                                                kernels::kStepInputsOffsetDoubles + row * kernels::kStepInputsDoubles);
 }
 
 }  // namespace
 
 Tensor MakeStepState(Device device) {
-  return Tensor::Zeros({int64_t{kStepStateRows} * kStepSlots}, DType::kI64, device, MemoryCategory::kWorkspace);
+  return Tensor::Zeros({kernels::kStepStateDoubles}, DType::kI64, device, MemoryCategory::kWorkspace);
+}
+
+void WriteStepInputs(Tensor& state, int row, const kernels::StepInputs& inputs) {
+  constexpr const char* kOp = "ops::WriteStepInputs";
+  CheckState(kOp, state, row);
+  XLMR_CHECK(inputs.loss_terms > 0) << kOp << ": " << inputs.loss_terms << " loss terms";
+  XLMR_CHECK(inputs.candidates.count >= 1 && inputs.candidates.count <= kernels::kMaxAdamWCandidates)
+      << kOp << ": " << inputs.candidates.count << " AdamW candidates";
+  CopyBytes(InputsOf(state, row), state.device(), &inputs, Device::kCpu, sizeof(inputs));
+}
+
+const uint32_t* DropoutStepOnDevice(const Tensor& state, int row) {
+  CheckState("ops::DropoutStepOnDevice", state, row);
+  return state.device() == Device::kCpu ? nullptr : &InputsOf(state, row)->dropout_step;
 }
 
 std::vector<double> ReadStepRow(const Tensor& state, int row) {
@@ -82,19 +100,31 @@ std::vector<double> StepRowReads::Read(const Tensor& state, int row) {
   return values;
 }
 
-void BeginStepState(Tensor& state, int row, int previous, int64_t loss_terms) {
+void CopyStepRow(Tensor& state, int from, int to) {
+  constexpr const char* kOp = "ops::CopyStepRow";
+  CheckState(kOp, state, from);
+  CheckState(kOp, state, to);
+  DispatchByDevice(
+      kOp, state.device(),
+      [&] { std::copy_n(HostRow(state, from), kStepSlots, HostRow(state, to)); },
+      XLMR_CUDA_KERNEL(kernels::cuda::CopyStepRow(HostRow(state, from), HostRow(state, to))));
+}
+
+void BeginStepState(Tensor& state, int row, int previous) {
   constexpr const char* kOp = "ops::BeginStepState";
   CheckState(kOp, state, row);
   CheckState(kOp, state, previous);
-  XLMR_CHECK(loss_terms > 0) << kOp << ": " << loss_terms << " loss terms";
-  const double terms = static_cast<double>(loss_terms);
   DispatchByDevice(
-      kOp, state.device(), [&] { kernels::BeginStepRow(HostRow(state, previous), HostRow(state, row), terms); },
-      XLMR_CUDA_KERNEL(kernels::cuda::BeginStepState(HostRow(state, previous), HostRow(state, row), terms)));
+      kOp, state.device(),
+      [&] {
+        kernels::BeginStepRow(HostRow(state, previous), HostRow(state, row), InputsOf(state, row)->loss_terms);
+      },
+      XLMR_CUDA_KERNEL(kernels::cuda::BeginStepState(HostRow(state, previous), HostRow(state, row),
+                                                     &InputsOf(state, row)->loss_terms)));
 }
 
 int64_t StepSlotElement(int row, kernels::StepSlot slot) {
-  XLMR_CHECK(row >= 0 && row < kStepStateRows) << "ops::StepSlotElement: row " << row;
+  XLMR_CHECK(row >= 0 && row < kernels::kStepStateAllRows) << "ops::StepSlotElement: row " << row;
   return int64_t{row} * kStepSlots + slot;
 }
 
@@ -116,18 +146,17 @@ void FlagNonFiniteAndSumSquares(const Tensor& grads, Tensor& state, int row, boo
       XLMR_CUDA_KERNEL(kernels::cuda::FlagNonFiniteAndSumSquares(grads, HostRow(state, row), unscale)));
 }
 
-void AdamWStepWithState(const AdamWCandidates& candidates, const std::vector<kernels::AdamWDecayRun>& runs,
-                        Tensor& param, Tensor& grad, Tensor& exp_avg, Tensor& exp_avg_sq, Tensor* half_param,
-                        const Tensor& state, int row, const RawGradientRule& rule) {
+void AdamWStepWithState(const std::vector<kernels::AdamWDecayRun>& runs, Tensor& param, Tensor& grad,
+                        Tensor& exp_avg, Tensor& exp_avg_sq, Tensor* half_param, const Tensor& state, int row,
+                        const RawGradientRule& rule) {
   constexpr const char* kOp = "ops::AdamWStepWithState";
   const Device device = CommonDevice(
       kOp, {param, grad, exp_avg, exp_avg_sq, state, half_param != nullptr ? *half_param : Tensor()});
   CheckState(kOp, state, row);
-  XLMR_CHECK(candidates.count >= 1 && candidates.count <= kernels::kMaxAdamWCandidates)
-      << kOp << ": " << candidates.count << " candidates";
   DispatchByDevice(
       kOp, device,
       [&] {
+        const AdamWCandidates& candidates = InputsOf(state, row)->candidates;
         double* r = HostRow(state, row);
         const bool skips = kernels::StepSkips(r);
         const int chosen = skips ? -1 : kernels::AdamWCandidateOf(r, candidates);
@@ -141,7 +170,8 @@ void AdamWStepWithState(const AdamWCandidates& candidates, const std::vector<ker
                                                 kernels::ClipCoefficientOf(r, rule.max_grad_norm), param, grad,
                                                 exp_avg, exp_avg_sq, half_param);
       },
-      XLMR_CUDA_KERNEL(kernels::cuda::AdamWStepWithState(candidates, runs, param, grad, exp_avg, exp_avg_sq,
+      XLMR_CUDA_KERNEL(kernels::cuda::AdamWStepWithState(&InputsOf(state, row)->candidates, runs, param, grad,
+                                                         exp_avg, exp_avg_sq,
                                                          half_param, HostRow(state, row), rule.unscale,
                                                          rule.max_grad_norm)));
 }

@@ -2,23 +2,28 @@
 // and the arithmetic): ops that read and write a step-state ring instead of returning values to
 // the host, so that nothing in a step waits for the device. framework/train/train_step.h calls
 // them in this order for step s, row r = s % kStepStateRows, p = the previous step's row:
-//   BeginStepState(state, r, p, loss terms)
+//   WriteStepInputs(state, r, {AdamW candidates, loss terms, dropout step})
+//   BeginStepState(state, r, p)
 //   per micro-batch: AccumulateObjectiveLoss into the row's loss sum, the loss backward scaled
 //   by the row's gradient scale (framework/ops/loss.h's GradientScale::InState)
 //   FlagNonFiniteAndSumSquares(grads, state, r)   (flag agreed, sharded sum summed over ranks)
-//   AdamWStepWithState(candidates, ..., grads, ..., state, r, rule)   (unscale, clip, AdamW, zero)
+//   AdamWStepWithState(..., grads, ..., state, r, rule)   (unscale, clip, AdamW, zero)
 //   FinishStepState(state, r, rule)
 // Each pass gives the same bits as the host-decided code it replaces (framework/amp's
 // UnscaleAndCheckFinite and Update, framework/optim's SumOfSquares, ClipGradNorm and AdamW::Step)
 // on the same backend: the passes over the gradients are the same kernels, and the scalar
 // decisions are step_state.h's functions, run on the host for the CPU and by one CUDA thread.
 //
-// The state: an I64 tensor of kStepStateRows * kStepSlots elements whose bytes are doubles
-// (Tensor has no f64 dtype), on the gradients' device; MakeStepState allocates it;
-// StepSlotElement(row, slot) is the index of one double.
+// The state: an I64 tensor of kStepStateDoubles elements whose bytes are doubles (Tensor has no
+// f64 dtype), on the gradients' device: the ring's rows, then each row's StepInputs; MakeStepState
+// allocates it; StepSlotElement(row, slot) is the index of one double. Every op after
+// WriteStepInputs reads the host's per-step values from the state, none takes them as an
+// argument: a step's queued work is the same for every step of the same shapes and row, so that
+// it can be captured once and replayed (framework/train/step_graphs.h).
 #ifndef XLMR_FRAMEWORK_OPS_STEP_DECISIONS_H_
 #define XLMR_FRAMEWORK_OPS_STEP_DECISIONS_H_
 
+#include <cstdint>
 #include <memory>
 #include <vector>
 
@@ -35,7 +40,8 @@ namespace xlmr::ops {
 using kernels::AdamWCandidates;
 using kernels::LossScaleRule;
 
-// A zeroed ring on `device`, category kWorkspace (kStepStateRows x kStepSlots doubles: under
+// A zeroed ring on `device`, category kWorkspace (kStepStateAllRows x kStepSlots doubles and as
+// many StepInputs: under
 // 1 KiB; optimizer_bytes and the memory plan count the moments alone).
 Tensor MakeStepState(Device device);
 
@@ -65,9 +71,21 @@ class StepRowReads {
   std::unique_ptr<kernels::cuda::StepRowReader> cuda_;  // CUDA only
 };
 
-// kernels::BeginStepRow(row `previous`, row `row`, loss_terms): loss_terms (> 0) is the step's
-// global batch's (framework/train/train_step.h's GlobalLossTerms).
-void BeginStepState(Tensor& state, int row, int previous, int64_t loss_terms);
+// Writes the row's StepInputs (a host -> device copy in stream order, no wait): candidates.count
+// in [1, kMaxAdamWCandidates], loss_terms > 0 (the global batch's: framework/train/
+// train_step.h's GlobalLossTerms).
+void WriteStepInputs(Tensor& state, int row, const kernels::StepInputs& inputs);
+
+// Where the row's StepInputs::dropout_step lies on the device (PassContext::step_on_device), or
+// null for a CPU state (the CPU reads the step from the pass context).
+const uint32_t* DropoutStepOnDevice(const Tensor& state, int row);
+
+// Row `from`'s doubles into row `to`, in stream order (no wait): a captured step's rows in and
+// out (kernels::kCapturedRow, kCapturedPreviousRow).
+void CopyStepRow(Tensor& state, int from, int to);
+
+// kernels::BeginStepRow(row `previous`, row `row`, the row's StepInputs::loss_terms).
+void BeginStepState(Tensor& state, int row, int previous);
 
 // The index of `slot` of `row` among the state's doubles (for ops that read or add one).
 int64_t StepSlotElement(int row, kernels::StepSlot slot);
@@ -88,14 +106,14 @@ struct RawGradientRule {
   double max_grad_norm = 0.0;
 };
 
-// Pass 2: ops::AdamWStep with candidates.scalars[AdamWCandidateOf(row)] on the gradients formed
-// as they are read, (g * InverseScaleOf(row)) * ClipCoefficientOf(row, max_grad_norm), each
-// product rounded; every gradient is then 0 (the next step's zeroing). A step that skips, or whose
+// Pass 2: ops::AdamWStep with the row's StepInputs::candidates.scalars[AdamWCandidateOf(row)]
+// on the gradients formed as they are read, (g * InverseScaleOf(row)) *
+// ClipCoefficientOf(row, max_grad_norm), each product rounded; every gradient is then 0 (the next step's zeroing). A step that skips, or whose
 // count has no candidate (candidate_error set), updates nothing and only clears the gradients.
 // Arguments as ops::AdamWStep; [in,out] grad.
-void AdamWStepWithState(const AdamWCandidates& candidates, const std::vector<kernels::AdamWDecayRun>& runs,
-                        Tensor& param, Tensor& grad, Tensor& exp_avg, Tensor& exp_avg_sq,
-                        Tensor* half_param, const Tensor& state, int row, const RawGradientRule& rule);
+void AdamWStepWithState(const std::vector<kernels::AdamWDecayRun>& runs, Tensor& param, Tensor& grad,
+                        Tensor& exp_avg, Tensor& exp_avg_sq, Tensor* half_param, const Tensor& state, int row,
+                        const RawGradientRule& rule);
 
 // kernels::FinishStepRow(row, rule): the skip flag, the update count, the next loss scale.
 void FinishStepState(Tensor& state, int row, const LossScaleRule& rule);

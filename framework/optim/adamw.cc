@@ -132,15 +132,14 @@ void AdamW::Step(double lr) {
   ops::AdamWStep(scalars, runs_, master, grads, exp_avg_, exp_avg_sq_, half.defined() ? &half : nullptr);
 }
 
-void AdamW::StepWithState(const ops::AdamWCandidates& candidates, const Tensor& step_state, int row,
-                          const ops::RawGradientRule& rule) {
+void AdamW::StepWithState(const Tensor& step_state, int row, const ops::RawGradientRule& rule) {
   if (segments_.empty()) return;
   Tensor master = store_.master().View(shard_.offset, {shard_.size});
   Tensor grads = store_.grads().View(shard_.offset, {shard_.size});
   Tensor half = store_.half_copy();
   if (half.defined()) half = half.View(shard_.offset, {shard_.size});
-  ops::AdamWStepWithState(candidates, runs_, master, grads, exp_avg_, exp_avg_sq_,
-                          half.defined() ? &half : nullptr, step_state, row, rule);
+  ops::AdamWStepWithState(runs_, master, grads, exp_avg_, exp_avg_sq_, half.defined() ? &half : nullptr,
+                          step_state, row, rule);
 }
 
 absl::Status AdamW::RestoreState(int64_t step_count, const Tensor& exp_avg,

@@ -94,14 +94,13 @@ class AdamW {
   void Step(double lr);
 
   // Step with the decisions on the device (framework/ops/step_decisions.h): the scalars are
-  // candidates.scalars[i] for the update count the step-state row holds (count before + 1 =
-  // candidates.first_count + i, each computed by ComputeAdamWStepScalars with that count and
-  // its scheduled rate), and nothing is updated when the row says the step skips. The count
+  // the row's StepInputs' candidates.scalars[i] for the update count the row holds (count
+  // before + 1 = candidates.first_count + i, each computed by ComputeAdamWStepScalars with that
+  // count and its scheduled rate), and nothing is updated when the row says the step skips. The count
   // advances on the device (FinishStepState); the host learns it later (SetStepCount). The
   // shard's gradients are raw: unscaled and clipped by `rule` as they are read, then zeroed
   // (ops::AdamWStepWithState's pass 2).
-  void StepWithState(const ops::AdamWCandidates& candidates, const Tensor& step_state, int row,
-                     const ops::RawGradientRule& rule);
+  void StepWithState(const Tensor& step_state, int row, const ops::RawGradientRule& rule);
   // The update count the device reached, as the host reads it (TrainStep).
   void SetStepCount(int64_t step_count) { step_count_ = step_count; }
 

@@ -37,6 +37,7 @@ OpClass ClassOfOp(absl::string_view op) {
       {"ops::SumOfSquares", OpClass::kOptimizer},
       {"ops::UnscaleAndCheckFinite", OpClass::kOptimizer},
       {"ops::BeginStepState", OpClass::kOptimizer},
+      {"ops::CopyStepRow", OpClass::kOptimizer},
       {"ops::FlagNonFiniteAndSumSquares", OpClass::kOptimizer},
       {"ops::AdamWStepWithState", OpClass::kOptimizer},
       {"ops::FinishStepState", OpClass::kOptimizer},

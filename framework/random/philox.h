@@ -61,6 +61,10 @@ struct DropoutKey {
   uint32_t micro_step = 0;  // micro-step within the accumulation window
   uint32_t layer = 0;       // < 2^16: encoder block (or any site group)
   uint32_t op = 0;          // < 2^16: which dropout inside the layer
+  // CUDA only, or null: where the device reads `step` when the kernel runs (the step's
+  // StepInputs, framework/ops/step_decisions.h), so that a captured step replays with each
+  // step's masks; it must hold `step`'s value by then. The mask is the same function of the key.
+  const uint32_t* step_on_device = nullptr;
 };
 
 // Largest element index a dropout mask may address: the Philox block index (element / 4)

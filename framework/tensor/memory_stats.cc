@@ -37,4 +37,21 @@ void MemoryStats::ResetPeaks() {
   total_.peak = total_.current;
 }
 
+MemoryStats::Excursion MemoryStats::PeaksAboveCurrent() const {
+  Excursion excursion;
+  for (int c = 0; c < kNumMemoryCategories; ++c) {
+    excursion.by_category[c] = by_category_[c].peak - by_category_[c].current;
+  }
+  excursion.total = total_.peak - total_.current;
+  return excursion;
+}
+
+void MemoryStats::Replay(const Excursion& excursion) {
+  for (int c = 0; c < kNumMemoryCategories; ++c) {
+    CategoryBytes& bytes = by_category_[c];
+    bytes.peak = std::max(bytes.peak, bytes.current + excursion.by_category[c]);
+  }
+  total_.peak = std::max(total_.peak, total_.current + excursion.total);
+}
+
 }  // namespace xlmr

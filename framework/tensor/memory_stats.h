@@ -37,6 +37,18 @@ class MemoryStats {
   // Starts a new peak window: every peak becomes the current value.
   void ResetPeaks();
 
+  // How far the peaks of the window rose above the current values, per category and in total:
+  // what a captured step (which frees everything it allocates, and allocates nothing when it
+  // is replayed) allocated at its highest.
+  struct Excursion {
+    std::array<int64_t, kNumMemoryCategories> by_category{};
+    int64_t total = 0;
+  };
+  Excursion PeaksAboveCurrent() const;
+  // Raises every peak to at least the current value plus `excursion`: the window's record of a
+  // replayed step.
+  void Replay(const Excursion& excursion);
+
  private:
   std::array<CategoryBytes, kNumMemoryCategories> by_category_{};
   CategoryBytes total_;

@@ -29,13 +29,16 @@ struct PassContext {
   uint64_t seed = 0;
   uint32_t step = 0;        // optimizer step (0-based)
   uint32_t micro_step = 0;  // within the accumulation window
+  // CUDA training steps: where the device reads `step` for the dropout masks (DropoutKey::
+  // step_on_device; ops::DropoutStepOnDevice), so that a captured step replays each step's own.
+  const uint32_t* step_on_device = nullptr;
 
   // The dtype matrix products consume and produce under this pass's precision policy
   // (PyTorch autocast: linear/matmul in fp16|bf16; layer norm, softmax and losses in fp32).
   DType matmul_dtype() const { return autocast; }
 
   DropoutKey KeyFor(uint32_t layer, uint32_t op) const {
-    return DropoutKey{seed, step, micro_step, layer, op};
+    return DropoutKey{seed, step, micro_step, layer, op, step_on_device};
   }
 };
 

@@ -8,6 +8,8 @@
 #include "framework/data/batch_slice.h"
 #include "framework/ops/elementwise.h"
 #include "framework/ops/step_decisions.h"
+#include "framework/ops/step_graph.h"
+#include "framework/profile/profiler.h"
 #include "framework/train/gathered_rows.h"
 #include "framework/train/model_inputs.h"
 #include "kernels/common/step_state.h"
@@ -31,22 +33,16 @@ int64_t GlobalLossTerms(Objective objective, const std::vector<data::Batch>& mic
   return static_cast<int64_t>(terms);
 }
 
-void TrainStep::RunMicroStep(const data::Batch& batch, const PassContext& context, int row, bool last) {
-  if (settings_.cached_mini_batch_size > 0 && IsInBatchNegatives(settings_.objective)) {
-    RunCachedMicroStep(batch, context, row, last);
-    return;
-  }
-  const ModelInputs inputs = ToModelInputs(batch, settings_.device);
-  const Tensor labels = batch.labels.ToDevice(settings_.device);
-  const Tensor logits = model_.Forward(inputs, context, /*keep_activations=*/true);
+void TrainStep::RunMicroStep(const MicroBatchOnDevice& batch, const PassContext& context, int row, bool last) {
+  const Tensor logits = model_.Forward(batch.inputs, context, /*keep_activations=*/true);
   // The loss is summed into the row and the gradient scaled by the row's factor, both on the
   // device: queuing the backward waits for neither.
-  AccumulateObjectiveLoss(settings_.objective, logits, labels, settings_.label_smoothing, state_,
+  AccumulateObjectiveLoss(settings_.objective, logits, batch.labels, settings_.label_smoothing, state_,
                           ops::StepSlotElement(row, kernels::kSlotLossSum), settings_.similarity_scale);
   const ops::GradientScale scale =
       ops::GradientScale::InState(state_, ops::StepSlotElement(row, kernels::kSlotGradientScale));
-  const Tensor d_logits = ObjectiveBackward(settings_.objective, logits, labels, scale, settings_.label_smoothing,
-                                            settings_.similarity_scale);
+  const Tensor d_logits = ObjectiveBackward(settings_.objective, logits, batch.labels, scale,
+                                            settings_.label_smoothing, settings_.similarity_scale);
   model_.Backward(d_logits, context, sync_.HookFor(last));
 }
 
@@ -114,13 +110,26 @@ TrainStep::TrainStep(TrainableModel& model, distributed::GradientSynchronizer& s
                      amp::DynamicLossScaler& scaler, optim::AdamW& optimizer,
                      const optim::LrSchedule& schedule, StepSettings settings)
     : model_(model), sync_(sync), scaler_(scaler), optimizer_(optimizer), schedule_(schedule),
-      settings_(settings), state_(ops::MakeStepState(settings.device)), reads_(settings.device) {}
+      settings_(settings), state_(ops::MakeStepState(settings.device)), reads_(settings.device) {
+  if (settings_.cuda_graphs && ops::StepCaptureAvailable(settings_.device)) {
+    graphs_ = std::make_unique<StepGraphs>(settings_.device);
+  }
+}
 
 namespace {
 
 int RowOf(int64_t step) { return static_cast<int>(step % kernels::kStepStateRows); }
 
 }  // namespace
+
+bool TrainStep::Capturable(const std::vector<data::Batch>& micro_batches) const {
+  // Steps whose every device input is a micro-batch's inputs and labels (not the cached or
+  // gathered in-batch losses, not scored pairs), on one rank, outside a profile window (whose
+  // per-op records need the ops run one by one) and with no host callback inside the step.
+  return graphs_ != nullptr && sync_.communicator().world_size() == 1 && !IsInBatchNegatives(settings_.objective) &&
+         settings_.objective != Objective::kScoredPairs && !settings_.on_gradients && !profile::Active() &&
+         !StepLayoutKey(micro_batches).empty();
+}
 
 void TrainStep::Enqueue(int64_t step, const std::vector<data::Batch>& micro_batches,
                         int64_t global_loss_terms) {
@@ -146,29 +155,83 @@ void TrainStep::Enqueue(int64_t step, const std::vector<data::Batch>& micro_batc
     mirrored_ = scaler;
   }
   ++enqueued_;
-  // The row's gradient scale: the loss scale the previous step decided, times the 1/N of the
-  // mean over the global batch (d(mean loss)/d(logits) times the loss scale).
-  ops::BeginStepState(state_, row, previous, global_loss_terms);
   const PendingStep record{row, global_loss_terms, static_cast<int>(micro_batches.size())};
+  // What the host decides for the step, where its kernels read it.
+  kernels::StepInputs inputs;
+  inputs.candidates = Candidates();
+  inputs.loss_terms = static_cast<double>(global_loss_terms);
+  inputs.dropout_step = static_cast<uint32_t>(step);
   if (!grads_zeroed_) model_.parameters().ZeroGrads();
   grads_zeroed_ = false;  // the micro-steps accumulate into them from here
+
+  if (Capturable(micro_batches)) {
+    QueueCapturedStep(step, row, previous, micro_batches, inputs);
+  } else {
+    ops::WriteStepInputs(state_, row, inputs);
+    QueueStep(step, row, previous, static_cast<int>(micro_batches.size()), [&](int m, const PassContext& context, bool last) {
+      RunHostMicroStep(micro_batches[m], context, row, last);
+    });
+  }
+  // The update zeroed the gradients it owns; unsharded, that is every gradient (host state,
+  // set here rather than in the queued work, which a replay does not run on the host).
+  grads_zeroed_ = !sync_.sharded();
+  reads_.Queue(state_, row);  // the row's copy for Collect, behind the step's work
+  pending_.push_back(record);
+}
+
+void TrainStep::QueueCapturedStep(int64_t step, int row, int previous, const std::vector<data::Batch>& micro_batches,
+                                  const kernels::StepInputs& inputs) {
+  // The graph works on the two fixed rows past the ring, whatever the step's ring row: the
+  // previous row is copied in and the step's row copied out, so one graph serves every step.
+  ops::WriteStepInputs(state_, kernels::kCapturedRow, inputs);
+  ops::CopyStepRow(state_, previous, kernels::kCapturedPreviousRow);
+  distributed::Communicator& comm = sync_.communicator();
+  const int64_t calls_before = comm.allreduce_calls(), replays_before = graphs_->replays();
+  graphs_->Run(micro_batches, [&](const std::vector<MicroBatchOnDevice>& on_device) {
+    QueueStep(step, kernels::kCapturedRow, kernels::kCapturedPreviousRow, static_cast<int>(on_device.size()),
+              [&](int m, const PassContext& context, bool last) {
+                RunMicroStep(on_device[m], context, kernels::kCapturedRow, last);
+              });
+  });
+  ops::CopyStepRow(state_, kernels::kCapturedRow, row);
+  // A replay issues the bucket reductions its capture issued, without the host calls that count them.
+  if (graphs_->replays() > replays_before) {
+    comm.CountReplayedCalls(reductions_per_step_);
+  } else {
+    reductions_per_step_ = comm.allreduce_calls() - calls_before;
+  }
+}
+
+void TrainStep::RunHostMicroStep(const data::Batch& batch, const PassContext& context, int row, bool last) {
+  if (settings_.gathered_columns > 0 && sync_.communicator().world_size() > 1) {
+    RunGatheredMicroStep(batch, context, row, last);  // every rank takes part, even with no rows
+  } else if (batch.labels.numel() == 0) {
+    return;  // a rank's share of a partial batch
+  } else if (settings_.cached_mini_batch_size > 0 && IsInBatchNegatives(settings_.objective)) {
+    RunCachedMicroStep(batch, context, row, last);
+  } else {
+    RunMicroStep({ToModelInputs(batch, settings_.device), batch.labels.ToDevice(settings_.device)}, context, row, last);
+  }
+}
+
+void TrainStep::QueueStep(int64_t step, int row, int previous, int micro_steps,
+                          const std::function<void(int, const PassContext&, bool)>& run_micro_step) {
+  // The loss gradient's scale: the loss scale the previous step decided, times the 1/N of the
+  // mean over the global batch (d(mean loss)/d(logits) times the loss scale).
+  ops::BeginStepState(state_, row, previous);
   sync_.BeginStep();
-  for (size_t m = 0; m < micro_batches.size(); ++m) {
-    const bool gathered = settings_.gathered_columns > 0 && sync_.communicator().world_size() > 1;
-    if (micro_batches[m].labels.numel() == 0 && !gathered) continue;  // a rank's share of a partial batch
+  for (int m = 0; m < micro_steps; ++m) {
     PassContext context;
     context.training = true;
     context.autocast = settings_.autocast;
     context.seed = settings_.seed;
     context.step = static_cast<uint32_t>(step);
+    context.step_on_device = ops::DropoutStepOnDevice(state_, row);
     context.micro_step = static_cast<uint32_t>(m);
-    if (gathered) {
-      RunGatheredMicroStep(micro_batches[m], context, row, m + 1 == micro_batches.size());
-    } else {
-      RunMicroStep(micro_batches[m], context, row, m + 1 == micro_batches.size());
-    }
+    run_micro_step(m, context, m + 1 == micro_steps);
   }
   sync_.Finish();
+  model_.ReleaseActivations();  // nothing of the step's passes outlives it
 
   // The summed gradients this rank holds: all of them, or under ZeRO stage 1 its shard's only.
   const FlatRange owned = sync_.owned();
@@ -183,8 +246,6 @@ void TrainStep::Enqueue(int64_t step, const std::vector<data::Batch>& micro_batc
   if (sync_.sharded()) SumOverRanks(row, kernels::kSlotSumOfSquares);
   ApplyUpdate(row);
   ops::FinishStepState(state_, row, scaler_.rule());
-  reads_.Queue(state_, row);  // the row's copy for Collect, behind the step's work
-  pending_.push_back(record);
 }
 
 ops::AdamWCandidates TrainStep::Candidates() const {
@@ -201,14 +262,11 @@ ops::AdamWCandidates TrainStep::Candidates() const {
   return candidates;
 }
 
-void TrainStep::SumOverRanks(int row, int slot) {
+void TrainStep::SumOverRanks(int row, kernels::StepSlot slot) {
   distributed::Communicator& comm = sync_.communicator();
   if (comm.world_size() == 1) return;
-  // On the CPU the row is host memory; on CUDA it goes through the host (a wait) until the
-  // communicator reduces device doubles.
-  std::vector<double> values = ops::ReadStepRow(state_, row);
-  comm.AllReduceSumDoubles(&values[slot], 1);
-  ops::WriteStepRow(state_, row, values);
+  // Where the state is: host memory on the CPU, on CUDA NCCL's sum on the device (no wait).
+  comm.AllReduceSumStateDoubles(state_, ops::StepSlotElement(row, slot), 1);
 }
 
 absl::StatusOr<StepOutcome> TrainStep::Collect() {
@@ -253,8 +311,7 @@ void TrainStep::ApplyUpdate(int row) {
   // Unscales and clips each raw gradient as it reads it, updates nothing when the row says the
   // step skips, zeroes the gradients it owns, and refreshes the fp16/bf16 working copy (its
   // shard). Unsharded, that is every gradient: the next step need not zero them again.
-  optimizer_.StepWithState(Candidates(), state_, row, {scaler_.enabled(), settings_.max_grad_norm});
-  grads_zeroed_ = !sync_.sharded();
+  optimizer_.StepWithState(state_, row, {scaler_.enabled(), settings_.max_grad_norm});
   // Sharded: every rank gets every shard's new weights (unchanged ones when skipped).
   sync_.AllGatherWeights();
 }

@@ -22,8 +22,14 @@
 // decisions this replaced (tests/recipes/step_decisions_test.sh's golden).
 // The loss is summed into the row on the device and the loss gradient's scale read from it
 // (framework/ops/loss.h's Accumulate* and GradientScale::InState); Collect sums the loss over
-// ranks when it reads the row. Still through the host in a step (issue 38 item 2, not done):
-// under several ranks on CUDA, the flag and the sharded sum of squares.
+// ranks when it reads the row. Under several ranks the flag and the sharded sum of squares are
+// summed where they are (Communicator::AllReduceSumStateDoubles: NCCL's sum on the device).
+//
+// The host's per-step values (AdamW's candidate scalars, the loss terms, the dropout step) are
+// written into the state before the step's work, which reads them there: the queued work
+// (QueueStep) is then the same for every step of one batch layout, and on CUDA it is captured
+// once and replayed on the state's captured rows (framework/train/step_graphs.h;
+// StepSettings::cuda_graphs).
 //
 // Normalising every micro-batch's loss by the global batch's term count (examples; labelled
 // tokens for token classification, start and end positions for question answering:
@@ -35,6 +41,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -47,6 +54,7 @@
 #include "framework/optim/lr_schedule.h"
 #include "framework/train/model_interface.h"
 #include "framework/train/objective.h"
+#include "framework/train/step_graphs.h"
 
 namespace xlmr::train {
 
@@ -74,6 +82,9 @@ struct StepSettings {
   // In-batch negatives, > 0: the candidates gathered from every rank (framework/train/
   // gathered_rows.h; sentence-transformers' gather_across_devices), rows of this many texts.
   int64_t gathered_columns = 0;
+  // --cuda_graphs: on CUDA, steps that can be are captured once per batch layout and replayed
+  // (framework/train/step_graphs.h; TrainStep::Capturable says which). Same results either way.
+  bool cuda_graphs = true;
 };
 
 struct StepOutcome {
@@ -116,6 +127,8 @@ class TrainStep {
   // then on, so the weights are those of the failure however late the host reads).
   absl::StatusOr<StepOutcome> Collect();
   int pending() const { return static_cast<int>(pending_.size()); }
+  // The step graphs (StepSettings::cuda_graphs on CUDA), or null.
+  const StepGraphs* graphs() const { return graphs_.get(); }
 
   // Enqueue, then Collect: the trainer's call (metrics.jsonl has a line per step).
   absl::StatusOr<StepOutcome> Run(int64_t step, const std::vector<data::Batch>& micro_batches,
@@ -131,10 +144,23 @@ class TrainStep {
   // last collected step plus 0 .. pending() updates.
   ops::AdamWCandidates Candidates() const;
   // Sums `slot` of `row` over the ranks (in place).
-  void SumOverRanks(int row, int slot);
+  void SumOverRanks(int row, kernels::StepSlot slot);
 
+  // Whether the step's work may be captured and replayed (framework/train/step_graphs.h).
+  bool Capturable(const std::vector<data::Batch>& micro_batches) const;
+  // The step's device work, from BeginStepState to FinishStepState: what a graph captures.
+  // run_micro_step(m, context, last) queues micro-step m.
+  void QueueStep(int64_t step, int row, int previous, int micro_steps,
+                 const std::function<void(int, const PassContext&, bool)>& run_micro_step);
+  // QueueStep captured or replayed (framework/train/step_graphs.h) on the captured rows, the
+  // step's `row` copied from them after.
+  void QueueCapturedStep(int64_t step, int row, int previous, const std::vector<data::Batch>& micro_batches,
+                         const kernels::StepInputs& inputs);
+  // One micro-step from a host batch, in whichever form the settings ask for (plain, cached,
+  // gathered; nothing for a rank's empty share).
+  void RunHostMicroStep(const data::Batch& batch, const PassContext& context, int row, bool last);
   // Forward + backward of one micro-batch; its summed (unscaled) loss is added to the row.
-  void RunMicroStep(const data::Batch& batch, const PassContext& context, int row, bool last);
+  void RunMicroStep(const MicroBatchOnDevice& batch, const PassContext& context, int row, bool last);
   // The same in the cached form (StepSettings::cached_mini_batch_size).
   void RunCachedMicroStep(const data::Batch& batch, const PassContext& context, int row, bool last);
   // In-batch negatives over every rank's rows (StepSettings::gathered_columns); runs on a rank
@@ -155,6 +181,8 @@ class TrainStep {
   int64_t collected_count_ = 0;    // AdamW's update count after the last collected step
   amp::LossScalerState mirrored_;  // the scaler's state after the last collected step
   std::deque<PendingStep> pending_;
+  std::unique_ptr<StepGraphs> graphs_;  // null: every step runs directly
+  int64_t reductions_per_step_ = 0;     // bucket reductions the last step not replayed issued
   // The last update zeroed every gradient (unsharded), so the next step starts from zeros
   // without a pass of its own. False until then: a backward outside a step may have left some.
   bool grads_zeroed_ = false;

@@ -251,7 +251,7 @@ absl::Status Trainer::Run::EnqueueStep() {
   if (!step_) step_.emplace(t_.model_, sync_, scaler_, optimizer_, *schedule_, StepSettings{options_.autocast,
       options_.max_grad_norm, options_.seed, options_.device, options_.objective, static_cast<float>(options_.label_smoothing_factor),
       nullptr, static_cast<float>(options_.similarity_scale), options_.cached_mini_batch_size,
-      options_.gather_across_devices ? options_.columns_per_row : 0});
+      options_.gather_across_devices ? options_.columns_per_row : 0, options_.cuda_graphs});
   step_->Enqueue(state_.global_step, micro_batches, loss_terms);
   t_.comm_.AllReduceSumDoubles(&local_tokens, 1);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();

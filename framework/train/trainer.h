@@ -111,6 +111,8 @@ struct TrainerOptions {
   // (TrainableModel::TakesPackedInputs); elsewhere it is padded and the run says so once on
   // stderr. Same masks, same losses and weights up to rounding (docs/CONTRACT.md).
   bool padding_free = true;
+  // --cuda_graphs: StepSettings::cuda_graphs (framework/train/step_graphs.h).
+  bool cuda_graphs = true;
   // --zero_stage: 0 keeps the whole optimizer state on every rank (gradients all-reduced); 1
   // keeps each rank's 1/N shard of the AdamW moments (gradients reduce-scattered, weights
   // all-gathered after the update: framework/distributed/zero_partition.h). Checkpoints are

@@ -69,6 +69,27 @@ struct AdamWCandidates {
   int32_t count = 0;
 };
 
+// What the host decides for a step before it runs, written into the state beside the step's
+// row before the step's work is queued and read there by its kernels (never passed to them as
+// arguments), so that a captured step (a CUDA graph) replays with each step's own values.
+struct StepInputs {
+  AdamWCandidates candidates;  // AdamW's scalars for every update count the step may start from
+  double loss_terms = 1;       // the global batch's loss terms (> 0): the mean's denominator
+  uint32_t dropout_step = 0;   // the optimizer step of the dropout masks' Philox counter
+  uint32_t unused = 0;
+};
+static_assert(sizeof(StepInputs) % sizeof(double) == 0, "StepInputs are stored in a tensor of doubles");
+// Two rows past the ring where a captured step works (framework/train/step_graphs.h): its
+// previous row is copied in before the launch and its row copied out to the ring after, so that
+// one graph serves every ring row.
+inline constexpr int kCapturedRow = kStepStateRows;
+inline constexpr int kCapturedPreviousRow = kStepStateRows + 1;
+inline constexpr int kStepStateAllRows = kStepStateRows + 2;
+// The state's layout: kStepStateAllRows rows of kStepSlots doubles, then as many StepInputs.
+inline constexpr int64_t kStepInputsOffsetDoubles = int64_t{kStepStateAllRows} * kStepSlots;
+inline constexpr int64_t kStepInputsDoubles = sizeof(StepInputs) / sizeof(double);
+inline constexpr int64_t kStepStateDoubles = kStepInputsOffsetDoubles + kStepStateAllRows * kStepInputsDoubles;
+
 // Starts a step's row from the previous one: carried slots copied, observations cleared, and
 // the loss backward's factor: the scale over the global batch's loss terms (> 0), rounded to
 // float as the host formed it before (framework/train/train_step.h).

@@ -18,6 +18,7 @@ struct DropoutSite {
 };
 
 DropoutSite DropoutSiteOf(const DropoutKey& key) {
+  XLMR_CHECK(key.step_on_device == nullptr) << "a CPU dropout mask takes its step from the key, not from a device";
   const PhiloxKey philox_key = DropoutPhiloxKey(key);
   const PhiloxCounter counter = DropoutCounter(key, /*block=*/0);  // checks layer and op
   return {philox_key[0], philox_key[1], counter[1], counter[2], counter[3]};

@@ -11,6 +11,7 @@
 #include "framework/tensor/memory_stats.h"
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/pinned_staging.h"
+#include "kernels/cuda/step_capture.h"
 
 namespace xlmr::kernels::cuda {
 namespace {
@@ -84,12 +85,20 @@ void CudaAllocator::MarkUninitialized(void* pointer, size_t bytes) {
 int64_t CudaAllocator::PeakReservedBytes() const {
   uint64_t high = 0;
   CUDA_CHECK(cudaMemPoolGetAttribute(CurrentDevicePool(), cudaMemPoolAttrReservedMemHigh, &high));
-  return static_cast<int64_t>(high);
+  // Captured steps allocate from the device's graph memory, reserved apart from the pool.
+  int device = 0;
+  CUDA_CHECK(cudaGetDevice(&device));
+  uint64_t graph_high = 0;
+  CUDA_CHECK(cudaDeviceGetGraphMemAttribute(device, cudaGraphMemAttrReservedMemHigh, &graph_high));
+  return static_cast<int64_t>(high + graph_high);
 }
 
 void CudaAllocator::ResetPeakReserved() {
-  uint64_t zero = 0;  // the only value the high-water mark can be reset to
+  uint64_t zero = 0;  // the only value the high-water marks can be reset to
   CUDA_CHECK(cudaMemPoolSetAttribute(CurrentDevicePool(), cudaMemPoolAttrReservedMemHigh, &zero));
+  int device = 0;
+  CUDA_CHECK(cudaGetDevice(&device));
+  CUDA_CHECK(cudaDeviceSetGraphMemAttribute(device, cudaGraphMemAttrReservedMemHigh, &zero));
 }
 
 namespace {
@@ -108,6 +117,13 @@ void StageHostToDeviceCopies(CUstream_st* stream) {
 void CopyBytesWithCuda(void* dst, Device dst_device, const void* src, Device src_device,
                        size_t bytes) {
   if (bytes == 0) return;
+  if (CapturingStep()) {
+    XLMR_CHECK(src_device == Device::kCpu && dst_device == Device::kCuda)
+        << "a captured step copies " << bytes << " bytes " << DeviceName(src_device) << " -> "
+        << DeviceName(dst_device) << ": only host constants may be copied inside a step capture";
+    CaptureHostConstant(dst, src, bytes);
+    return;
+  }
   if (src_device == Device::kCpu && dst_device == Device::kCuda && Staging() != nullptr &&
       Staging()->CopyToDevice(dst, src, bytes)) {
     return;

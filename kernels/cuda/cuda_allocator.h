@@ -41,7 +41,8 @@ class CudaAllocator final : public Allocator {
   void Zero(void* pointer, size_t bytes) override;
   // With poisoning on (PoisonUninitializedMemory), fills the bytes with 0xFF on `stream`.
   void MarkUninitialized(void* pointer, size_t bytes) override;
-  // The default memory pool's high-water mark (cudaMemPoolAttrReservedMemHigh).
+  // The default memory pool's high-water mark (cudaMemPoolAttrReservedMemHigh) plus the graph
+  // memory's (captured steps: cudaGraphMemAttrReservedMemHigh).
   int64_t PeakReservedBytes() const override;
   void ResetPeakReserved() override;
 

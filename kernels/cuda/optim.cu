@@ -382,20 +382,24 @@ void LaunchAdamW(const AdamWStepScalars& scalars, const std::vector<AdamWDecayRu
 
 // ---- The step state's scalar decisions, one thread each ----
 
-__global__ void BeginStepStateKernel(const double* previous, double* row, double loss_terms) {
-  BeginStepRow(previous, row, loss_terms);
+__global__ void BeginStepStateKernel(const double* previous, double* row, const double* loss_terms) {
+  BeginStepRow(previous, row, *loss_terms);
+}
+
+__global__ void CopyStepRowKernel(const double* from, double* to) {
+  for (int slot = 0; slot < kStepSlots; ++slot) to[slot] = from[slot];
 }
 
 __global__ void FinishStepStateKernel(double* row, const LossScaleRule rule) { FinishStepRow(row, rule); }
 
-__global__ void SelectAdamWKernel(const AdamWCandidates candidates, double* row, AdamWStepScalars* chosen) {
+__global__ void SelectAdamWKernel(const AdamWCandidates* candidates, double* row, AdamWStepScalars* chosen) {
   if (StepSkips(row)) return;  // no update, so no candidate needed (as the CPU decides)
-  const int index = AdamWCandidateOf(row, candidates);
+  const int index = AdamWCandidateOf(row, *candidates);
   if (index < 0) {
     row[kSlotCandidateError] = 1.0;
     return;
   }
-  *chosen = candidates.scalars[index];
+  *chosen = candidates->scalars[index];
 }
 
 }  // namespace
@@ -406,7 +410,7 @@ void AdamWStep(const AdamWStepScalars& scalars, const std::vector<AdamWDecayRun>
   LaunchAdamW(scalars, runs, param, grad, exp_avg, exp_avg_sq, half_param, nullptr, nullptr, RawGradients{});
 }
 
-void AdamWStepWithState(const AdamWCandidates& candidates, const std::vector<AdamWDecayRun>& runs,
+void AdamWStepWithState(const AdamWCandidates* candidates, const std::vector<AdamWDecayRun>& runs,
                         Tensor& param, Tensor& grad, Tensor& exp_avg, Tensor& exp_avg_sq,
                         Tensor* half_param, double* row, bool unscale, double max_grad_norm) {
   Scratch* scratch = DeviceScratch();
@@ -416,8 +420,13 @@ void AdamWStepWithState(const AdamWCandidates& candidates, const std::vector<Ada
               RawGradients{true, unscale, max_grad_norm});
 }
 
-void BeginStepState(const double* previous, double* row, double loss_terms) {
+void BeginStepState(const double* previous, double* row, const double* loss_terms) {
   BeginStepStateKernel<<<1, 1, 0, ComputeStream()>>>(previous, row, loss_terms);
+  KERNEL_LAUNCH_CHECK();
+}
+
+void CopyStepRow(const double* from, double* to) {
+  CopyStepRowKernel<<<1, 1, 0, ComputeStream()>>>(from, to);
   KERNEL_LAUNCH_CHECK();
 }
 

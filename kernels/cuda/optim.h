@@ -74,8 +74,11 @@ void RefreshHalfCopy(const Tensor& master, Tensor& half);
 // kernels themselves (every thread computes the same value from the row); the passes are the
 // ones above, so their bits are the CPU's as stated there.
 
-// BeginStepRow(previous, row, loss_terms), one thread.
-void BeginStepState(const double* previous, double* row, double loss_terms);
+// The kStepSlots doubles of row `from` into row `to`, one thread.
+void CopyStepRow(const double* from, double* to);
+// BeginStepRow(previous, row, *loss_terms), one thread; loss_terms in device memory (the row's
+// StepInputs).
+void BeginStepState(const double* previous, double* row, const double* loss_terms);
 // framework/ops/step_decisions.h's pass 1: one read of the raw gradients gives
 // row[kSlotFoundInf] (UnscaleAndCheckFinite's flag) and row[kSlotSumOfSquares] (SumOfSquares of
 // the values unscaled by InverseScaleOf(row), or as they are when !unscale, with its grid and
@@ -84,10 +87,11 @@ void FlagNonFiniteAndSumSquares(const Tensor& grads, double* row, bool unscale);
 // SumOfSquares's reduction, its result stored at `result` (device memory) instead of read back.
 void SumOfSquaresInto(const Tensor& values, double* result);
 // Pass 2: AdamWStep on the raw gradients unscaled (when `unscale`) and clipped to max_grad_norm as
-// they are read, with the candidate AdamWCandidateOf(row) picked on the device (one thread copies
-// it to device scratch; no candidate sets row[kSlotCandidateError]); every gradient of the runs is
-// then 0. Nothing but the clearing when StepSkips(row).
-void AdamWStepWithState(const AdamWCandidates& candidates, const std::vector<AdamWDecayRun>& runs,
+// they are read, with the candidate AdamWCandidateOf(row) of `candidates` (device memory: the
+// row's StepInputs) picked on the device (one thread copies it to device scratch; no candidate
+// sets row[kSlotCandidateError]); every gradient of the runs is then 0. Nothing but the
+// clearing when StepSkips(row).
+void AdamWStepWithState(const AdamWCandidates* candidates, const std::vector<AdamWDecayRun>& runs,
                         Tensor& param, Tensor& grad, Tensor& exp_avg, Tensor& exp_avg_sq,
                         Tensor* half_param, double* row, bool unscale, double max_grad_norm);
 // FinishStepRow(row, rule), one thread.

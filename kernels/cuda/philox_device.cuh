@@ -22,13 +22,14 @@ namespace xlmr::kernels::cuda {
 struct DropoutSite {
   uint32_t key0, key1;              // Philox key: seed low, seed high
   uint32_t counter1, counter2, counter3;  // (op << 16) | layer, micro_step, step
+  const uint32_t* counter3_on_device;     // non-null: counter3 is read here (DropoutKey::step_on_device)
 };
 
 // Host: the packed inputs for `key`, from framework/random (aborts when layer or op >= 2^16).
 inline DropoutSite DropoutSiteOf(const DropoutKey& key) {
   const PhiloxKey philox_key = DropoutPhiloxKey(key);
   const PhiloxCounter counter = DropoutCounter(key, /*block=*/0);
-  return {philox_key[0], philox_key[1], counter[1], counter[2], counter[3]};
+  return {philox_key[0], philox_key[1], counter[1], counter[2], counter[3], key.step_on_device};
 }
 
 // One Philox round (philox_internal::Round): the 32x32 -> 64-bit products split into their high
@@ -62,8 +63,8 @@ __device__ __forceinline__ float UniformFromWordDevice(uint32_t word) {
 // The four random words of mask block `block` (elements 4 * block .. 4 * block + 3) of `site`;
 // word i belongs to element 4 * block + i. block < 2^32 (the caller bounds the element count).
 __device__ __forceinline__ uint4 DropoutBlockWords(const DropoutSite& site, uint32_t block) {
-  return Philox4x32_10Device(make_uint4(block, site.counter1, site.counter2, site.counter3),
-                             site.key0, site.key1);
+  const uint32_t counter3 = site.counter3_on_device != nullptr ? __ldg(site.counter3_on_device) : site.counter3;
+  return Philox4x32_10Device(make_uint4(block, site.counter1, site.counter2, counter3), site.key0, site.key1);
 }
 
 }  // namespace xlmr::kernels::cuda

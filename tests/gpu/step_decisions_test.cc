@@ -41,18 +41,34 @@ using testing::RandomTensor;
 
 using StepDecisionsGpuTest = GpuTest;
 
+ops::AdamWCandidates OneCandidate() {
+  ops::AdamWCandidates candidates;
+  candidates.count = 1;
+  return candidates;
+}
+
+// Writes row `row`'s StepInputs (`candidates`, 8 loss terms) and starts it from `previous`.
+void BeginWithInputs(Tensor& state, int row, int previous, const ops::AdamWCandidates& candidates = OneCandidate()) {
+  kernels::StepInputs inputs;
+  inputs.candidates = candidates;
+  inputs.loss_terms = 8;
+  ops::WriteStepInputs(state, row, inputs);
+  ops::BeginStepState(state, row, previous);
+}
+
 // The same ring on both devices, row `row` started from scale `scale`, count `count`.
 struct Rings {
   Tensor cpu = ops::MakeStepState(Device::kCpu);
   Tensor gpu = ops::MakeStepState(Device::kCuda);
-  Rings(int row, double scale, double count, double found_inf = 0.0) {
+  Rings(int row, double scale, double count, double found_inf = 0.0,
+        const ops::AdamWCandidates& candidates = OneCandidate()) {
     std::vector<double> previous(kStepSlots, 0.0);
     previous[kernels::kSlotScale] = scale;
     previous[kernels::kSlotUpdateCount] = count;
     const int p = (row + kStepStateRows - 1) % kStepStateRows;
     for (Tensor* t : {&cpu, &gpu}) {
       ops::WriteStepRow(*t, p, previous);
-      ops::BeginStepState(*t, row, p, /*loss_terms=*/8);
+      BeginWithInputs(*t, row, p, candidates);
       std::vector<double> values = ops::ReadStepRow(*t, row);
       values[kernels::kSlotFoundInf] = found_inf;
       ops::WriteStepRow(*t, row, values);
@@ -78,7 +94,7 @@ TEST_F(StepDecisionsGpuTest, ScaleUpdatesAndSkipsAreTheCpus) {
     const int previous = (row + kStepStateRows - 1) % kStepStateRows;
     const bool overflow = random() % 4 == 0;
     for (Tensor* t : {&rings.cpu, &rings.gpu}) {
-      ops::BeginStepState(*t, row, previous, /*loss_terms=*/8);
+      BeginWithInputs(*t, row, previous);
       std::vector<double> values = ops::ReadStepRow(*t, row);
       values[kernels::kSlotFoundInf] = overflow ? 1.0 : 0.0;
       ops::WriteStepRow(*t, row, values);
@@ -126,12 +142,12 @@ TEST_F(StepDecisionsGpuTest, AdamWWithTheDevicePickedCandidateIsTheCpus) {
     const Tensor p0 = OnGpu(p);
     std::fill_n(g.data<float>() + 30000, 64, 0.0f);  // the store's padding: never written
     gg = OnGpu(g);
-    Rings rings(4, 1024.0, 4.0, found_inf);  // count before 4: the 5th update, candidate 2
+    Rings rings(4, 1024.0, 4.0, found_inf, candidates);  // count before 4: the 5th update, candidate 2
     // The same row on both sides (the CPU's norm): the same clip coefficient.
     ops::FlagNonFiniteAndSumSquares(g, rings.cpu, 4, true);
     ops::WriteStepRow(rings.gpu, 4, ops::ReadStepRow(rings.cpu, 4));
-    ops::AdamWStepWithState(candidates, runs, p, g, m, v, &h, rings.cpu, 4, {true, 0.05});
-    ops::AdamWStepWithState(candidates, runs, gp, gg, gm, gv, &gh, rings.gpu, 4, {true, 0.05});
+    ops::AdamWStepWithState(runs, p, g, m, v, &h, rings.cpu, 4, {true, 0.05});
+    ops::AdamWStepWithState(runs, gp, gg, gm, gv, &gh, rings.gpu, 4, {true, 0.05});
     ExpectBitEqual("gradients, cleared", gg, g);
     ExpectBitEqual("param", gp, p);
     ExpectBitEqual("exp_avg", gm, m);

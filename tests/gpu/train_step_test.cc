@@ -46,6 +46,7 @@
 //   (That needs deterministic kernels: an atomicAdd-based reduction would break it.)
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
@@ -216,6 +217,25 @@ TEST_F(TrainStepGpuTest, NcclWithOneRankIsTheLocalPathBitForBit) {
   // One all-reduce per bucket on the last micro-step only: never on the first.
   EXPECT_EQ(with.allreduce_calls, kSteps * with.buckets);
   EXPECT_EQ(without.allreduce_calls, kSteps * without.buckets);
+}
+
+// The step state's doubles summed by NCCL on the device (the finite flag and the sharded sum of
+// squares under several ranks): with one rank the sum is each value itself, in place, and the
+// doubles around the summed range stay as they were. What two ranks add needs two GPUs.
+TEST_F(TrainStepGpuTest, NcclSumsStateDoublesInPlaceOnTheDevice) {
+  absl::StatusOr<std::unique_ptr<distributed::NcclCommunicator>> nccl =
+      distributed::NcclCommunicator::Create(distributed::LaunchEnvironment(),
+                                            std::make_unique<distributed::LocalCommunicator>());
+  ASSERT_TRUE(nccl.ok()) << nccl.status();
+  std::vector<double> values = {1.5, -2.25, 3e300, 7.0, 0.125, 9.0};
+  Tensor host = Tensor::Zeros({6}, DType::kI64);
+  std::memcpy(host.raw_data(), values.data(), sizeof(double) * values.size());
+  Tensor device = host.ToDevice(Device::kCuda);
+  (*nccl)->AllReduceSumStateDoubles(device, 2, 3);
+  const Tensor back = device.ToDevice(Device::kCpu);
+  std::vector<double> summed(6);
+  std::memcpy(summed.data(), back.raw_data(), sizeof(double) * summed.size());
+  EXPECT_EQ(summed, values);
 }
 
 // --zero_stage=1 over NCCL with one rank (the reduce-scatter and all-gather enqueued on the

@@ -1,5 +1,6 @@
 #include "tests/testing/tiny_xlmr.h"
 
+#include <functional>
 #include <optional>
 
 #include <numeric>
@@ -121,6 +122,19 @@ data::Batch TinyBatch(const data::TokenizedDataset& dataset, int64_t first, int6
   return data::Collate(dataset, indices, /*pad_id=*/1);
 }
 
+namespace {
+
+train::StepSettings StepSettingsFor(const TinyTrainerOptions& options, train::Objective objective,
+                                    std::function<void(const Tensor&)> record_gradients) {
+  train::StepSettings settings{options.autocast, options.max_grad_norm, options.dropout_seed, options.device,
+                               objective};
+  if (options.record_gradients) settings.on_gradients = std::move(record_gradients);
+  settings.cuda_graphs = options.cuda_graphs;
+  return settings;
+}
+
+}  // namespace
+
 TinyTrainer::TinyTrainer(const TinyTrainerOptions& options, distributed::Communicator* comm)
     : objective_(models::ObjectiveOf(options.model.task)),
       model_(TinyXlmrConfig(options.model), options.device),
@@ -131,10 +145,9 @@ TinyTrainer::TinyTrainer(const TinyTrainerOptions& options, distributed::Communi
       schedule_(*optim::MakeLrSchedule(options.lr_schedule, options.learning_rate, options.total_steps,
                                        options.warmup_steps, 0.0)),
       step_(model_, sync_, scaler_, optimizer_, schedule_,
-            train::StepSettings{options.autocast, options.max_grad_norm, options.dropout_seed, options.device,
-                                objective_, 0.0f, [this](const Tensor&) {
-                                  gradients_ = model_.parameters().grads().ToFloatVector();
-                                }}) {
+            StepSettingsFor(options, objective_, [this](const Tensor&) {
+              gradients_ = model_.parameters().grads().ToFloatVector();
+            })) {
   models::InitializeAllWeights(model_, options.init_seed);
   if (options.autocast != DType::kF32) model_.parameters().EnableHalfCopy(options.autocast);
 }

@@ -80,6 +80,10 @@ struct TinyTrainerOptions {
   Device device = Device::kCpu;
   // TrainerOptions::zero_stage: 1 shards the optimizer over the communicator's ranks.
   int zero_stage = 0;
+  // gradients() is kept by a host callback inside the step (StepSettings::on_gradients), which
+  // keeps the step from being captured; false: no callback, gradients() stays empty.
+  bool record_gradients = true;
+  bool cuda_graphs = true;  // StepSettings::cuda_graphs
 };
 
 // The model, optimizer, loss scaler and gradient synchronizer wired as the trainer wires them.

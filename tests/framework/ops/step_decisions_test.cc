@@ -49,6 +49,25 @@ std::vector<uint32_t> Bits(const Tensor& t) {
   return bits;
 }
 
+ops::AdamWCandidates ThreeCandidates() {
+  optim::AdamWOptions options;
+  options.weight_decay = 0.01;
+  ops::AdamWCandidates candidates;
+  candidates.first_count = 5;
+  candidates.count = 3;
+  for (int i = 0; i < 3; ++i) candidates.scalars[i] = optim::ComputeAdamWStepScalars(options, 1e-3 * (i + 1), 5 + i);
+  return candidates;
+}
+
+// Writes row `row`'s StepInputs (ThreeCandidates, 8 loss terms) and starts it from `previous`.
+void Begin(Tensor& state, int row, int previous) {
+  kernels::StepInputs inputs;
+  inputs.candidates = ThreeCandidates();
+  inputs.loss_terms = 8;
+  ops::WriteStepInputs(state, row, inputs);
+  ops::BeginStepState(state, row, previous);
+}
+
 // A ring whose row `row` holds a started step (scale used `scale`, count before `count`).
 Tensor StateWithRow(int row, double scale, double count, double found_inf = 0.0, double sum_of_squares = 0.0) {
   Tensor state = ops::MakeStepState(Device::kCpu);
@@ -56,7 +75,7 @@ Tensor StateWithRow(int row, double scale, double count, double found_inf = 0.0,
   values[kSlotScale] = scale;
   values[kSlotUpdateCount] = count;
   ops::WriteStepRow(state, (row + kStepStateRows - 1) % kStepStateRows, values);
-  ops::BeginStepState(state, row, (row + kStepStateRows - 1) % kStepStateRows, /*loss_terms=*/8);
+  Begin(state, row, (row + kStepStateRows - 1) % kStepStateRows);
   std::vector<double> started = ops::ReadStepRow(state, row);
   EXPECT_EQ(started[kSlotScaleUsed], scale);
   EXPECT_EQ(started[kSlotCountBefore], count);
@@ -76,7 +95,7 @@ void ExpectSameScaleSequence(const amp::LossScalerOptions& options, const std::v
   int64_t updates = 0;
   for (size_t s = 0; s < overflows.size(); ++s) {
     const int row = static_cast<int>(s % kStepStateRows);
-    ops::BeginStepState(state, row, (row + kStepStateRows - 1) % kStepStateRows, /*loss_terms=*/8);
+    Begin(state, row, (row + kStepStateRows - 1) % kStepStateRows);
     if (overflows[s]) {
       std::vector<double> values = ops::ReadStepRow(state, row);
       values[kSlotFoundInf] = 1.0;
@@ -133,7 +152,7 @@ TEST(StepDecisionsTest, CollapseBelowMinScaleIsFlaggedWithTheScalersErrorAndThen
   collapsed[kSlotCollapsed] = 1.0;
   collapsed[kSlotUpdateCount] = 4;
   ops::WriteStepRow(state, 0, collapsed);
-  ops::BeginStepState(state, 1, 0, /*loss_terms=*/8);
+  Begin(state, 1, 0);
   ops::FinishStepState(state, 1, scaler.rule());
   const std::vector<double> r = ops::ReadStepRow(state, 1);
   EXPECT_EQ(r[kSlotSkipped], 1.0);
@@ -189,15 +208,6 @@ struct AdamWBuffers {
   }
 };
 
-ops::AdamWCandidates ThreeCandidates() {
-  optim::AdamWOptions options;
-  options.weight_decay = 0.01;
-  ops::AdamWCandidates candidates;
-  candidates.first_count = 5;
-  candidates.count = 3;
-  for (int i = 0; i < 3; ++i) candidates.scalars[i] = optim::ComputeAdamWStepScalars(options, 1e-3 * (i + 1), 5 + i);
-  return candidates;
-}
 
 // Pass 2 on raw gradients is the in-place sequence it replaces: unscale, clip to the row's norm,
 // AdamW with the candidate of the row's count (count before 6: the 7th update, candidate 2);
@@ -218,7 +228,7 @@ TEST(StepDecisionsTest, AdamWFromRawGradientsIsUnscaleClipAndAdamW) {
       ops::AdamWStep(candidates.scalars[2], runs, expected.param, expected.grad, expected.m, expected.v, &expected.half);
       Tensor state = StateWithRow(1, scale, 6.0);
       ops::FlagNonFiniteAndSumSquares(actual.grad, state, 1, unscale);
-      ops::AdamWStepWithState(candidates, runs, actual.param, actual.grad, actual.m, actual.v, &actual.half, state, 1,
+      ops::AdamWStepWithState(runs, actual.param, actual.grad, actual.m, actual.v, &actual.half, state, 1,
                               {unscale, max_norm});
       EXPECT_EQ(actual.All(), expected.All()) << "unscale " << unscale << " max_norm " << max_norm;
       EXPECT_EQ(actual.grad.ToFloatVector(), std::vector<float>(n, 0.0f));
@@ -234,14 +244,14 @@ TEST(StepDecisionsTest, AdamWSkipsWithTheStepAndStillClearsTheGradients) {
   AdamWBuffers skipped(n), unmatched(n);
   const auto initial = skipped.All();
   Tensor skipping = StateWithRow(1, 1.0, 6.0, /*found_inf=*/1.0);
-  ops::AdamWStepWithState(candidates, runs, skipped.param, skipped.grad, skipped.m, skipped.v, &skipped.half,
+  ops::AdamWStepWithState(runs, skipped.param, skipped.grad, skipped.m, skipped.v, &skipped.half,
                           skipping, 1, {true, 1.0});
   EXPECT_EQ(skipped.All(), initial);
   EXPECT_EQ(skipped.grad.ToFloatVector(), std::vector<float>(n, 0.0f));
   EXPECT_EQ(ops::ReadStepRow(skipping, 1)[kSlotCandidateError], 0.0);
 
   Tensor beyond = StateWithRow(1, 1.0, 7.0);  // the 8th update: no candidate
-  ops::AdamWStepWithState(candidates, runs, unmatched.param, unmatched.grad, unmatched.m, unmatched.v,
+  ops::AdamWStepWithState(runs, unmatched.param, unmatched.grad, unmatched.m, unmatched.v,
                           &unmatched.half, beyond, 1, {true, 1.0});
   EXPECT_EQ(unmatched.All(), initial);
   EXPECT_EQ(ops::ReadStepRow(beyond, 1)[kSlotCandidateError], 1.0);
