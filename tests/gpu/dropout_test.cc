@@ -66,7 +66,8 @@ TEST_F(CudaDropoutTest, ForwardAndBackwardMatchCpuBitForBit) {
 }
 
 // ops::DropoutRows (the padding-free mask index): rows at slots out of order, widths that start
-// a row's mask mid-Philox-block (1, 7) and realistic ones; CUDA against the CPU bit for bit.
+// a row's mask mid-Philox-block (1, 7: one Philox call per element) and realistic ones (128,
+// 768: four elements per call); CUDA against the CPU bit for bit.
 TEST_F(CudaDropoutTest, RowPlacedDropoutMatchesCpuBitForBit) {
   uint32_t seed = 100;
   const std::vector<DropoutKey> keys = Keys();
@@ -87,6 +88,33 @@ TEST_F(CudaDropoutTest, RowPlacedDropoutMatchesCpuBitForBit) {
                          ops::DropoutRowsBackward(x, p, keys[k], slot_tensor, 42));
         }
       }
+    }
+  }
+}
+
+// A key whose step the device reads when the kernel runs (DropoutKey::step_on_device, what a
+// captured training step uses) gives the mask of the key with that step, whatever its host
+// `step` field says: flat, row-placed with whole Philox blocks per row (768) and without (7).
+TEST_F(CudaDropoutTest, StepReadOnTheDeviceGivesTheMaskOfThatStep) {
+  uint32_t seed = 300;
+  for (const DropoutKey& key : Keys()) {
+    Tensor step = Tensor::Zeros({1}, DType::kI32);
+    step.data<int32_t>()[0] = static_cast<int32_t>(key.step);
+    const Tensor step_on_gpu = OnGpu(step);
+    DropoutKey on_device = key;
+    on_device.step = key.step + 1;  // never read
+    on_device.step_on_device = reinterpret_cast<const uint32_t*>(step_on_gpu.raw_data());
+    const Tensor flat = RandomTensor({4, 12, 33}, DType::kF16, seed++);
+    ExpectBitEqual("Dropout, step on the device", ops::Dropout(OnGpu(flat), 0.1f, on_device),
+                   ops::Dropout(flat, 0.1f, key));
+    const std::vector<int32_t> slots = {5, 0, 12};
+    Tensor slot_tensor = Tensor::Zeros({3}, DType::kI32);
+    std::copy(slots.begin(), slots.end(), slot_tensor.data<int32_t>());
+    for (int64_t width : {int64_t{7}, int64_t{768}}) {
+      const Tensor x = RandomTensor({3, width}, DType::kF32, seed++);
+      ExpectBitEqual("DropoutRows, step on the device, width " + std::to_string(width),
+                     ops::DropoutRows(OnGpu(x), 0.1f, on_device, OnGpu(slot_tensor), 42),
+                     ops::DropoutRows(x, 0.1f, key, slot_tensor, 42));
     }
   }
 }
