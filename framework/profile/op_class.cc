@@ -20,6 +20,7 @@ OpClass ClassOfOp(absl::string_view op) {
       {"ops::VarlenFusedAttentionBackward", OpClass::kAttentionBackward},
       {"ops::LayerNorm", OpClass::kLayerNorm},
       {"ops::LayerNormBackward", OpClass::kLayerNorm},
+      {"ops::DropoutAddLayerNorm", OpClass::kLayerNorm},  // the residual site fused on CUDA
       {"ops::Gelu", OpClass::kActivation},
       {"ops::GeluBackward", OpClass::kActivation},
       {"ops::Tanh", OpClass::kActivation},

@@ -9,6 +9,7 @@
 #include "framework/ops/fused_attention.h"
 #include "framework/ops/layer_norm.h"
 #include "framework/ops/linear.h"
+#include "framework/ops/residual_layer_norm.h"
 #include "framework/ops/varlen_fused_attention.h"
 #include "framework/profile/profiler.h"
 #include "models/encoder/autocast.h"
@@ -98,16 +99,17 @@ Tensor EncoderBlock::ForwardAttention(const TokenLayout& tokens, const Parameter
   s.value = ops::Linear(x, weight(params_.value_weight), bias(params_.value_bias), mm).Reshaped(shape);
   ForwardAttentionCore(tokens, context, s);
 
-  Tensor projected = ops::Linear(Rows(s.context), weight(params_.attention_output_weight),
-                                 bias(params_.attention_output_bias), mm);
-  projected = TokenDropout(projected, HiddenDropout(context),
-                           context.KeyFor(layer_, kAttentionOutputDropout), tokens);
-  s.attention_sum = ops::Add(projected.Reshaped(shape), s.input, DType::kF32);
-  ops::LayerNormOutput norm =
-      ops::LayerNorm(s.attention_sum, store.param(params_.attention_norm_weight),
-                     store.param(params_.attention_norm_bias), config_.layer_norm_eps, DType::kF32);
+  const Tensor projected = ops::Linear(Rows(s.context), weight(params_.attention_output_weight),
+                                       bias(params_.attention_output_bias), mm);
+  // The feed-forward's first product reads the output in the matmul dtype: its copy is made here.
+  ops::ResidualLayerNormOutput norm = ops::DropoutAddLayerNorm(
+      projected.Reshaped(shape), s.input, HiddenDropout(context), context.KeyFor(layer_, kAttentionOutputDropout),
+      tokens.slots, tokens.num_slots(), store.param(params_.attention_norm_weight),
+      store.param(params_.attention_norm_bias), config_.layer_norm_eps, mm);
+  s.attention_sum = norm.sum;
   s.attention_mean = norm.mean;
   s.attention_rstd = norm.rstd;
+  s.attention_output_mm = norm.y_half;
   return norm.y;
 }
 
@@ -142,18 +144,18 @@ Tensor EncoderBlock::ForwardFeedForward(const Tensor& attention_output, const To
                                         const ParameterStore& store,
                                         const PassContext& context, EncoderBlockSaved& s) const {
   const DType mm = context.matmul_dtype();
-  s.attention_output_mm = InDType(attention_output, mm);
+  if (!s.attention_output_mm.defined()) s.attention_output_mm = InDType(attention_output, mm);
   s.intermediate =
       ops::Linear(Rows(s.attention_output_mm), LinearWeight(store, params_.intermediate_weight, context),
                   LinearBias(store, params_.intermediate_bias, context), mm);
   Tensor ffn = ops::Linear(ops::Gelu(s.intermediate), LinearWeight(store, params_.output_weight, context),
                            LinearBias(store, params_.output_bias, context), mm);
-  ffn = TokenDropout(ffn, HiddenDropout(context), context.KeyFor(layer_, kFeedForwardOutputDropout),
-                     tokens);
-  s.output_sum = ops::Add(ffn.Reshaped(attention_output.shape()), attention_output, DType::kF32);
-  ops::LayerNormOutput norm =
-      ops::LayerNorm(s.output_sum, store.param(params_.output_norm_weight),
-                     store.param(params_.output_norm_bias), config_.layer_norm_eps, DType::kF32);
+  ops::ResidualLayerNormOutput norm = ops::DropoutAddLayerNorm(
+      ffn.Reshaped(attention_output.shape()), attention_output, HiddenDropout(context),
+      context.KeyFor(layer_, kFeedForwardOutputDropout), tokens.slots, tokens.num_slots(),
+      store.param(params_.output_norm_weight), store.param(params_.output_norm_bias), config_.layer_norm_eps,
+      DType::kF32);
+  s.output_sum = norm.sum;
   s.output_mean = norm.mean;
   s.output_rstd = norm.rstd;
   return norm.y;

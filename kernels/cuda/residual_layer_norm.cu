@@ -1,0 +1,136 @@
+#include "kernels/cuda/residual_layer_norm.h"
+
+#include "framework/core/check.h"
+#include "kernels/common/dropout_scale.h"
+#include "kernels/cuda/cuda_check.h"
+#include "kernels/cuda/float_access.cuh"
+#include "kernels/cuda/philox_device.cuh"
+
+namespace xlmr::kernels::cuda {
+namespace {
+
+// One warp per row (as layer_norm.cu's row kernels); each lane takes four consecutive elements
+// at a time (one Philox block), 128 elements per round of the warp.
+constexpr int kWarpSize = 32;
+constexpr int kWarpsPerBlock = 8;
+constexpr int kElementsPerLane = 4;
+
+__device__ __forceinline__ float WarpSum(float value) {
+#pragma unroll
+  for (int offset = kWarpSize / 2; offset > 0; offset /= 2) value += __shfl_xor_sync(0xffffffffu, value, offset);
+  return value;
+}
+
+// `value` rounded once to the storage's dtype, read back as float (DropoutRows's stored value).
+__device__ __forceinline__ float RoundedTo(FloatStorage storage, float value) {
+  switch (storage) {
+    case FloatStorage::kF16: return __half2float(__float2half_rn(value));
+    case FloatStorage::kBF16: return __bfloat162float(__float2bfloat16_rn(value));
+    default: return value;
+  }
+}
+
+struct SiteDropout {
+  float p;  // 0: none
+  float scale;
+  DropoutSite site;
+  const int32_t* row_slots;
+};
+
+// Pass 1 writes sum = dropout(x) + residual and adds it up; pass 2 the squared deviations from
+// the mean (two passes, as torch and layer_norm.cu, so a large mean does not cancel the
+// variance); pass 3 writes y (and its half copy) in the CPU's order of operations, without fused
+// multiply-adds. Passes 2 and 3 read back the sums this lane wrote.
+__global__ void ResidualLayerNormKernel(FloatsIn x, const float* __restrict__ residual, SiteDropout dropout,
+                                        const float* __restrict__ gamma, const float* __restrict__ beta,
+                                        float eps, int64_t rows, int64_t width, float* __restrict__ sum_out,
+                                        float* __restrict__ y_out, FloatsOut y_half, bool write_half,
+                                        float* __restrict__ mean_out, float* __restrict__ rstd_out) {
+  const int64_t row = static_cast<int64_t>(blockIdx.x) * kWarpsPerBlock + threadIdx.x / kWarpSize;
+  if (row >= rows) return;  // uniform across the warp
+  const int lane = threadIdx.x % kWarpSize;
+  const int64_t base = row * width;
+  const int64_t slot_base = dropout.p > 0.0f ? int64_t{dropout.row_slots[row]} * width : 0;
+  float total = 0.0f;
+  for (int64_t j = int64_t{lane} * kElementsPerLane; j < width; j += kWarpSize * kElementsPerLane) {
+    uint32_t word[4] = {0, 0, 0, 0};
+    if (dropout.p > 0.0f) {
+      const uint4 words = DropoutBlockWords(dropout.site, static_cast<uint32_t>((slot_base + j) / 4));
+      word[0] = words.x, word[1] = words.y, word[2] = words.z, word[3] = words.w;
+    }
+#pragma unroll
+    for (int k = 0; k < kElementsPerLane; ++k) {
+      float value = x[base + j + k];
+      if (dropout.p > 0.0f) {
+        const bool keep = UniformFromWordDevice(word[k]) >= dropout.p;
+        value = keep ? RoundedTo(x.storage, __fmul_rn(value, dropout.scale)) : 0.0f;
+      }
+      const float sum = __fadd_rn(value, residual[base + j + k]);
+      sum_out[base + j + k] = sum;
+      total += sum;
+    }
+  }
+  const float mean = WarpSum(total) / static_cast<float>(width);
+  float squares = 0.0f;
+  for (int64_t j = int64_t{lane} * kElementsPerLane; j < width; j += kWarpSize * kElementsPerLane) {
+#pragma unroll
+    for (int k = 0; k < kElementsPerLane; ++k) {
+      const float deviation = sum_out[base + j + k] - mean;
+      squares += deviation * deviation;
+    }
+  }
+  const float variance = WarpSum(squares) / static_cast<float>(width);
+  const float rstd = 1.0f / sqrtf(variance + eps);  // IEEE division and sqrt (no fast math)
+  for (int64_t j = int64_t{lane} * kElementsPerLane; j < width; j += kWarpSize * kElementsPerLane) {
+#pragma unroll
+    for (int k = 0; k < kElementsPerLane; ++k) {
+      const int64_t i = base + j + k;
+      const float xhat = __fmul_rn(__fsub_rn(sum_out[i], mean), rstd);
+      const float y = __fadd_rn(__fmul_rn(xhat, gamma[j + k]), beta[j + k]);
+      y_out[i] = y;
+      if (write_half) y_half.Store(i, y);
+    }
+  }
+  if (lane == 0) {
+    mean_out[row] = mean;
+    rstd_out[row] = rstd;
+  }
+}
+
+}  // namespace
+
+bool ResidualLayerNormFuses(int64_t width) { return width > 0 && width % kElementsPerLane == 0; }
+
+void ResidualLayerNormForward(const Tensor& x, const Tensor& residual, float p, const DropoutKey& key,
+                              const Tensor& row_slots, int64_t num_slots, const Tensor& gamma, const Tensor& beta,
+                              float eps, DType half_dtype, Tensor* sum, Tensor* y, Tensor* y_half, Tensor* mean,
+                              Tensor* rstd) {
+  constexpr const char* kOp = "cuda::ResidualLayerNormForward";
+  XLMR_CHECK(x.rank() == 2) << kOp << ": x must be [rows, H]";
+  const int64_t rows = x.dim(0), width = x.dim(1);
+  XLMR_CHECK(ResidualLayerNormFuses(width)) << kOp << ": width " << width << " is not a multiple of 4";
+  XLMR_CHECK(residual.dtype() == DType::kF32 && residual.shape() == x.shape()) << kOp << ": residual must be f32 like x";
+  XLMR_CHECK(p >= 0.0f && p < 1.0f) << kOp << ": p must be in [0, 1), is " << p;
+  XLMR_CHECK(p == 0.0f || (row_slots.dtype() == DType::kI32 && row_slots.numel() == rows &&
+                           num_slots * width <= kMaxDropoutElements))
+      << kOp << ": row_slots must be i32 [rows], their masks within the dropout counter range";
+  *sum = Tensor::Empty(x.shape(), DType::kF32, Device::kCuda, MemoryCategory::kActivations);
+  *y = Tensor::Empty(x.shape(), DType::kF32, Device::kCuda, MemoryCategory::kActivations);
+  const bool write_half = half_dtype != DType::kF32;
+  *y_half = write_half ? Tensor::Empty(x.shape(), half_dtype, Device::kCuda, MemoryCategory::kActivations) : Tensor();
+  *mean = Tensor::Empty({rows}, DType::kF32, Device::kCuda, MemoryCategory::kActivations);
+  *rstd = Tensor::Empty({rows}, DType::kF32, Device::kCuda, MemoryCategory::kActivations);
+  if (rows == 0) return;
+  SiteDropout dropout{p, p > 0.0f ? DropoutScale(p) : 1.0f, p > 0.0f ? DropoutSiteOf(key) : DropoutSite{},
+                      p > 0.0f ? row_slots.data<int32_t>() : nullptr};
+  const FloatsOut half_out = write_half ? WriteFloats(*y_half, "cuda::ResidualLayerNormForward y_half")
+                                        : FloatsOut{nullptr, FloatStorage::kF32};
+  const int blocks = static_cast<int>((rows + kWarpsPerBlock - 1) / kWarpsPerBlock);
+  ResidualLayerNormKernel<<<blocks, kWarpsPerBlock * kWarpSize, 0, ComputeStream()>>>(
+      ReadFloats(x, "cuda::ResidualLayerNormForward x"), residual.data<float>(), dropout, gamma.data<float>(),
+      beta.data<float>(), eps, rows, width, sum->data<float>(), y->data<float>(), half_out, write_half,
+      mean->data<float>(), rstd->data<float>());
+  KERNEL_LAUNCH_CHECK();
+}
+
+}  // namespace xlmr::kernels::cuda
