@@ -3,9 +3,10 @@
 // (HF's `LayerNorm(dropout(dense(h)) + input)`, RobertaSelfOutput and RobertaOutput).
 //
 // The CPU runs the ops it composes (ops::DropoutRows, ops::Add in f32, ops::LayerNorm in f32,
-// ops::Cast), so its bits are theirs. CUDA runs one kernel per row (kernels/cuda/
-// residual_layer_norm.h) where the width allows (a multiple of 4), else the same composition:
-// the same mask and the same sum; LayerNorm's fp32 statistics in the kernel's own order.
+// ops::Cast; backward: ops::LayerNormBackward, ops::Cast, ops::DropoutRowsBackward), so its bits
+// are theirs. CUDA runs one kernel per row (kernels/cuda/residual_layer_norm.h) where the width
+// allows (a multiple of 4), else the same composition: the same mask and the same sum;
+// LayerNorm's fp32 reductions in the kernel's own order.
 #ifndef XLMR_FRAMEWORK_OPS_RESIDUAL_LAYER_NORM_H_
 #define XLMR_FRAMEWORK_OPS_RESIDUAL_LAYER_NORM_H_
 
@@ -30,6 +31,19 @@ struct ResidualLayerNormOutput {
 ResidualLayerNormOutput DropoutAddLayerNorm(const Tensor& x, const Tensor& residual, float p, const DropoutKey& key,
                                             const Tensor& row_slots, int64_t num_slots, const Tensor& gamma,
                                             const Tensor& beta, float eps, DType half_dtype);
+
+struct ResidualLayerNormGrads {
+  Tensor d_sum;  // [..., H] f32: LayerNorm's input gradient, the residual's gradient
+  Tensor d_x;    // [..., H] x_dtype: DropoutRowsBackward of d_sum rounded to x_dtype
+};
+
+// The site's backward from the forward's saved sum, mean and rstd (same p, key, slots).
+// [in] dy [..., H] f32 of the sum's shape; gamma [H] f32; x_dtype the forward's x dtype.
+// [in,out] dgamma, dbeta [H] f32: += as ops::LayerNormBackward adds.
+ResidualLayerNormGrads DropoutAddLayerNormBackward(const Tensor& dy, const Tensor& sum, const Tensor& mean,
+                                                   const Tensor& rstd, const Tensor& gamma, float p,
+                                                   const DropoutKey& key, const Tensor& row_slots, int64_t num_slots,
+                                                   DType x_dtype, Tensor* dgamma, Tensor* dbeta);
 
 }  // namespace xlmr::ops
 

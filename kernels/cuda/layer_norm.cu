@@ -154,10 +154,10 @@ int RowBlocks(int64_t rows) {
   return static_cast<int>((rows + kWarpsPerBlock - 1) / kWarpsPerBlock);
 }
 
-// Both stages of dgamma += sum dy * xhat and dbeta += sum dy.
-void AccumulateParamGrads(const Tensor& dy, const Tensor& x, const Tensor& mean,
-                          const Tensor& rstd, int64_t rows, int64_t width, Tensor* dgamma,
-                          Tensor* dbeta) {
+}  // namespace
+
+void LayerNormAccumulateParamGrads(const Tensor& dy, const Tensor& x, const Tensor& mean, const Tensor& rstd,
+                                   int64_t rows, int64_t width, Tensor* dgamma, Tensor* dbeta) {
   const int64_t chunks = (rows + kLayerNormRowsPerChunk - 1) / kLayerNormRowsPerChunk;
   // Freed on return while the kernels may still run: safe, because CudaAllocator frees in
   // compute-stream order. Empty: the partials kernel stores every (chunk, column) of both halves.
@@ -177,8 +177,6 @@ void AccumulateParamGrads(const Tensor& dy, const Tensor& x, const Tensor& mean,
                                                       dbeta->data<float>());
   KERNEL_LAUNCH_CHECK() << "(LayerNorm parameter-gradient reduction)";
 }
-
-}  // namespace
 
 void LayerNormForward(const Tensor& x, const Tensor& gamma, const Tensor& beta, float eps,
                       DType out_dtype, Tensor* y, Tensor* mean, Tensor* rstd) {
@@ -218,7 +216,7 @@ Tensor LayerNormBackward(const Tensor& dy, const Tensor& x, const Tensor& gamma,
       gamma_data, mean.data<float>(), rstd.data<float>(), rows, width,
       WriteFloats(dx, "cuda::LayerNormBackward dx"));
   KERNEL_LAUNCH_CHECK() << "(LayerNorm input gradient)";
-  AccumulateParamGrads(dy, x, mean, rstd, rows, width, dgamma, dbeta);
+  LayerNormAccumulateParamGrads(dy, x, mean, rstd, rows, width, dgamma, dbeta);
   return dx;
 }
 

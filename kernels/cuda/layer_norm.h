@@ -35,6 +35,12 @@ void LayerNormForward(const Tensor& x, const Tensor& gamma, const Tensor& beta, 
 Tensor LayerNormBackward(const Tensor& dy, const Tensor& x, const Tensor& gamma, const Tensor& mean,
                          const Tensor& rstd, Tensor* dgamma, Tensor* dbeta);
 
+// LayerNormBackward's dgamma and dbeta alone (its second and third kernels), for a fused
+// backward that forms dx itself (kernels/cuda/residual_layer_norm.h): dy, x [rows, H] as there,
+// rows > 0, H = width; the parameter gradients checked by the caller.
+void LayerNormAccumulateParamGrads(const Tensor& dy, const Tensor& x, const Tensor& mean, const Tensor& rstd,
+                                   int64_t rows, int64_t width, Tensor* dgamma, Tensor* dbeta);
+
 }  // namespace xlmr::kernels::cuda
 
 #endif  // XLMR_KERNELS_CUDA_LAYER_NORM_H_

@@ -34,6 +34,17 @@ void ResidualLayerNormForward(const Tensor& x, const Tensor& residual, float p, 
                               float eps, DType half_dtype, Tensor* sum, Tensor* y, Tensor* y_half, Tensor* mean,
                               Tensor* rstd);
 
+// The backward of the site: d_sum = LayerNorm's input gradient (f32: the residual's gradient)
+// and d_x = DropoutRows's backward of d_sum rounded to x_dtype (the projection's gradient), in
+// one kernel, then dgamma/dbeta += as LayerNormBackward adds them (its own two kernels).
+// [in] dy, sum [rows, H] f32; mean, rstd [rows] f32 from the forward; gamma [H] f32; p, key,
+//      row_slots, num_slots as the forward's; x_dtype f32|f16|bf16; H with ResidualLayerNormFuses.
+// [in,out] dgamma, dbeta [H] f32. [out] d_sum (f32), d_x (x_dtype): new [rows, H] tensors.
+void ResidualLayerNormBackward(const Tensor& dy, const Tensor& sum, const Tensor& mean, const Tensor& rstd,
+                               const Tensor& gamma, float p, const DropoutKey& key, const Tensor& row_slots,
+                               int64_t num_slots, DType x_dtype, Tensor* dgamma, Tensor* dbeta, Tensor* d_sum,
+                               Tensor* d_x);
+
 }  // namespace xlmr::kernels::cuda
 
 #endif  // XLMR_KERNELS_CUDA_RESIDUAL_LAYER_NORM_H_

@@ -169,12 +169,14 @@ Tensor EncoderBlock::LinearBackward(const Tensor& dy, const Tensor& x, int weigh
                              context.matmul_dtype());
 }
 
-Tensor EncoderBlock::NormBackward(const Tensor& dy, const Tensor& x, const Tensor& mean,
-                                  const Tensor& rstd, int weight, int bias,
-                                  ParameterStore& store) const {
+ops::ResidualLayerNormGrads EncoderBlock::SiteBackward(Tensor dy, Tensor sum, Tensor mean, Tensor rstd, int weight,
+                                                      int bias, DropoutSite dropout_op, const TokenLayout& tokens,
+                                                      ParameterStore& store, const PassContext& context) const {
   Tensor dw = store.grad(weight);
   Tensor db = store.grad(bias);
-  return ops::LayerNormBackward(dy, x, store.param(weight), mean, rstd, &dw, &db);
+  return ops::DropoutAddLayerNormBackward(dy, sum, mean, rstd, store.param(weight), HiddenDropout(context),
+                                          context.KeyFor(layer_, dropout_op), tokens.slots, tokens.num_slots(),
+                                          context.matmul_dtype(), &dw, &db);
 }
 
 Tensor EncoderBlock::Backward(Tensor d_output, const TokenLayout& tokens, EncoderBlockSaved* saved,
@@ -196,12 +198,12 @@ Tensor EncoderBlock::Backward(Tensor d_output, const TokenLayout& tokens, Encode
 Tensor EncoderBlock::BackwardFeedForward(Tensor d_output, const TokenLayout& tokens,
                                          EncoderBlockSaved& s, ParameterStore& store,
                                          const PassContext& context) const {
-  const DType mm = context.matmul_dtype();
-  const Tensor d_output_sum = NormBackward(Take(d_output), Take(s.output_sum), Take(s.output_mean),
-                                           Take(s.output_rstd), params_.output_norm_weight,
-                                           params_.output_norm_bias, store);
-  Tensor d_ffn = TokenDropoutBackward(InDType(Rows(d_output_sum), mm), HiddenDropout(context),
-                                      context.KeyFor(layer_, kFeedForwardOutputDropout), tokens);
+  ops::ResidualLayerNormGrads site =
+      SiteBackward(Take(d_output), Take(s.output_sum), Take(s.output_mean), Take(s.output_rstd),
+                   params_.output_norm_weight, params_.output_norm_bias, kFeedForwardOutputDropout, tokens, store,
+                   context);
+  const Tensor d_output_sum = std::move(site.d_sum);
+  Tensor d_ffn = Rows(Take(site.d_x));
   // GELU's output is recomputed from its input rather than kept from the forward: the same
   // bits, [B,S,I] less held per block, for one element-wise pass.
   Tensor d_activated = LinearBackward(Take(d_ffn), ops::Gelu(s.intermediate), params_.output_weight,
@@ -240,13 +242,13 @@ ops::AttentionGrads EncoderBlock::AttentionCoreBackward(Tensor d_context, const 
 Tensor EncoderBlock::BackwardAttention(Tensor d_attention_output, const TokenLayout& tokens,
                                        EncoderBlockSaved& s, ParameterStore& store,
                                        const PassContext& context) const {
-  const DType mm = context.matmul_dtype();
   const Shape shape = s.input_mm.shape();
-  const Tensor d_attention_sum =
-      NormBackward(Take(d_attention_output), Take(s.attention_sum), Take(s.attention_mean),
-                   Take(s.attention_rstd), params_.attention_norm_weight, params_.attention_norm_bias, store);
-  Tensor d_projected = TokenDropoutBackward(InDType(Rows(d_attention_sum), mm), HiddenDropout(context),
-                                            context.KeyFor(layer_, kAttentionOutputDropout), tokens);
+  ops::ResidualLayerNormGrads site =
+      SiteBackward(Take(d_attention_output), Take(s.attention_sum), Take(s.attention_mean), Take(s.attention_rstd),
+                   params_.attention_norm_weight, params_.attention_norm_bias, kAttentionOutputDropout, tokens,
+                   store, context);
+  const Tensor d_attention_sum = std::move(site.d_sum);
+  Tensor d_projected = Rows(Take(site.d_x));
   Tensor d_context = LinearBackward(Take(d_projected), Rows(s.context), params_.attention_output_weight,
                                     params_.attention_output_bias, store, context);
   ops::AttentionGrads d_qkv = AttentionCoreBackward(Take(d_context).Reshaped(shape), tokens, s, context);

@@ -15,6 +15,7 @@
 #define XLMR_MODELS_ENCODER_ENCODER_BLOCK_H_
 
 #include "framework/ops/attention.h"
+#include "framework/ops/residual_layer_norm.h"
 #include "framework/recompute/recompute_plan.h"
 #include "framework/tensor/parameter_store.h"
 #include "framework/tensor/tensor.h"
@@ -107,11 +108,14 @@ class EncoderBlock {
   // s.query, key, value, context and the core's statistics.
   ops::AttentionGrads AttentionCoreBackward(Tensor d_context, const TokenLayout& tokens,
                                             EncoderBlockSaved& s, const PassContext& context) const;
-  // Backward of a Linear / LayerNorm whose parameters are store entries `weight` and `bias`.
+  // Backward of a Linear whose parameters are store entries `weight` and `bias`.
   Tensor LinearBackward(const Tensor& dy, const Tensor& x, int weight, int bias,
                         ParameterStore& store, const PassContext& context) const;
-  Tensor NormBackward(const Tensor& dy, const Tensor& x, const Tensor& mean, const Tensor& rstd,
-                      int weight, int bias, ParameterStore& store) const;
+  // Backward of a residual site (ops::DropoutAddLayerNorm) from its saved sum and statistics,
+  // LayerNorm parameters `weight` and `bias`, dropout op `dropout_op` of this layer.
+  ops::ResidualLayerNormGrads SiteBackward(Tensor dy, Tensor sum, Tensor mean, Tensor rstd, int weight, int bias,
+                                           DropoutSite dropout_op, const TokenLayout& tokens,
+                                           ParameterStore& store, const PassContext& context) const;
   float HiddenDropout(const PassContext& context) const;
   float AttentionDropout(const PassContext& context) const;
 

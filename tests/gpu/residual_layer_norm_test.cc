@@ -7,6 +7,9 @@
 // - y, mean, rstd: ExpectClose 1e-5 (plus 1 ulp of a half output), layer_norm_test's bound for
 //   the same reason: the kernel's statistics are fp32 sums in a warp's order, the CPU's double.
 // - y_half: the same bound; it is y rounded once.
+// - backward (d_sum, d_x = the dropout backward of d_sum in x's dtype, dgamma, dbeta +=): the
+//   same bound, layer_norm_test's for LayerNorm's backward (fp32 row means in a warp's order);
+//   a half d_x within 2 of its ulps at the largest magnitude (it is rounded twice).
 // What a planted bug looks like: a mask word of the wrong element or block moves the sum by
 // whole values (caught exactly); a wrong width or row offset in LayerNorm moves y at 1e-1.
 // Skipped (with the reason) when no GPU is visible.
@@ -25,6 +28,7 @@ namespace {
 
 using testing::ExpectBitEqual;
 using testing::ExpectClose;
+using testing::ExpectCloseToLargest;
 using testing::OnGpu;
 using testing::RandomTensor;
 
@@ -66,6 +70,27 @@ void Compare(const Case& c, uint32_t seed) {
   ExpectClose(Name("rstd", c), gpu.rstd, cpu.rstd, kTolerance);
   ASSERT_EQ(gpu.y_half.defined(), c.half != DType::kF32);
   if (gpu.y_half.defined()) ExpectClose(Name("y_half", c), gpu.y_half, cpu.y_half, kTolerance);
+
+  // The backward from the CPU's saved values on both sides (the statistics as the CPU made them),
+  // so that only the backward's own arithmetic differs.
+  const Tensor dy = RandomTensor(c.shape, DType::kF32, seed + 5);
+  Tensor cpu_dgamma = RandomTensor({width}, DType::kF32, seed + 6), cpu_dbeta = RandomTensor({width}, DType::kF32, seed + 7);
+  Tensor gpu_dgamma = OnGpu(cpu_dgamma), gpu_dbeta = OnGpu(cpu_dbeta);
+  const ops::ResidualLayerNormGrads cpu_grads = ops::DropoutAddLayerNormBackward(
+      dy, cpu.sum, cpu.mean, cpu.rstd, gamma, c.p, key, slots, rows + 5, c.x_dtype, &cpu_dgamma, &cpu_dbeta);
+  const ops::ResidualLayerNormGrads gpu_grads = ops::DropoutAddLayerNormBackward(
+      OnGpu(dy), OnGpu(cpu.sum), OnGpu(cpu.mean), OnGpu(cpu.rstd), OnGpu(gamma), c.p, key, OnGpu(slots), rows + 5,
+      c.x_dtype, &gpu_dgamma, &gpu_dbeta);
+  ExpectClose(Name("d_sum", c), gpu_grads.d_sum, cpu_grads.d_sum, kTolerance);
+  if (c.x_dtype == DType::kF32) {
+    ExpectClose(Name("d_x", c), gpu_grads.d_x, cpu_grads.d_x, kTolerance);
+  } else {
+    // Rounded twice (the cast, then the kept value times the scale): a last-bit difference in
+    // d_sum can become 2 ulps of the half dtype; 2 ulps at the largest magnitude.
+    ExpectCloseToLargest(Name("d_x", c), gpu_grads.d_x, cpu_grads.d_x, c.x_dtype == DType::kF16 ? 2e-3 : 1.6e-2);
+  }
+  ExpectClose(Name("dgamma", c), gpu_dgamma, cpu_dgamma, kTolerance);
+  ExpectClose(Name("dbeta", c), gpu_dbeta, cpu_dbeta, kTolerance);
 }
 
 // Widths of XLM-R base and large and of the tiny test models (fused: multiples of 4), one the
@@ -78,7 +103,7 @@ TEST_F(CudaResidualLayerNormTest, MatchesTheCpuComposition) {
       for (float p : {0.0f, 0.1f}) {
         const DType half = x_dtype == DType::kF32 ? DType::kF32 : x_dtype;
         Compare({shape, x_dtype, half, p}, seed);
-        seed += 4;
+        seed += 8;
       }
     }
   }
