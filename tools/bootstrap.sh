@@ -18,6 +18,7 @@ PACKAGES=(
   libdnnl-dev libblis-dev                            # CPU GEMM candidates (bench/gemm_bench.cc)
   libopenmpi-dev openmpi-bin                         # mpirun and the MPI communicator
   strace                                             # tests: fsync before rename (checkpoint_durability_test)
+  xz-utils                                           # the GPU kit's bundle (tools/gpu_verify.sh kit)
   python3-protobuf python3-crcmod                    # tests: event files read without TensorBoard (tensorboard_test)
 )
 
