@@ -31,11 +31,28 @@ __device__ __forceinline__ float RoundedTo(FloatStorage storage, float value) {
   }
 }
 
+// Whether each of four consecutive mask elements is kept.
+struct KeepMask {
+  bool kept[kElementsPerLane];
+};
+
 struct SiteDropout {
   float p;  // 0: none
   float scale;
   DropoutSite site;
   const int32_t* row_slots;
+
+  // Mask elements index .. index + 3 (index a multiple of 4: one Philox block); all kept when p is 0.
+  __device__ __forceinline__ KeepMask MaskAt(int64_t index) const {
+    KeepMask mask{{true, true, true, true}};
+    if (p > 0.0f) {
+      const uint4 words = DropoutBlockWords(site, static_cast<uint32_t>(index / 4));
+      const uint32_t word[4] = {words.x, words.y, words.z, words.w};
+#pragma unroll
+      for (int k = 0; k < kElementsPerLane; ++k) mask.kept[k] = UniformFromWordDevice(word[k]) >= p;
+    }
+    return mask;
+  }
 };
 
 // Pass 1 writes sum = dropout(x) + residual and adds it up; pass 2 the squared deviations from
@@ -54,18 +71,11 @@ __global__ void ResidualLayerNormKernel(FloatsIn x, const float* __restrict__ re
   const int64_t slot_base = dropout.p > 0.0f ? int64_t{dropout.row_slots[row]} * width : 0;
   float total = 0.0f;
   for (int64_t j = int64_t{lane} * kElementsPerLane; j < width; j += kWarpSize * kElementsPerLane) {
-    uint32_t word[4] = {0, 0, 0, 0};
-    if (dropout.p > 0.0f) {
-      const uint4 words = DropoutBlockWords(dropout.site, static_cast<uint32_t>((slot_base + j) / 4));
-      word[0] = words.x, word[1] = words.y, word[2] = words.z, word[3] = words.w;
-    }
+    const KeepMask keep = dropout.MaskAt(slot_base + j);
 #pragma unroll
     for (int k = 0; k < kElementsPerLane; ++k) {
       float value = x[base + j + k];
-      if (dropout.p > 0.0f) {
-        const bool keep = UniformFromWordDevice(word[k]) >= dropout.p;
-        value = keep ? RoundedTo(x.storage, __fmul_rn(value, dropout.scale)) : 0.0f;
-      }
+      if (dropout.p > 0.0f) value = keep.kept[k] ? RoundedTo(x.storage, __fmul_rn(value, dropout.scale)) : 0.0f;
       const float sum = __fadd_rn(value, residual[base + j + k]);
       sum_out[base + j + k] = sum;
       total += sum;
@@ -125,11 +135,7 @@ __global__ void ResidualLayerNormBackwardKernel(const float* __restrict__ dy, co
   const float grad_xhat_mean = WarpSum(grad_xhat_sum) / static_cast<float>(width);
   const int64_t slot_base = dropout.p > 0.0f ? int64_t{dropout.row_slots[row]} * width : 0;
   for (int64_t j = int64_t{lane} * kElementsPerLane; j < width; j += kWarpSize * kElementsPerLane) {
-    uint32_t word[4] = {0, 0, 0, 0};
-    if (dropout.p > 0.0f) {
-      const uint4 words = DropoutBlockWords(dropout.site, static_cast<uint32_t>((slot_base + j) / 4));
-      word[0] = words.x, word[1] = words.y, word[2] = words.z, word[3] = words.w;
-    }
+    const KeepMask keep = dropout.MaskAt(slot_base + j);
 #pragma unroll
     for (int k = 0; k < kElementsPerLane; ++k) {
       const int64_t i = base + j + k;
@@ -139,10 +145,7 @@ __global__ void ResidualLayerNormBackwardKernel(const float* __restrict__ dy, co
       const float dx = __fmul_rn(row_rstd, centred);
       d_sum_out[i] = dx;
       float projected = RoundedTo(d_x.storage, dx);
-      if (dropout.p > 0.0f) {
-        const bool keep = UniformFromWordDevice(word[k]) >= dropout.p;
-        projected = keep ? __fmul_rn(projected, dropout.scale) : 0.0f;
-      }
+      if (dropout.p > 0.0f) projected = keep.kept[k] ? __fmul_rn(projected, dropout.scale) : 0.0f;
       d_x.Store(i, projected);
     }
   }
