@@ -75,8 +75,7 @@ StepGraphs::Layout& StepGraphs::LayoutFor(const std::string& key, const std::vec
   return layout;
 }
 
-void StepGraphs::Run(const std::vector<data::Batch>& micro_batches, const QueueFn& queue) {
-  const std::string key = StepLayoutKey(micro_batches);
+void StepGraphs::Run(const std::string& key, const std::vector<data::Batch>& micro_batches, const QueueFn& queue) {
   XLMR_CHECK(!key.empty()) << "StepGraphs::Run: a step that cannot be captured";
   Layout& layout = LayoutFor(key, micro_batches);
   layout.last_used = ++uses_;

@@ -58,10 +58,10 @@ class StepGraphs {
   // Queues a step's device work from its micro-batches on the device.
   using QueueFn = std::function<void(const std::vector<MicroBatchOnDevice>& micro_batches)>;
 
-  // Runs a step's work for `micro_batches` (StepLayoutKey non-empty): copies them into their
-  // layout's buffers (no wait), then queues `queue` directly, or captures it, or replays it
-  // (above).
-  void Run(const std::vector<data::Batch>& micro_batches, const QueueFn& queue);
+  // Runs a step's work for `micro_batches`, whose StepLayoutKey is `key` (non-empty): copies
+  // them into their layout's buffers (no wait), then queues `queue` directly, or captures it, or
+  // replays it (above).
+  void Run(const std::string& key, const std::vector<data::Batch>& micro_batches, const QueueFn& queue);
 
   // Counts since construction, for tests and the run's log.
   int64_t direct_steps() const { return direct_steps_; }

@@ -122,13 +122,14 @@ int RowOf(int64_t step) { return static_cast<int>(step % kernels::kStepStateRows
 
 }  // namespace
 
-bool TrainStep::Capturable(const std::vector<data::Batch>& micro_batches) const {
+std::string TrainStep::CaptureKey(const std::vector<data::Batch>& micro_batches) const {
   // Steps whose every device input is a micro-batch's inputs and labels (not the cached or
   // gathered in-batch losses, not scored pairs), on one rank, outside a profile window (whose
   // per-op records need the ops run one by one) and with no host callback inside the step.
-  return graphs_ != nullptr && sync_.communicator().world_size() == 1 && !IsInBatchNegatives(settings_.objective) &&
-         settings_.objective != Objective::kScoredPairs && !settings_.on_gradients && !profile::Active() &&
-         !StepLayoutKey(micro_batches).empty();
+  const bool capturable = graphs_ != nullptr && sync_.communicator().world_size() == 1 &&
+                          !IsInBatchNegatives(settings_.objective) && settings_.objective != Objective::kScoredPairs &&
+                          !settings_.on_gradients && !profile::Active();
+  return capturable ? StepLayoutKey(micro_batches) : std::string();
 }
 
 void TrainStep::Enqueue(int64_t step, const std::vector<data::Batch>& micro_batches,
@@ -164,8 +165,8 @@ void TrainStep::Enqueue(int64_t step, const std::vector<data::Batch>& micro_batc
   if (!grads_zeroed_) model_.parameters().ZeroGrads();
   grads_zeroed_ = false;  // the micro-steps accumulate into them from here
 
-  if (Capturable(micro_batches)) {
-    QueueCapturedStep(step, row, previous, micro_batches, inputs);
+  if (const std::string key = CaptureKey(micro_batches); !key.empty()) {
+    QueueCapturedStep(step, row, previous, key, micro_batches, inputs);
   } else {
     ops::WriteStepInputs(state_, row, inputs);
     QueueStep(step, row, previous, static_cast<int>(micro_batches.size()), [&](int m, const PassContext& context, bool last) {
@@ -179,15 +180,15 @@ void TrainStep::Enqueue(int64_t step, const std::vector<data::Batch>& micro_batc
   pending_.push_back(record);
 }
 
-void TrainStep::QueueCapturedStep(int64_t step, int row, int previous, const std::vector<data::Batch>& micro_batches,
-                                  const kernels::StepInputs& inputs) {
+void TrainStep::QueueCapturedStep(int64_t step, int row, int previous, const std::string& key,
+                                  const std::vector<data::Batch>& micro_batches, const kernels::StepInputs& inputs) {
   // The graph works on the two fixed rows past the ring, whatever the step's ring row: the
   // previous row is copied in and the step's row copied out, so one graph serves every step.
   ops::WriteStepInputs(state_, kernels::kCapturedRow, inputs);
   ops::CopyStepRow(state_, previous, kernels::kCapturedPreviousRow);
   distributed::Communicator& comm = sync_.communicator();
   const int64_t calls_before = comm.allreduce_calls(), replays_before = graphs_->replays();
-  graphs_->Run(micro_batches, [&](const std::vector<MicroBatchOnDevice>& on_device) {
+  graphs_->Run(key, micro_batches, [&](const std::vector<MicroBatchOnDevice>& on_device) {
     QueueStep(step, kernels::kCapturedRow, kernels::kCapturedPreviousRow, static_cast<int>(on_device.size()),
               [&](int m, const PassContext& context, bool last) {
                 RunMicroStep(on_device[m], context, kernels::kCapturedRow, last);

@@ -43,6 +43,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -83,7 +84,7 @@ struct StepSettings {
   // gathered_rows.h; sentence-transformers' gather_across_devices), rows of this many texts.
   int64_t gathered_columns = 0;
   // --cuda_graphs: on CUDA, steps that can be are captured once per batch layout and replayed
-  // (framework/train/step_graphs.h; TrainStep::Capturable says which). Same results either way.
+  // (framework/train/step_graphs.h; TrainStep::CaptureKey says which). Same results either way.
   bool cuda_graphs = true;
 };
 
@@ -146,16 +147,17 @@ class TrainStep {
   // Sums `slot` of `row` over the ranks (in place).
   void SumOverRanks(int row, kernels::StepSlot slot);
 
-  // Whether the step's work may be captured and replayed (framework/train/step_graphs.h).
-  bool Capturable(const std::vector<data::Batch>& micro_batches) const;
+  // The step's layout key (StepLayoutKey) when its work may be captured and replayed
+  // (framework/train/step_graphs.h), else "".
+  std::string CaptureKey(const std::vector<data::Batch>& micro_batches) const;
   // The step's device work, from BeginStepState to FinishStepState: what a graph captures.
   // run_micro_step(m, context, last) queues micro-step m.
   void QueueStep(int64_t step, int row, int previous, int micro_steps,
                  const std::function<void(int, const PassContext&, bool)>& run_micro_step);
   // QueueStep captured or replayed (framework/train/step_graphs.h) on the captured rows, the
   // step's `row` copied from them after.
-  void QueueCapturedStep(int64_t step, int row, int previous, const std::vector<data::Batch>& micro_batches,
-                         const kernels::StepInputs& inputs);
+  void QueueCapturedStep(int64_t step, int row, int previous, const std::string& key,
+                         const std::vector<data::Batch>& micro_batches, const kernels::StepInputs& inputs);
   // One micro-step from a host batch, in whichever form the settings ask for (plain, cached,
   // gathered; nothing for a rank's empty share).
   void RunHostMicroStep(const data::Batch& batch, const PassContext& context, int row, bool last);
