@@ -27,10 +27,11 @@
 #                         step: --gradient_accumulation_steps=N, HF's --accumulation=N; accum4 at
 #                         seq 128 is the 32k-token step) or bf16 (ours --bf16, HF bf16 autocast
 #                         without a scaler) or nographs (ours alone with --cuda_graphs=false:
-#                         every step op by op, runner ours-nographs); the same --steps and
+#                         every step op by op, runner ours-nographs) or measured (ours alone
+#                         with --gemm_algorithms=measured, runner ours-measured); the same --steps and
 #                         --warmup, in optimizer steps (default: none)
 #   --dry-run             sizes=tiny, seq_lens=64,32, batch_tokens=256, steps=4, warmup=1, cpu,
-#                         profile=tiny:64, variants=64:accum2,64:bf16
+#                         profile=tiny:64, variants=64:accum2,64:bf16,64:nographs,64:measured
 #
 # Output: the table on stdout and, under $OUT (else --out=DIR, else ./gpu_bench_out):
 # gpu_bench.md (table, device, versions, command; for our runs a second table of kernel launches
@@ -62,7 +63,7 @@ for arg in "$@"; do
     --python=*) python=${arg#*=} ;; --out=*) out=${arg#*=} ;; --run_timeout=*) run_timeout=${arg#*=} ;;
     --profile=*) profile=${arg#*=} ;; --variants=*) variants=${arg#*=} ;;
     --dry-run) sizes=tiny seq_lens=64,32 batch_tokens=256 steps=4 warmup=1 device=cpu profile=tiny:64
-      variants=64:accum2,64:bf16,64:nographs ;;
+      variants=64:accum2,64:bf16,64:nographs,64:measured ;;
     *) usage ;;
   esac
 done
@@ -70,8 +71,8 @@ done
 [ "$device" = cuda ] || [ "$device" = cpu ] || { echo "--device: cuda or cpu" >&2; exit 2; }
 [[ $run_timeout =~ ^[0-9]+$ ]] || { echo "--run_timeout=$run_timeout: a whole number of seconds" >&2; exit 2; }
 [[ $profile =~ ^([a-z]+:[0-9]+(,[a-z]+:[0-9]+)*)?$ ]] || { echo "--profile=$profile: SIZE:SEQ[,SIZE:SEQ...]" >&2; exit 2; }
-[[ $variants =~ ^([0-9]+:(accum[1-9][0-9]*|bf16|nographs)(,[0-9]+:(accum[1-9][0-9]*|bf16|nographs))*)?$ ]] ||
-  { echo "--variants=$variants: SEQ:accumN|SEQ:bf16|SEQ:nographs[,...]" >&2; exit 2; }
+[[ $variants =~ ^([0-9]+:(accum[1-9][0-9]*|bf16|nographs|measured)(,[0-9]+:(accum[1-9][0-9]*|bf16|nographs|measured))*)?$ ]] ||
+  { echo "--variants=$variants: SEQ:accumN|SEQ:bf16|SEQ:nographs|SEQ:measured[,...]" >&2; exit 2; }
 # The precision of the runs that are not a bf16 variant.
 default_precision=fp16
 [ "$device" = cpu ] && default_precision=fp32
@@ -123,7 +124,7 @@ PYTHON
 # Whether our run of this size, sequence length and checkpointing setting is profiled (never a
 # variant's run).
 profiled() {  # size seq checkpointing
-  [ "$3" = off ] && [ "$precision" = "$default_precision" ] && [ "$accumulation" = 1 ] && [ "$graphs" = on ] &&
+  [ "$3" = off ] && [ "$precision" = "$default_precision" ] && [ "$accumulation" = 1 ] && [ -z "$ours_only" ] &&
     [[ ",$profile," == *",$1:$2,"* ]]
 }
 
@@ -152,7 +153,8 @@ probe_ours() {
 
 run_ours() {  # model_dir data seq batch checkpointing tag
   local model=$1 data=$2 seq=$3 batch=$4 ckpt=$5 tag=$6 flags=() run_steps=$steps window="" runner=ours
-  [ "$graphs" = off ] && flags+=(--cuda_graphs=false) && runner=ours-nographs
+  [ "$ours_only" = nographs ] && flags+=(--cuda_graphs=false) && runner=ours-nographs
+  [ "$ours_only" = measured ] && flags+=(--gemm_algorithms=measured) && runner=ours-measured
   [ "$precision" = fp16 ] && flags+=(--fp16)
   [ "$precision" = bf16 ] && flags+=(--bf16)
   [ "$accumulation" -gt 1 ] && flags+=(--gradient_accumulation_steps="$accumulation")
@@ -202,12 +204,13 @@ variants_at() {  # seq
   return 0
 }
 
-# Runs every requested runner on one configuration ($precision, $accumulation and $graphs set);
-# without graphs, ours alone (HF's runs of the configuration are those with graphs).
+# Runs every requested runner on one configuration ($precision, $accumulation and $ours_only set);
+# a variant of ours only (nographs, measured) runs ours alone: HF's runs of the configuration are
+# the plain ones.
 run_configuration() {  # model data seq batch checkpointing tag
   local model=$1 data=$2 seq=$3 batch=$4 ckpt=$5 tag=$6
   case ",$runners," in *,ours,*) run_ours "$model" "$data" "$seq" "$batch" "$ckpt" "$tag" ;; esac
-  [ "$graphs" = on ] || return 0
+  [ -z "$ours_only" ] || return 0
   case ",$runners," in *,eager,*) run_hf "$model" "$data" "$seq" "$batch" "$ckpt" eager "$tag" ;; esac
   case ",$runners," in *,sdpa,*) run_hf "$model" "$data" "$seq" "$batch" "$ckpt" sdpa "$tag" ;; esac
 }
@@ -235,13 +238,15 @@ main() {
       done
       [ -f "$data" ] || "$python" "$hf" write-data --rows=$((batch * (steps + profile_extra_steps) * most)) \
         --seq_len="$seq" --out="$data"
-      precision=$default_precision accumulation=1 graphs=on
+      precision=$default_precision accumulation=1 ours_only=""
       for ckpt in ${checkpointing//,/ }; do
         run_configuration "$model" "$data" "$seq" "$batch" "$ckpt" "${size}_${seq}_ckpt_$ckpt"
       done
       for variant in $(variants_at "$seq"); do
-        precision=$default_precision accumulation=1 graphs=on
-        case "$variant" in accum*) accumulation=${variant#accum} ;; bf16) precision=bf16 ;; nographs) graphs=off ;; esac
+        precision=$default_precision accumulation=1 ours_only=""
+        case "$variant" in
+          accum*) accumulation=${variant#accum} ;; bf16) precision=bf16 ;; nographs | measured) ours_only=$variant ;;
+        esac
         run_configuration "$model" "$data" "$seq" "$batch" off "${size}_${seq}_$variant"
       done
     done

@@ -34,6 +34,9 @@ ABSL_FLAG(int, max_answer_length, 30, "question answering: the longest answer in
 ABSL_FLAG(bool, version_2_with_negative, false, "question answering: some questions have no answer (SQuAD v2)");
 ABSL_FLAG(double, null_score_diff_threshold, 0.0, "question answering, v2: answer nothing when the null score "
           "beats the best span's by more than this");
+ABSL_FLAG(std::string, gemm_algorithms, "heuristic", "heuristic | measured: how CUDA matrix products pick their "
+          "cuBLASLt algorithm (measured: the fastest of the heuristic's candidates, timed once per shape; runs may "
+          "then differ in the last bits)");
 ABSL_FLAG(std::string, device, "auto", "auto | cpu | cuda (auto: the GPU when one is visible and this "
           "binary's CUDA backend has passed the GPU tests, else the CPU)");
 
@@ -148,5 +151,12 @@ const char* AutocastName(DType autocast) {
 }
 
 absl::StatusOr<DeviceChoice> ReadDeviceFlag() { return ParseDeviceChoice(absl::GetFlag(FLAGS_device)); }
+
+absl::StatusOr<ops::GpuGemmAlgorithms> ReadGemmAlgorithmsFlag() {
+  const std::string name = absl::GetFlag(FLAGS_gemm_algorithms);
+  const std::optional<ops::GpuGemmAlgorithms> algorithms = ops::ParseGpuGemmAlgorithms(name);
+  XLMR_RETURN_IF_ERROR(ExpectFlag(algorithms.has_value(), "gemm_algorithms", "heuristic or measured", name));
+  return *algorithms;
+}
 
 }  // namespace xlmr::recipes

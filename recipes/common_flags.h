@@ -8,6 +8,7 @@
 //   --per_device_eval_batch_size       examples per forward pass of evaluation or prediction
 //   --fp16, --bf16                     the autocast dtype, one value from here on (ReadAutocastFlag)
 //   --device                           auto | cpu | cuda
+//   --gemm_algorithms                  heuristic | measured: CUDA products' cuBLASLt algorithms
 //   --doc_stride, --n_best_size,       question answering: run_qa's windows and post-processing
 //   --max_answer_length,               (ReadQuestionAnsweringFlags), with --max_seq_length's
 //   --version_2_with_negative,         default of 384 for this task
@@ -26,6 +27,7 @@
 #include "absl/strings/string_view.h"
 #include "framework/core/device.h"
 #include "framework/data/qa_features.h"
+#include "framework/ops/gpu_gemm_algorithms.h"
 #include "framework/tensor/dtype.h"
 #include "framework/train/qa_postprocessing.h"
 #include "models/encoder/config.h"
@@ -91,6 +93,10 @@ const char* AutocastName(DType autocast);
 
 // --device.
 absl::StatusOr<DeviceChoice> ReadDeviceFlag();
+
+// --gemm_algorithms [heuristic]; InvalidArgument naming the flag for anything but heuristic or
+// measured. The binaries apply it (ops::UseGpuGemmAlgorithms) once the device is chosen.
+absl::StatusOr<ops::GpuGemmAlgorithms> ReadGemmAlgorithmsFlag();
 
 }  // namespace xlmr::recipes
 

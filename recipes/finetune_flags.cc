@@ -446,6 +446,7 @@ absl::Status ReadRunFlags(FinetuneConfig& c) {
   XLMR_RETURN_IF_ERROR(ExpectFlag(seed >= 0, "seed", "a non-negative integer", absl::StrCat(seed)));
   t.seed = static_cast<uint64_t>(seed);
   XLMR_ASSIGN_OR_RETURN(c.device, ReadDeviceFlag());
+  XLMR_ASSIGN_OR_RETURN(c.gemm_algorithms, ReadGemmAlgorithmsFlag());
   t.output_dir = UserPath(absl::GetFlag(FLAGS_output_dir));
   XLMR_RETURN_IF_ERROR(ExpectFlag(!t.output_dir.empty(), "output_dir", "a directory", ""));
   c.overwrite_output_dir = absl::GetFlag(FLAGS_overwrite_output_dir);

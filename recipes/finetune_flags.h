@@ -15,6 +15,7 @@
 #include "framework/data/qa_features.h"
 #include "framework/data/record_reader.h"
 #include "framework/data/tagged_sentence_reader.h"
+#include "framework/ops/gpu_gemm_algorithms.h"
 #include "framework/recompute/memory_budget.h"
 #include "framework/train/qa_postprocessing.h"
 #include "framework/train/trainer.h"
@@ -45,6 +46,7 @@ struct FinetuneConfig {
   // --attention; blocks fall back to eager where no fused kernel exists (AttentionFallbackNote).
   models::AttentionImplementation attention = models::AttentionImplementation::kFused;
   DeviceChoice device = DeviceChoice::kAuto;
+  ops::GpuGemmAlgorithms gemm_algorithms = ops::GpuGemmAlgorithms::kHeuristic;
   std::string cache_dir;  // tokenized-data cache
   bool overwrite_output_dir = false;  // recipes/output_dir_policy.h
   bool resume = false;    // --resume_from_checkpoint given

@@ -211,6 +211,7 @@ absl::Status Prepare(const std::set<std::string>& given, PreparedRun& run) {
   FinetuneConfig& c = run.config;
   XLMR_ASSIGN_OR_RETURN(const distributed::LaunchEnvironment env, distributed::ReadLaunchEnvironment());
   XLMR_ASSIGN_OR_RETURN(const Device device, ChooseDevice(c.device, env.local_rank, env.rank == 0, "xlmr_finetune"));
+  ops::UseGpuGemmAlgorithms(c.gemm_algorithms);
   XLMR_ASSIGN_OR_RETURN(run.comm, distributed::CreateCommunicator(env, device));
   const absl::Status same_flags = distributed::CheckSettingsMatchRankZero(*run.comm, FlagSettings());
   // A collective, so every rank reaches it whatever its flag check found.

@@ -129,6 +129,8 @@ absl::StatusOr<PredictConfig> ReadPredictFlags(const std::string& model_dir) {
   XLMR_ASSIGN_OR_RETURN(c.eval.autocast, ReadAutocastFlag());
   XLMR_ASSIGN_OR_RETURN(const DeviceChoice device, ReadDeviceFlag());
   XLMR_ASSIGN_OR_RETURN(c.eval.device, ChooseDevice(device, /*gpu_ordinal=*/0, /*warn=*/true, "xlmr_predict"));
+  XLMR_ASSIGN_OR_RETURN(const ops::GpuGemmAlgorithms gemm_algorithms, ReadGemmAlgorithmsFlag());
+  ops::UseGpuGemmAlgorithms(gemm_algorithms);
   XLMR_ASSIGN_OR_RETURN(c.profile, ReadProfileStepsFlag());
   return c;
 }

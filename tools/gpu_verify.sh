@@ -20,10 +20,11 @@
 #                       measured peak against the plan's; each run on the GPU against the same
 #                       run on the CPU) and a short benchmark (XLM-R base, seq 128 and 512, ours
 #                       vs HF + PyTorch AMP, with and without --gradient_checkpointing; at seq
-#                       128 also 32k-token optimizer steps (accumulation 4), bf16 and ours
-#                       without CUDA graphs), each under its own time limit (XLMR_KIT_SECONDS=
-#                       tests:240,e2e:260,features:240,bench:230 by default; tests, e2e and
-#                       features run side by side, the benchmark alone after them: under 8
+#                       128 also 32k-token optimizer steps (accumulation 4), bf16, ours
+#                       without CUDA graphs and ours with --gemm_algorithms=measured), each
+#                       under its own time limit (XLMR_KIT_SECONDS=
+#                       tests:240,e2e:260,features:240,bench:245 by default; tests, e2e and
+#                       features run side by side, the benchmark alone after them: under 8.5
 #                       minutes at most). --long: only the benchmark, XLM-R large at seq 512
 #                       (limit 500 s).
 #                       Our base seq-128 run (short) and large seq-512 run (long), without
@@ -184,11 +185,11 @@ make_kit() {
 
 # ---- device: everything the GPU host checks, in one command, three files back ----
 
-# Seconds per part: XLMR_KIT_SECONDS=tests:240,e2e:260,features:240,bench:230[,long:500]. Sets
+# Seconds per part: XLMR_KIT_SECONDS=tests:240,e2e:260,features:240,bench:245[,long:500]. Sets
 # limit_NAME.
 read_limits() {
   local item name value
-  limit_tests=240 limit_e2e=260 limit_features=240 limit_bench=230 limit_long=500
+  limit_tests=240 limit_e2e=260 limit_features=240 limit_bench=245 limit_long=500
   IFS=, read -ra items <<<"${XLMR_KIT_SECONDS:-}"
   for item in "${items[@]}"; do
     name=${item%%:*} value=${item#*:}
@@ -290,11 +291,12 @@ run_device() {
     wait "$tests_pid" || failed=1
     wait "$e2e_pid" || failed=1
     wait "$features_pid" || failed=1
-    # 13 runs: seq 128 and 512 with and without checkpointing, and at seq 128 the 32k-token step
-    # (accumulation 4) and bf16, each ours and HF sdpa, and ours without CUDA graphs; 12
+    # 14 runs: seq 128 and 512 with and without checkpointing, and at seq 128 the 32k-token step
+    # (accumulation 4) and bf16, each ours and HF sdpa, and ours without CUDA graphs and with
+    # measured GEMM algorithms; 12
     # optimizer steps, 4 of them warm-up (ours: step 1 direct, 2 captured, replays after).
     TMPDIR=$work/tmp part bench "$limit_bench" "${bench[@]}" --sizes=base --seq_lens=128,512 \
-      --checkpointing=off,on --variants=128:accum4,128:bf16,128:nographs --steps=12 --warmup=4 \
+      --checkpointing=off,on --variants=128:accum4,128:bf16,128:nographs,128:measured --steps=12 --warmup=4 \
       --run_timeout=$((limit_bench / 6)) --profile=base:128 || failed=1
   fi
   python3 "$repo/tools/gpu_kit_report.py" --work="$work" --out="$out" --bundle="$bundle" \

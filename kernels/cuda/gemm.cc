@@ -13,6 +13,7 @@
 #include <memory>
 #include <mutex>
 #include <utility>
+#include <vector>
 
 #include "framework/core/check.h"
 #include "kernels/cuda/cast.h"
@@ -45,7 +46,9 @@ struct Problem {
   ColumnMajorView lt_a, lt_b, lt_c;
   cudaDataType_t operand_type = CUDA_R_32F;
   cudaDataType_t output_type = CUDA_R_32F;
-  bool has_bias = false;
+  // kBias adds a bias vector; kBiasGradient writes op(A)'s row sums (cuBLASLt's BGRADB, in its
+  // column-major terms: the sums of its "B" over k).
+  enum class Epilogue { kNone, kBias, kBiasGradient } epilogue = Epilogue::kNone;
   cudaDataType_t bias_type = CUDA_R_32F;  // f16|bf16 only beside an output of that type (RunGemm)
   // Pointer alignments in bytes (up to 256): algorithms needing more are excluded.
   int align_a = 0, align_b = 0, align_c = 0, align_bias = 0;
@@ -55,8 +58,10 @@ struct Pointers {
   const void* lt_a = nullptr;
   const void* lt_b = nullptr;
   void* c = nullptr;
-  const void* bias = nullptr;
+  void* bias = nullptr;  // the bias read (kBias) or the row sums written (kBiasGradient)
 };
+
+bool HasVector(const Problem& p) { return p.epilogue != Problem::Epilogue::kNone; }
 
 using ProblemKey = std::array<int64_t, 23>;
 
@@ -64,7 +69,7 @@ ProblemKey KeyOf(const Problem& p) {
   return {p.batch_count,       p.op_lt_a,           p.op_lt_b,   p.lt_a.rows, p.lt_a.cols,
           p.lt_a.ld,           p.lt_a.batch_stride, p.lt_b.rows, p.lt_b.cols, p.lt_b.ld,
           p.lt_b.batch_stride, p.lt_c.rows,         p.lt_c.cols, p.lt_c.ld,   p.lt_c.batch_stride,
-          p.operand_type,      p.output_type,       p.has_bias,  p.align_a,   p.align_b,
+          p.operand_type,      p.output_type,       static_cast<int64_t>(p.epilogue), p.align_a, p.align_b,
           p.align_c,           p.align_bias,        p.bias_type};
 }
 
@@ -134,21 +139,25 @@ void SetDescAttribute(cublasLtMatmulDesc_t desc, cublasLtMatmulDescAttributes_t 
 }
 
 // fp32 accumulation and fp32 alpha/beta. CUBLAS_COMPUTE_32F (not _FAST_TF32) keeps f32 x f32
-// products exact, like the CPU reference.
-MatmulDesc MakeMatmulDesc(const Problem& p, const void* bias) {
+// products exact, like the CPU reference. The vector's pointer is set per call (SetVector).
+MatmulDesc MakeMatmulDesc(const Problem& p) {
   cublasLtMatmulDesc_t desc = nullptr;
   CUBLAS_CHECK(cublasLtMatmulDescCreate(&desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
   MatmulDesc owned(desc);
   SetDescAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSA, p.op_lt_a);
   SetDescAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSB, p.op_lt_b);
-  if (p.has_bias) {
+  if (p.epilogue == Problem::Epilogue::kBias) {
     SetDescAttribute(desc, CUBLASLT_MATMUL_DESC_EPILOGUE, CUBLASLT_EPILOGUE_BIAS);
     // cuBLASLt documents the bias type of these kernels as the output type: an f16 bias for an
     // f16 output (autocast's fp16-rounded bias) or an f32 bias for an f32 output runs fused. An
     // f32 bias with an f16 output is asked for as such, and when no algorithm takes it Matmul
     // falls back to an f32 output (RunStaged). The epilogue adds the bias in fp32.
     SetDescAttribute(desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, p.bias_type);
-    SetDescAttribute(desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, bias);
+  }
+  if (p.epilogue == Problem::Epilogue::kBiasGradient) {
+    // The sums have the output's type (f32 here: GemmWithRowSumsOfA takes f32 outputs only).
+    SetDescAttribute(desc, CUBLASLT_MATMUL_DESC_EPILOGUE, CUBLASLT_EPILOGUE_BGRADB);
+    SetDescAttribute(desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, p.bias_type);
   }
   return owned;
 }
@@ -174,21 +183,18 @@ struct Descriptors {
   Layout a, b, c;  // cuBLASLt's A, B and C (= D: the product is written in place over C)
 };
 
-Descriptors MakeDescriptors(const Problem& p, const void* bias) {
-  return {MakeMatmulDesc(p, bias), MakeLayout(p.lt_a, p.operand_type, p.batch_count),
+Descriptors MakeDescriptors(const Problem& p) {
+  return {MakeMatmulDesc(p), MakeLayout(p.lt_a, p.operand_type, p.batch_count),
           MakeLayout(p.lt_b, p.operand_type, p.batch_count),
           MakeLayout(p.lt_c, p.output_type, p.batch_count)};
 }
 
 // ---- Algorithm choice, once per problem ----
 
-// An algorithm for the problem, or none when cuBLASLt has none (e.g. an unsupported
-// combination of types and epilogue).
-struct Plan {
-  bool supported = false;
-  cublasStatus_t heuristic_status = CUBLAS_STATUS_SUCCESS;  // why not, when unsupported
-  cublasLtMatmulAlgo_t algorithm{};
-};
+// The most algorithms the heuristic is asked for under GemmAlgorithms::kMeasured.
+constexpr int kCandidateCount = 8;
+// Timed runs of each candidate, after one untimed run (its first launch may load the kernel).
+constexpr int kTimedRuns = 3;
 
 Preference MakePreference(const Problem& p) {
   cublasLtMatmulPreference_t preference = nullptr;
@@ -218,38 +224,166 @@ Preference MakePreference(const Problem& p) {
   return owned;
 }
 
-Plan QueryHeuristic(const Problem& p, const Descriptors& d) {
-  const Preference preference = MakePreference(p);
-  cublasLtMatmulHeuristicResult_t result{};
+// The heuristic's algorithms for the problem, best first (at most `count`); empty with the
+// reason in `*status` when it has none (NOT_SUPPORTED, or INVALID_VALUE for a combination of
+// types and epilogue this cuBLASLt does not offer: both leave a fallback to the caller).
+std::vector<cublasLtMatmulAlgo_t> QueryHeuristic(const Descriptors& d, const Preference& preference,
+                                                 int count, cublasStatus_t* status) {
+  std::vector<cublasLtMatmulHeuristicResult_t> results(static_cast<size_t>(count));
   int found = 0;
-  const cublasStatus_t status = cublasLtMatmulAlgoGetHeuristic(
-      CudaContext::Current().cublaslt_handle(), d.matmul.get(), d.a.get(), d.b.get(), d.c.get(),
-      d.c.get(), preference.get(), 1, &result, &found);
-  // NOT_SUPPORTED ("no algorithm") and INVALID_VALUE (a combination of types and epilogue this
-  // cuBLASLt does not offer) leave a fallback to the caller; anything else is an error.
-  if (status == CUBLAS_STATUS_NOT_SUPPORTED || status == CUBLAS_STATUS_INVALID_VALUE) {
-    return {false, status};
+  *status = cublasLtMatmulAlgoGetHeuristic(CudaContext::Current().cublaslt_handle(), d.matmul.get(),
+                                           d.a.get(), d.b.get(), d.c.get(), d.c.get(),
+                                           preference.get(), count, results.data(), &found);
+  if (*status == CUBLAS_STATUS_NOT_SUPPORTED || *status == CUBLAS_STATUS_INVALID_VALUE) return {};
+  CUBLAS_CHECK(*status) << "(cublasLtMatmulAlgoGetHeuristic)";
+  std::vector<cublasLtMatmulAlgo_t> algorithms;
+  for (int i = 0; i < found; ++i) {
+    if (results[static_cast<size_t>(i)].state == CUBLAS_STATUS_SUCCESS) {
+      algorithms.push_back(results[static_cast<size_t>(i)].algo);
+    }
   }
-  CUBLAS_CHECK(status) << "(cublasLtMatmulAlgoGetHeuristic)";
-  if (found == 0) return {false, CUBLAS_STATUS_NOT_SUPPORTED};
-  return {true, CUBLAS_STATUS_SUCCESS, result.algo};
+  if (algorithms.empty()) *status = CUBLAS_STATUS_NOT_SUPPORTED;
+  return algorithms;
+}
+
+std::atomic<GemmAlgorithms> g_algorithms{GemmAlgorithms::kHeuristic};
+
+// Whether the compute stream is being captured into a CUDA graph (step_capture.h): nothing may
+// wait for the device then, so no candidate can be timed.
+bool ComputeStreamCapturing() {
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  CUDA_CHECK(cudaStreamIsCapturing(CudaContext::Current().compute_stream(), &capture));
+  return capture != cudaStreamCaptureStatusNone;
+}
+
+// One problem's descriptors (built once; only the vector's pointer changes between calls) and
+// the algorithm chosen for it.
+struct Plan {
+  Descriptors descriptors;
+  bool supported = false;
+  cublasStatus_t heuristic_status = CUBLAS_STATUS_SUCCESS;  // why not, when unsupported
+  cublasLtMatmulAlgo_t algorithm{};
+};
+
+cublasStatus_t Launch(const Plan& plan, const cublasLtMatmulAlgo_t& algorithm, const Pointers& ptr,
+                      void* c, float alpha, float beta) {
+  CudaContext& context = CudaContext::Current();
+  const Descriptors& d = plan.descriptors;
+  return cublasLtMatmul(context.cublaslt_handle(), d.matmul.get(), &alpha, ptr.lt_a, d.a.get(),
+                        ptr.lt_b, d.b.get(), &beta, c, d.c.get(), c, d.c.get(), &algorithm,
+                        context.cublaslt_workspace(), CudaContext::kCublasLtWorkspaceBytes,
+                        context.compute_stream());
+}
+
+// The elements C's layout reaches in cuBLASLt's column-major terms (a timing scratch's size).
+int64_t OutputExtent(const Problem& p) {
+  return (p.batch_count - 1) * p.lt_c.batch_stride + (p.lt_c.cols - 1) * p.lt_c.ld + p.lt_c.rows;
+}
+
+// Milliseconds per run of `algorithm` on the call's operands, or +infinity when it fails to
+// launch. The product goes to `c`: the caller's C when beta = 0 (its real run overwrites it
+// afterwards), a scratch otherwise; a bias gradient goes to the caller's vector, which the real
+// run also overwrites.
+float TimeAlgorithm(const Plan& plan, const cublasLtMatmulAlgo_t& algorithm, const Pointers& ptr,
+                    void* c, float alpha, float beta, cudaEvent_t start, cudaEvent_t stop) {
+  if (Launch(plan, algorithm, ptr, c, alpha, beta) != CUBLAS_STATUS_SUCCESS) {
+    return std::numeric_limits<float>::infinity();
+  }
+  cudaStream_t stream = CudaContext::Current().compute_stream();
+  CUDA_CHECK(cudaEventRecord(start, stream));
+  for (int run = 0; run < kTimedRuns; ++run) {
+    CUBLAS_CHECK(Launch(plan, algorithm, ptr, c, alpha, beta)) << "(timing a GEMM candidate)";
+  }
+  CUDA_CHECK(cudaEventRecord(stop, stream));
+  CUDA_CHECK(cudaEventSynchronize(stop));
+  float milliseconds = 0.0f;
+  CUDA_CHECK(cudaEventElapsedTime(&milliseconds, start, stop));
+  return milliseconds / kTimedRuns;
+}
+
+// The fastest of `candidates` on this call's operands (the first, the heuristic's best, wins
+// ties). Waits for the device: never called while the stream is captured.
+cublasLtMatmulAlgo_t FastestCandidate(const Problem& p, const Plan& plan,
+                                      const std::vector<cublasLtMatmulAlgo_t>& candidates,
+                                      const Pointers& ptr, float alpha, float beta) {
+  Tensor scratch;
+  void* c = ptr.c;
+  if (beta != 0.0f) {
+    const DType dtype = p.output_type == CUDA_R_32F ? DType::kF32
+                        : p.output_type == CUDA_R_16F ? DType::kF16 : DType::kBF16;
+    scratch = Tensor::Empty({OutputExtent(p)}, dtype, Device::kCuda, MemoryCategory::kWorkspace);
+    c = scratch.raw_data();
+  }
+  cudaEvent_t start = nullptr, stop = nullptr;
+  CUDA_CHECK(cudaEventCreate(&start));
+  CUDA_CHECK(cudaEventCreate(&stop));
+  size_t fastest = 0;
+  float fastest_ms = std::numeric_limits<float>::infinity();
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    const float ms = TimeAlgorithm(plan, candidates[i], ptr, c, alpha, beta, start, stop);
+    if (ms < fastest_ms) fastest_ms = ms, fastest = i;
+  }
+  CUDA_CHECK(cudaEventDestroy(start));
+  CUDA_CHECK(cudaEventDestroy(stop));
+  return candidates[fastest];
 }
 
 // The process's plans (one CudaContext per process, so one cache). Never destroyed, like the
-// context; the mutex makes it safe from any host thread.
+// context; the mutex makes it safe from any host thread, and covers setting a plan's vector
+// pointer through to the launch that reads it.
 class PlanCache {
  public:
-  Plan Get(const Problem& p, const Descriptors& d) {
-    const ProblemKey key = KeyOf(p);
+  // Runs the problem when cuBLASLt has an algorithm for it (SUCCESS); otherwise does nothing
+  // and returns the heuristic's status (why there is none).
+  cublasStatus_t Run(const Problem& p, const Pointers& ptr, float alpha, float beta) {
     std::lock_guard<std::mutex> lock(mutex_);
-    auto found = plans_.find(key);
-    if (found == plans_.end()) found = plans_.emplace(key, QueryHeuristic(p, d)).first;
-    return found->second;
+    Plan& plan = Find(p, ptr, alpha, beta);
+    if (!plan.supported) return plan.heuristic_status;
+    SetVector(plan, p, ptr);
+    CUBLAS_CHECK(Launch(plan, plan.algorithm, ptr, ptr.c, alpha, beta))
+        << "(m=" << p.lt_c.rows << " n=" << p.lt_c.cols << " batch=" << p.batch_count << ")";
+    return CUBLAS_STATUS_SUCCESS;
+  }
+
+  GemmPlanCounts Counts() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return counts_;
   }
 
  private:
+  static void SetVector(Plan& plan, const Problem& p, const Pointers& ptr) {
+    if (HasVector(p)) {
+      SetDescAttribute(plan.descriptors.matmul.get(), CUBLASLT_MATMUL_DESC_BIAS_POINTER, ptr.bias);
+    }
+  }
+
+  // The problem's plan, made on first sight: the heuristic's best, or under kMeasured the
+  // fastest of its candidates timed on this call's operands (heuristic's best while captured).
+  Plan& Find(const Problem& p, const Pointers& ptr, float alpha, float beta) {
+    const ProblemKey key = KeyOf(p);
+    auto found = plans_.find(key);
+    if (found != plans_.end()) return *found->second;
+    auto plan = std::make_unique<Plan>(Plan{MakeDescriptors(p)});
+    const bool measure = g_algorithms.load() == GemmAlgorithms::kMeasured && !ComputeStreamCapturing();
+    const std::vector<cublasLtMatmulAlgo_t> candidates = QueryHeuristic(
+        plan->descriptors, MakePreference(p), measure ? kCandidateCount : 1, &plan->heuristic_status);
+    plan->supported = !candidates.empty();
+    if (plan->supported) {
+      plan->algorithm = candidates.front();
+      if (measure && candidates.size() > 1) {
+        SetVector(*plan, p, ptr);
+        plan->algorithm = FastestCandidate(p, *plan, candidates, ptr, alpha, beta);
+        ++counts_.measured;
+        counts_.candidates_timed += static_cast<int64_t>(candidates.size());
+      }
+    }
+    ++counts_.problems;
+    return *plans_.emplace(key, std::move(plan)).first->second;
+  }
+
   std::mutex mutex_;
-  std::map<ProblemKey, Plan> plans_;
+  std::map<ProblemKey, std::unique_ptr<Plan>> plans_;
+  GemmPlanCounts counts_;
 };
 
 PlanCache& Plans() {
@@ -258,21 +392,6 @@ PlanCache& Plans() {
 }
 
 // ---- Running ----
-
-// Runs the problem as given when cuBLASLt has an algorithm for it and returns SUCCESS; otherwise
-// does nothing and returns the heuristic's status (why there is none).
-cublasStatus_t TryMatmul(const Problem& p, const Pointers& ptr, float alpha, float beta) {
-  const Descriptors d = MakeDescriptors(p, ptr.bias);
-  const Plan plan = Plans().Get(p, d);
-  if (!plan.supported) return plan.heuristic_status;
-  CudaContext& context = CudaContext::Current();
-  CUBLAS_CHECK(cublasLtMatmul(context.cublaslt_handle(), d.matmul.get(), &alpha, ptr.lt_a,
-                              d.a.get(), ptr.lt_b, d.b.get(), &beta, ptr.c, d.c.get(), ptr.c,
-                              d.c.get(), &plan.algorithm, context.cublaslt_workspace(),
-                              CudaContext::kCublasLtWorkspaceBytes, context.compute_stream()))
-      << "(m=" << p.lt_c.rows << " n=" << p.lt_c.cols << " batch=" << p.batch_count << ")";
-  return CUBLAS_STATUS_SUCCESS;
-}
 
 // Aborts naming the problem when cuBLASLt has no algorithm for it.
 void CheckRan(cublasStatus_t status, const Problem& p) {
@@ -329,6 +448,7 @@ struct GemmArguments {
   float alpha, beta;
   Tensor* c;
   MatrixLayout c_layout;
+  Tensor* a_row_sums = nullptr;  // GemmWithRowSumsOfA's [M] output, or null
 };
 
 cublasOperation_t OperationOf(Transpose t) {
@@ -382,7 +502,6 @@ Tensor WidenedBias(const Tensor& bias) {
 // The problem in cuBLASLt's terms. The bias goes as given: a 16-bit one only beside an output
 // of its type (the type cuBLASLt documents for the bias; RunGemm widens it for an f32 output).
 std::pair<Problem, Pointers> ProblemOf(const GemmArguments& g) {
-  const Tensor& bias = g.bias;
   Problem p;
   p.batch_count = g.batch_count;
   p.op_lt_a = OperationOf(g.transpose_b);  // cuBLASLt's A is our B (see gemm.h)
@@ -392,14 +511,23 @@ std::pair<Problem, Pointers> ProblemOf(const GemmArguments& g) {
   p.lt_c = ViewColumnMajor(g.c_layout);
   p.operand_type = CudaTypeOf(g.a.dtype());
   p.output_type = CudaTypeOf(g.c->dtype());
-  p.has_bias = bias.defined();
-  p.bias_type = p.has_bias ? CudaTypeOf(bias.dtype()) : CUDA_R_32F;
   p.align_a = BatchAlignmentOf(g.b, g.b_layout, g.batch_count);
   p.align_b = BatchAlignmentOf(g.a, g.a_layout, g.batch_count);
   p.align_c = BatchAlignmentOf(*g.c, g.c_layout, g.batch_count);
-  p.align_bias = p.has_bias ? AlignmentOf(bias.raw_data()) : 0;
-  const Pointers ptr{g.b.raw_data(), g.a.raw_data(), g.c->raw_data(),
-                     p.has_bias ? bias.raw_data() : nullptr};
+  Pointers ptr{g.b.raw_data(), g.a.raw_data(), g.c->raw_data(), nullptr};
+  const Tensor* vector = nullptr;
+  if (g.bias.defined()) {
+    p.epilogue = Problem::Epilogue::kBias;
+    vector = &g.bias;
+  } else if (g.a_row_sums != nullptr) {
+    p.epilogue = Problem::Epilogue::kBiasGradient;
+    vector = g.a_row_sums;
+  }
+  if (vector != nullptr) {
+    p.bias_type = CudaTypeOf(vector->dtype());
+    p.align_bias = AlignmentOf(vector->raw_data());
+    ptr.bias = const_cast<void*>(vector->raw_data());  // written only by kBiasGradient
+  }
   return {p, ptr};
 }
 
@@ -410,7 +538,7 @@ cublasStatus_t TryDirect(const GemmArguments& g, Problem* problem = nullptr) {
   const auto [p, ptr] = ProblemOf(g);
   if (problem != nullptr) *problem = p;
   if (p.operand_type == CUDA_R_32F && IsHalfType(p.output_type)) return CUBLAS_STATUS_NOT_SUPPORTED;
-  return TryMatmul(p, ptr, g.alpha, g.beta);
+  return Plans().Run(p, ptr, g.alpha, g.beta);
 }
 
 // ---- Staged products: what cuBLASLt cannot take directly ----
@@ -497,6 +625,30 @@ void GemmStridedBatched(int64_t batch_count, const Tensor& a, const MatrixLayout
   RunGemm({batch_count, a, a_layout, transpose_a, b, b_layout, transpose_b, Tensor(), alpha, beta,
            c, c_layout});
 }
+
+bool GemmWithRowSumsOfA(const Tensor& a, Transpose transpose_a, const Tensor& b, Transpose transpose_b,
+                        float alpha, float beta, Tensor* c, Tensor* a_row_sums) {
+  XLMR_CHECK(c != nullptr && a_row_sums != nullptr);
+  GemmArguments g{1, a, WholeTensorMatrix("a", a), transpose_a, b, WholeTensorMatrix("b", b), transpose_b,
+                  Tensor(), alpha, beta, c, WholeTensorMatrix("c", *c), a_row_sums};
+  CheckArguments(g);
+  const auto [m, k] = OperatedShape(g.a_layout, transpose_a);
+  XLMR_CHECK(c->dtype() == DType::kF32 && a_row_sums->device() == Device::kCuda &&
+             a_row_sums->dtype() == DType::kF32 && a_row_sums->numel() == m &&
+             !BytesOverlap(*a_row_sums, *c) && !BytesOverlap(*a_row_sums, a) && !BytesOverlap(*a_row_sums, b))
+      << "GemmWithRowSumsOfA: c must be f32 and a_row_sums an f32 CUDA [" << m
+      << "] apart from the operands, is " << DTypeName(a_row_sums->dtype()) << " "
+      << ShapeString(a_row_sums->shape());
+  XLMR_CHECK(m > 0 && g.c_layout.cols > 0 && k > 0) << "GemmWithRowSumsOfA: empty product";
+  if (g_staged_for_testing || a.dtype() == DType::kF32) return false;
+  return TryDirect(g) == CUBLAS_STATUS_SUCCESS;
+}
+
+void SetGemmAlgorithms(GemmAlgorithms algorithms) { g_algorithms = algorithms; }
+
+GemmAlgorithms CurrentGemmAlgorithms() { return g_algorithms; }
+
+GemmPlanCounts CountGemmPlans() { return Plans().Counts(); }
 
 void StageEveryGemmForTesting(bool staged) { g_staged_for_testing = staged; }
 

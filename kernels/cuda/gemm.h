@@ -14,9 +14,11 @@
 // m = N, n = M, and the bias, which cuBLASLt broadcasts along D's column-major rows, lands on
 // row-major C's columns: one value per output feature, as nn.Linear wants.
 //
-// Plans: the algorithm is chosen by cuBLASLt's heuristic once per problem (shapes, leading
-// dimensions, batch strides, dtypes, transposes, epilogue and pointer alignments) and cached for
-// the life of the process, so steady-state training pays no heuristic query.
+// Plans: the algorithm is chosen once per problem (shapes, leading dimensions, batch strides,
+// dtypes, transposes, epilogue and pointer alignments) and kept, with the problem's cuBLASLt
+// descriptors, for the life of the process, so steady-state training pays no heuristic query and
+// builds no descriptor. How it is chosen is SetGemmAlgorithms' setting: cuBLASLt's heuristic's
+// best, or the fastest of its best candidates timed on the first call's operands.
 // Staging: a product cuBLASLt has no algorithm for as stated (f32 operands with an f16|bf16 C; a
 // bias it cannot fuse; 16-bit matrices whose rows or batch matrices start only 2-byte aligned,
 // e.g. odd leading dimensions) is computed into a 16-byte-aligned f32 copy of C, then with
@@ -70,6 +72,39 @@ void GemmStridedBatched(int64_t batch_count, const Tensor& a, const MatrixLayout
                         Transpose transpose_a, const Tensor& b, const MatrixLayout& b_layout,
                         Transpose transpose_b, float alpha, float beta, Tensor* c,
                         const MatrixLayout& c_layout);
+
+// As Gemm without a bias, and in the same cuBLASLt call (its BGRADB epilogue) the row sums of
+// op(a): a_row_sums[m] = sum_k op(a)[m,k], summed in fp32 and written (not accumulated). That is
+// a Linear's bias gradient from its weight-gradient product dweight = dy^T x (a = dy, kYes).
+//   [in] a, b: f16 or bf16 (an f32 product has no such kernel: returns false), as for Gemm.
+//   [in,out] c: f32. [out] a_row_sums: f32 CUDA [M], overlapping nothing else; 16-byte aligned
+//        is what cuBLASLt's kernels want (a fresh tensor is).
+// Returns false, having queued nothing, when cuBLASLt has no algorithm for the fused form (or
+// under StageEveryGemmForTesting): the caller then runs Gemm and sums the rows itself.
+bool GemmWithRowSumsOfA(const Tensor& a, Transpose transpose_a, const Tensor& b, Transpose transpose_b,
+                        float alpha, float beta, Tensor* c, Tensor* a_row_sums);
+
+// How a new problem's algorithm is chosen (process-wide; problems already planned keep theirs).
+//   kHeuristic: cuBLASLt's heuristic's best. The same algorithm in every process on one GPU model
+//     and cuBLASLt version, so two runs of a training give the same bits.
+//   kMeasured: up to 8 of the heuristic's candidates, each run 1 + 3 times on the first call's
+//     operands (C's own buffer when beta = 0, otherwise a scratch of C's size), and the fastest
+//     kept. One host wait per new problem, the first step's only. Inside a CUDA graph capture
+//     nothing can be timed: such a problem takes the heuristic's best. Timing noise can pick
+//     another algorithm in another process, so two runs may differ in the last bits.
+// Every candidate rounds once (split-K sums in fp32 only), so either choice meets this header's
+// numerics.
+enum class GemmAlgorithms { kHeuristic, kMeasured };
+void SetGemmAlgorithms(GemmAlgorithms algorithms);
+GemmAlgorithms CurrentGemmAlgorithms();
+
+// The plans made so far: problems planned, those chosen by timing, candidates timed in all.
+struct GemmPlanCounts {
+  int64_t problems = 0;
+  int64_t measured = 0;
+  int64_t candidates_timed = 0;
+};
+GemmPlanCounts CountGemmPlans();
 
 // Tests only: with `staged` true every later product takes the staging path with copies of
 // A, B and C (what a cuBLASLt without an algorithm for its alignment makes it do), so the

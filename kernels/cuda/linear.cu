@@ -108,6 +108,11 @@ void LaunchColumnSums(const Tensor& dy, int64_t rows, int64_t width, Tensor* dbi
   KERNEL_LAUNCH_CHECK();
 }
 
+__global__ void AddIntoKernel(const float* __restrict__ addend, int64_t count, float* __restrict__ sum) {
+  const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < count) sum[i] += addend[i];
+}
+
 // dbias [width] += column sums of dy viewed as [rows, width].
 void AccumulateColumnSums(const Tensor& dy, int64_t rows, int64_t width, Tensor* dbias) {
   if (rows == 0 || width == 0) return;
@@ -120,6 +125,27 @@ Shape WithLastDim(const Shape& shape, int64_t last) {
   Shape result = shape;
   result.back() = last;
   return result;
+}
+
+// dweight[out, in] += dy[rows, out]^T * x[rows, in] (beta = 1) and, when dbias is given, dbias +=
+// dy's column sums: from the product's own epilogue where cuBLASLt has one (the sums come out of
+// the tiles the product already loads, instead of a second pass over dy), else separately.
+void AccumulateWeightGradient(const Tensor& dy, const Tensor& x, Tensor* dweight, Tensor* dbias) {
+  const auto [dy_mm, x_mm] = InCommonDType(dy, x);
+  const int64_t out = dweight->dim(0);
+  if (dbias != nullptr) {
+    // Written whole by the product, so never read uninitialised.
+    Tensor sums = Tensor::Empty({out}, DType::kF32, Device::kCuda, MemoryCategory::kWorkspace);
+    if (GemmWithRowSumsOfA(dy_mm, Transpose::kYes, x_mm, Transpose::kNo, 1.0f, 1.0f, dweight, &sums)) {
+      const int blocks = static_cast<int>((out + kThreadsPerBlock - 1) / kThreadsPerBlock);
+      AddIntoKernel<<<blocks, kThreadsPerBlock, 0, CudaContext::Current().compute_stream()>>>(
+          sums.data<float>(), out, dbias->data<float>());
+      KERNEL_LAUNCH_CHECK();
+      return;
+    }
+  }
+  Gemm(dy_mm, Transpose::kYes, x_mm, Transpose::kNo, Tensor(), 1.0f, 1.0f, dweight);
+  if (dbias != nullptr) AccumulateColumnSums(dy, x.numel() / x.dim(-1), out, dbias);
 }
 
 }  // namespace
@@ -152,11 +178,10 @@ Tensor LinearBackward(const Tensor& dy, const Tensor& x, const Tensor& weight, T
     const auto [dy_for_dx, weight_mm] = InCommonDType(dy, weight);
     // dx[rows, in] = dy[rows, out] * weight[out, in].
     Gemm(dy_for_dx, Transpose::kNo, weight_mm, Transpose::kNo, no_bias, 1.0f, 0.0f, &dx);
-    const auto [dy_for_dweight, x_mm] = InCommonDType(dy, x);
-    // dweight[out, in] += dy[rows, out]^T * x[rows, in]   (beta = 1).
-    Gemm(dy_for_dweight, Transpose::kYes, x_mm, Transpose::kNo, no_bias, 1.0f, 1.0f, dweight);
+    AccumulateWeightGradient(dy, x, dweight, dbias);
+  } else if (dbias != nullptr) {
+    AccumulateColumnSums(dy, rows, out, dbias);
   }
-  if (dbias != nullptr) AccumulateColumnSums(dy, rows, out, dbias);
   return dx;
 }
 

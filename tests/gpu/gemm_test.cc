@@ -7,6 +7,9 @@
 // matrices take when cuBLASLt has no algorithm for them; both must give the same numbers, so
 // no test depends on which kernels a cuBLASLt version offers.
 //
+// Also: the bias gradient from the weight-gradient product (GemmWithRowSumsOfA) and the measured
+// choice of algorithm (GemmAlgorithms::kMeasured).
+//
 // Tolerances (kTolerances): the GPU accumulates in fp32, the reference in double, so an element
 // may be off by a few fp32 roundings of the running sum, bounded by kSumRelative * scale with
 // scale = |alpha| sum_k |a_ik b_kj| + |beta c_ij| + |bias_j|; an f16 output adds its own final
@@ -44,7 +47,10 @@ class CudaGemmTest : public xlmr::testing::GpuTest,
     if (IsSkipped() || HasFatalFailure()) return;
     StageEveryGemmForTesting(GetParam());
   }
-  void TearDown() override { StageEveryGemmForTesting(false); }
+  void TearDown() override {
+    StageEveryGemmForTesting(false);
+    SetGemmAlgorithms(GemmAlgorithms::kHeuristic);
+  }
 
   std::mt19937 rng_{7};
 
@@ -196,6 +202,70 @@ TEST_P(CudaGemmTest, StridedBatchedMatchesDoubleReferenceAndKeepsPadding) {
                        hb.ToDevice(Device::kCuda), lb, v.tb, 1.0f, v.beta, &c, lc);
     ExpectMatches(
         c, ReferenceProduct(batch, a, la, Transpose::kNo, b, lb, v.tb, {}, 1.0f, v.beta, c0, lc));
+  }
+}
+
+// A Linear's weight gradient with its bias gradient from the same call (GemmWithRowSumsOfA:
+// dweight += dy^T x, dbias = dy's column sums). Staged, it must decline and leave C as it was;
+// direct, cuBLASLt may lack the fused form (then the caller sums separately: it declines
+// likewise), and when it runs both outputs must match the double reference.
+TEST_P(CudaGemmTest, RowSumsOfAMatchDoubleReferenceOrDeclineUntouched) {
+  const int64_t rows = 96, out = 40, in = 24;
+  for (DType operands : {DType::kF16, DType::kBF16}) {
+    SCOPED_TRACE(DTypeName(operands));
+    std::vector<float> dy, x, c0;
+    const Tensor hdy = Random({rows, out}, operands, &dy);
+    const Tensor hx = Random({rows, in}, operands, &x);
+    const Tensor hc = Random({out, in}, DType::kF32, &c0);
+    Tensor c = hc.ToDevice(Device::kCuda);
+    Tensor sums = Tensor::Zeros({out}, DType::kF32, Device::kCuda);
+    const bool fused = GemmWithRowSumsOfA(hdy.ToDevice(Device::kCuda), Transpose::kYes,
+                                          hx.ToDevice(Device::kCuda), Transpose::kNo, 1.0f, 1.0f, &c, &sums);
+    RecordProperty(std::string("row_sums_fused_") + DTypeName(operands), fused ? "yes" : "no");
+    if (GetParam()) EXPECT_FALSE(fused) << "the staging path has no fused bias gradient";
+    if (!fused) {
+      EXPECT_EQ(c.ToDevice(Device::kCpu).ToFloatVector(), c0) << "declined, yet C changed";
+      continue;
+    }
+    ExpectMatches(c, ReferenceProduct(1, dy, {rows, out, out, 0}, Transpose::kYes, x, {rows, in, in, 0},
+                                      Transpose::kNo, {}, 1.0f, 1.0f, c0, {out, in, in, 0}));
+    Reference column_sums{std::vector<double>(out, 0.0), std::vector<double>(out, 0.0)};
+    for (int64_t r = 0; r < rows; ++r) {
+      for (int64_t j = 0; j < out; ++j) {
+        column_sums.value[j] += dy[r * out + j];
+        column_sums.scale[j] += std::fabs(dy[r * out + j]);
+      }
+    }
+    ExpectMatches(sums, column_sums);
+  }
+}
+
+// GemmAlgorithms::kMeasured: new problems time the heuristic's candidates on their first call's
+// operands, so that call must still compute the product once: with beta = 1 the timing runs go
+// to a scratch (timing in C would add the product to it four more times), with beta = 0 C itself
+// is overwritten by the real run. Shapes no other test uses, so the direct run plans them here
+// (staged, the f32 copy of C may reuse a plan).
+TEST_P(CudaGemmTest, MeasuredChoiceComputesEachFirstCallOnce) {
+  SetGemmAlgorithms(GemmAlgorithms::kMeasured);
+  const int64_t m = 264, n = 136, k = 200;  // big enough for cuBLASLt to offer candidates
+  for (float beta : {0.0f, 1.0f}) {
+    SCOPED_TRACE("beta " + std::to_string(beta));
+    const GemmPlanCounts before = CountGemmPlans();
+    std::vector<float> a, b, c0;
+    const Tensor ha = Random({m, k}, DType::kF16, &a);
+    const Tensor hb = Random({n, k}, DType::kF16, &b);
+    const Tensor hc = Random({m, n}, beta == 0.0f ? DType::kF16 : DType::kF32, &c0);
+    Tensor c = hc.ToDevice(Device::kCuda);
+    Gemm(ha.ToDevice(Device::kCuda), Transpose::kNo, hb.ToDevice(Device::kCuda), Transpose::kYes, Tensor(),
+         1.0f, beta, &c);
+    ExpectMatches(c, ReferenceProduct(1, a, {m, k, k, 0}, Transpose::kNo, b, {n, k, k, 0}, Transpose::kYes,
+                                      {}, 1.0f, beta, c0, {m, n, n, 0}));
+    const GemmPlanCounts after = CountGemmPlans();
+    if (GetParam()) continue;
+    EXPECT_EQ(after.problems, before.problems + 1);
+    EXPECT_GE(after.candidates_timed - before.candidates_timed, 2 * (after.measured - before.measured));
+    RecordProperty(beta == 0.0f ? "candidates_timed_beta0" : "candidates_timed_beta1",
+                   static_cast<int>(after.candidates_timed - before.candidates_timed));
   }
 }
 

@@ -44,6 +44,7 @@ expect_usage_error "--learning_rate" --learning_rate=-1
 expect_usage_error "--warmup_ratio" --warmup_ratio=1.5
 expect_usage_error "--max_seq_length" --max_seq_length=100000
 expect_usage_error "--device" --device=tpu
+expect_usage_error "--gemm_algorithms: expected heuristic or measured, got fastest" --gemm_algorithms=fastest
 # Asking for the GPU where there is none (the build machines) names the flag and the reason.
 if ! nvidia-smi -L > /dev/null 2>&1; then
   expect_usage_error "--device=cuda: no GPU" --device=cuda --train_file=train.tsv

@@ -118,6 +118,7 @@ expect_usage_error "--text_column" --model_dir=model --input_file=rows.tsv --tex
 expect_usage_error "--max_seq_length" --model_dir=model --input_file=rows.tsv --max_seq_length=100000
 expect_usage_error "--per_device_eval_batch_size" --model_dir=model --input_file=rows.tsv --per_device_eval_batch_size=0
 expect_usage_error "--device" --model_dir=model --input_file=rows.tsv --device=tpu
+expect_usage_error "--gemm_algorithms: expected heuristic or measured" --model_dir=model --input_file=rows.tsv --gemm_algorithms=best
 # Question answering writes a directory (--output_dir), the other tasks a file: each refuses the
 # other's flag (question_answering_test predicts with a trained question-answering model).
 mkdir -p qa_model
