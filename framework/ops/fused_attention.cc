@@ -30,9 +30,9 @@ bool FusedAttentionSupported(Device device, DType dtype, int64_t head_dim) {
       return float_activation && head_dim > 0;
     case Device::kCuda:
 #ifdef XLMR_WITH_CUDA
-      // f32 and f16 kernels only: bf16 falls back to eager attention (DECISIONS.md, "bf16"), as
-      // does a GPU whose shared memory per block is too small for the kernels.
-      return (dtype == DType::kF32 || dtype == DType::kF16) &&
+      // f32, f16 and bf16 kernels; a GPU whose shared memory per block is too small for the
+      // kernels falls back to eager attention.
+      return (dtype == DType::kF32 || dtype == DType::kF16 || dtype == DType::kBF16) &&
              head_dim == kernels::cuda::kFusedAttentionHeadDim &&
              kernels::cuda::FusedAttentionFitsCurrentDevice(dtype);
 #else

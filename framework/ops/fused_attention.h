@@ -44,8 +44,8 @@
 // with fp32 accumulation of every sum.
 //
 // Which shapes have a fused kernel: FusedAttentionSupported. The CPU kernel takes any head_dim
-// in f32, f16 and bf16; the CUDA kernel head_dim 64 (XLM-R base and large) in f32 and f16 only
-// (bf16 runs eager attention there). Gradient convention: no
+// in f32, f16 and bf16; the CUDA kernels head_dim 64 (XLM-R base and large) in the same three
+// dtypes (f16 and bf16 share one tensor-core template). Gradient convention: no
 // parameters; dq, dk, dv are RETURNED (new tensors, `=`).
 #ifndef XLMR_FRAMEWORK_OPS_FUSED_ATTENTION_H_
 #define XLMR_FRAMEWORK_OPS_FUSED_ATTENTION_H_

@@ -24,7 +24,7 @@
 // the model takes), never the batch's padded length (docs/DECISIONS.md).
 //
 // Devices: as FusedAttentionSupported (framework/ops/fused_attention.h): the CPU for any head
-// size in f32, f16 and bf16; CUDA for head_dim 64 in f32 and f16. cu_seqlens is always a CPU
+// size in f32, f16 and bf16; CUDA for head_dim 64 in the same three. cu_seqlens is always a CPU
 // tensor (the op checks it on the host). The CUDA kernels read a device copy: the caller's
 // `cu_seqlens_on_device` (the same values on q's device, made once per batch: every layer's
 // forward and backward then share one upload, models/encoder/token_layout.h), else one the op

@@ -1,4 +1,4 @@
-// Fused attention on the GPU: the launches of the f16 (fused_attention_f16.cuh) and f32
+// Fused attention on the GPU: the launches of the f16 and bf16 (fused_attention_half.cuh) and f32
 // (fused_attention_f32.cuh) kernels, and the row dot products D_i of the backward.
 //
 // Backward scheme (deterministic): D = rowsum(dcontext * context) first (one warp per row), then
@@ -10,6 +10,7 @@
 // nothing of size S x S anywhere.
 #include "kernels/cuda/fused_attention.h"
 
+#include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
@@ -23,7 +24,7 @@
 #include "kernels/common/dropout_scale.h"
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/device_context.h"
-#include "kernels/cuda/fused_attention_f16.cuh"
+#include "kernels/cuda/fused_attention_half.cuh"
 #include "kernels/cuda/fused_attention_f32.cuh"
 #include "kernels/cuda/fused_attention_shared_memory.h"
 #include "kernels/cuda/fused_attention_tile.cuh"
@@ -37,7 +38,7 @@ static_assert(kFusedAttentionHeadDim == kHead, "the kernels are compiled for hea
 static_assert(sizeof(fused_f32::ForwardShared) == kF32ForwardSharedBytes);
 static_assert(sizeof(fused_f32::DqShared) == kF32DqSharedBytes);
 static_assert(sizeof(fused_f32::KeyTileShared) == kF32KeyTileSharedBytes);
-static_assert(fused_f16::kKeyTileSharedBytes == kF16KeyTileSharedBytes);
+static_assert(fused_half::kKeyTileSharedBytes == kF16KeyTileSharedBytes);
 static_assert(static_cast<size_t>(mma::kTileBytes) == kF16TileBytes &&
               static_cast<size_t>(mma::kTileRows) == kSharedTileRows);
 static_assert(kF32KeyTileSharedBytes >= kF32DqSharedBytes &&
@@ -54,12 +55,15 @@ __device__ __forceinline__ float2 LoadPair(const float* p) {
 __device__ __forceinline__ float2 LoadPair(const __half* p) {
   return __half22float2(*reinterpret_cast<const __half2*>(p));
 }
+__device__ __forceinline__ float2 LoadPair(const __nv_bfloat16* p) {
+  return __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(p));
+}
 
 constexpr int kRowDotThreads = 256;
 constexpr int kRowDotWarps = kRowDotThreads / 32;
 
 // One warp per row of D (padded: [B, heads, S]; packed: [heads, T]), grid stride; lane l multiplies
-// dimensions 2l and 2l + 1 (f16 x f16 products are exact in fp32), the warp sums.
+// dimensions 2l and 2l + 1 (16-bit x 16-bit products are exact in fp32), the warp sums.
 template <typename T>
 __global__ void __launch_bounds__(kRowDotThreads)
     RowDotKernel(FusedAttentionProblem problem, int64_t rows, const T* __restrict__ d_context,
@@ -156,12 +160,20 @@ void AllowSharedBytes(Kernel kernel, size_t bytes) {
                                   static_cast<int>(bytes)));
 }
 
+template <typename Half>
+void LaunchHalfForward(const dim3& grid, const FusedAttentionProblem& problem, const Tensor& q,
+                       const Tensor& k, const Tensor& v, Tensor* context, Tensor* logsumexp) {
+  fused_half::ForwardKernel<Half><<<grid, mma::kThreads, 0, Stream()>>>(
+      problem, Data<Half>(q), Data<Half>(k), Data<Half>(v), MutableData<Half>(context),
+      logsumexp->data<float>());
+}
+
 void LaunchForward(const dim3& grid, const FusedAttentionProblem& problem, const Tensor& q,
                    const Tensor& k, const Tensor& v, Tensor* context, Tensor* logsumexp) {
   if (q.dtype() == DType::kF16) {
-    fused_f16::ForwardKernel<<<grid, mma::kThreads, 0, Stream()>>>(
-        problem, Data<__half>(q), Data<__half>(k), Data<__half>(v), MutableData<__half>(context),
-        logsumexp->data<float>());
+    LaunchHalfForward<__half>(grid, problem, q, k, v, context, logsumexp);
+  } else if (q.dtype() == DType::kBF16) {
+    LaunchHalfForward<__nv_bfloat16>(grid, problem, q, k, v, context, logsumexp);
   } else {
     constexpr size_t kBytes = sizeof(fused_f32::ForwardShared);
     AllowSharedBytes(fused_f32::ForwardKernel, kBytes);
@@ -182,10 +194,30 @@ void LaunchRowDot(const FusedAttentionProblem& problem, const Tensor& d_context,
   if (d_context.dtype() == DType::kF16) {
     RowDotKernel<__half><<<grid, kRowDotThreads, 0, Stream()>>>(
         problem, rows, Data<__half>(d_context), Data<__half>(context), row_dot->data<float>());
+  } else if (d_context.dtype() == DType::kBF16) {
+    RowDotKernel<__nv_bfloat16><<<grid, kRowDotThreads, 0, Stream()>>>(
+        problem, rows, Data<__nv_bfloat16>(d_context), Data<__nv_bfloat16>(context), row_dot->data<float>());
   } else {
     RowDotKernel<float><<<grid, kRowDotThreads, 0, Stream()>>>(
         problem, rows, d_context.data<float>(), context.data<float>(), row_dot->data<float>());
   }
+  KERNEL_LAUNCH_CHECK();
+}
+
+template <typename Half>
+void LaunchHalfBackward(const dim3& grid, const FusedAttentionProblem& problem,
+                        const Tensor& d_context, const Tensor& q, const Tensor& k, const Tensor& v,
+                        const Tensor& logsumexp, const Tensor& row_dot, Tensor* dq, Tensor* dk,
+                        Tensor* dv) {
+  constexpr size_t kKeyBytes = fused_half::kKeyTileSharedBytes;
+  AllowSharedBytes(fused_half::DkDvKernel<Half>, kKeyBytes);
+  fused_half::DkDvKernel<Half><<<grid, mma::kThreads, kKeyBytes, Stream()>>>(
+      problem, Data<Half>(d_context), Data<Half>(q), Data<Half>(k), Data<Half>(v),
+      logsumexp.data<float>(), row_dot.data<float>(), MutableData<Half>(dk), MutableData<Half>(dv));
+  KERNEL_LAUNCH_CHECK();
+  fused_half::DqKernel<Half><<<grid, mma::kThreads, 0, Stream()>>>(
+      problem, Data<Half>(d_context), Data<Half>(q), Data<Half>(k), Data<Half>(v),
+      logsumexp.data<float>(), row_dot.data<float>(), MutableData<Half>(dq));
   KERNEL_LAUNCH_CHECK();
 }
 
@@ -194,17 +226,9 @@ void LaunchBackward(const dim3& grid, const FusedAttentionProblem& problem,
                     const Tensor& logsumexp, const Tensor& row_dot, Tensor* dq, Tensor* dk,
                     Tensor* dv) {
   if (q.dtype() == DType::kF16) {
-    constexpr size_t kKeyBytes = fused_f16::kKeyTileSharedBytes;
-    AllowSharedBytes(fused_f16::DkDvKernel, kKeyBytes);
-    fused_f16::DkDvKernel<<<grid, mma::kThreads, kKeyBytes, Stream()>>>(
-        problem, Data<__half>(d_context), Data<__half>(q), Data<__half>(k), Data<__half>(v),
-        logsumexp.data<float>(), row_dot.data<float>(), MutableData<__half>(dk),
-        MutableData<__half>(dv));
-    KERNEL_LAUNCH_CHECK();
-    fused_f16::DqKernel<<<grid, mma::kThreads, 0, Stream()>>>(
-        problem, Data<__half>(d_context), Data<__half>(q), Data<__half>(k), Data<__half>(v),
-        logsumexp.data<float>(), row_dot.data<float>(), MutableData<__half>(dq));
-    KERNEL_LAUNCH_CHECK();
+    LaunchHalfBackward<__half>(grid, problem, d_context, q, k, v, logsumexp, row_dot, dq, dk, dv);
+  } else if (q.dtype() == DType::kBF16) {
+    LaunchHalfBackward<__nv_bfloat16>(grid, problem, d_context, q, k, v, logsumexp, row_dot, dq, dk, dv);
   } else {
     constexpr size_t kKeyBytes = sizeof(fused_f32::KeyTileShared);
     constexpr size_t kQueryBytes = sizeof(fused_f32::DqShared);
@@ -235,8 +259,8 @@ bool FusedAttentionFitsCurrentDevice(DType dtype) {
 namespace {
 
 void CheckDType(const Tensor& q) {
-  XLMR_CHECK(q.dtype() == DType::kF32 || q.dtype() == DType::kF16)
-      << "fused attention: CUDA kernels for f32 and f16 only, got " << DTypeName(q.dtype());
+  XLMR_CHECK(q.dtype() == DType::kF32 || q.dtype() == DType::kF16 || q.dtype() == DType::kBF16)
+      << "fused attention: CUDA kernels for f32, f16 and bf16 only, got " << DTypeName(q.dtype());
 }
 
 // The forward of either form; `lse_shape` has one element per query row.

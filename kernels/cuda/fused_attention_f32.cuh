@@ -2,7 +2,7 @@
 // TF32, so products are as exact as the CPU's), the numerics of framework/ops/fused_attention.h.
 // Included by kernels/cuda/fused_attention.cu only.
 //
-// The same decomposition as the f16 kernels (fused_attention_f16.cuh): one CTA of 4 warps per
+// The same decomposition as the 16-bit kernels (fused_attention_half.cuh): one CTA of 4 warps per
 // (pair bh, 64-row tile), forward and dQ per query tile streaming key tiles, dK/dV per key tile
 // streaming query tiles; no atomics, so results are the same run to run. Inside a tile a warp
 // takes its 16 rows one after the other, lane l handling columns l and l + 32 of the row's
@@ -135,7 +135,7 @@ __global__ void __launch_bounds__(kThreads)
       const float s_low = score(Dot(q_row, shared.k + lane * kStride), shared.key_bias[lane]);
       const float s_high =
           score(Dot(q_row, shared.k + (lane + 32) * kStride), shared.key_bias[lane + 32]);
-      // The online softmax step of the contract (fused_attention_f16.cuh, OnlineSoftmaxTile).
+      // The online softmax step of the contract (fused_attention_half.cuh, OnlineSoftmaxTile).
       const float m = shared.m[row];
       const float m_new = fmaxf(m, WarpMax(fmaxf(s_low, s_high)));
       const float alpha = expf(m - m_new);

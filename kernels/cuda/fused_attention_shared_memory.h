@@ -1,5 +1,5 @@
 // The shared memory each block of the fused attention kernels needs (fused_attention_f32.cuh,
-// fused_attention_f16.cuh), and whether a GPU's per-block limit holds it: on CUDA, fused
+// fused_attention_half.cuh), and whether a GPU's per-block limit holds it: on CUDA, fused
 // attention is offered only where every kernel of the dtype fits (ops::FusedAttentionSupported;
 // elsewhere the model runs eager attention). Plain C++, so the arithmetic and the choice are
 // tested on the CPU (tests/kernels/cuda/fused_attention_shared_memory_test.cc); the kernels'
@@ -41,7 +41,8 @@ inline constexpr size_t kF32DqSharedBytes =
 inline constexpr size_t kF32KeyTileSharedBytes =
     4 * kF32PaddedTileBytes + 2 * kF32AccumulatorBytes + 3 * kRowFloatsBytes + kKeepMaskBytes;
 
-// f16 kernels: tiles of 64 rows of 72 halves (mma_fragments.cuh, 9,216 bytes). Forward and dQ use
+// f16 and bf16 kernels (one template, one layout): tiles of 64 rows of 72 16-bit elements
+// (mma_fragments.cuh, 9,216 bytes). Forward and dQ use
 // static shared memory (four tiles, under the 48 KiB every GPU allows without opting in);
 // dK/dV asks for k, v and two stages of {q, dO} tiles, per-stage logsumexp and D, and the keep
 // masks.
@@ -49,11 +50,11 @@ inline constexpr size_t kF16TileBytes = kSharedTileRows * 72 * 2;
 inline constexpr size_t kF16KeyTileSharedBytes =
     6 * kF16TileBytes + 2 * 2 * kRowFloatsBytes + kKeepMaskBytes;
 
-// The most dynamic shared memory one block of a `dtype` fused kernel asks for (f32 and f16; 0 for
-// a dtype without fused CUDA kernels).
+// The most dynamic shared memory one block of a `dtype` fused kernel asks for (f32, f16 and bf16;
+// 0 for a dtype without fused CUDA kernels).
 constexpr size_t FusedAttentionSharedBytes(DType dtype) {
   if (dtype == DType::kF32) return kF32KeyTileSharedBytes;  // the largest of the three
-  if (dtype == DType::kF16) return kF16KeyTileSharedBytes;
+  if (dtype == DType::kF16 || dtype == DType::kBF16) return kF16KeyTileSharedBytes;
   return 0;
 }
 

@@ -24,8 +24,8 @@
 // Packed (varlen) batches, ops::VarlenFusedAttention (VarlenAttentionCases: mixed lengths
 // including 1 and the longest, 1030; one sequence only; 64 sequences; 12 heads), the same
 // kernels narrowed to each sequence: forward and backward against the CPU with the same bounds,
-// the dropout mask element by element with a fixed stride, reruns bit for bit. f32 and f16 (no
-// bf16 CUDA kernel: FusedAttentionSupported sends bf16 to eager attention).
+// the dropout mask element by element with a fixed stride, reruns bit for bit. f32, f16 and bf16
+// (f16 and bf16 are one kernel template; each has its own bounds).
 // Skipped (with the reason) when no GPU is visible, e.g. on the build machine.
 #include <algorithm>
 #include <cstdint>
@@ -90,7 +90,7 @@ ops::FusedAttentionOutput GpuForward(const AttentionInputs& in, const FusedAtten
 
 TEST_F(CudaFusedAttentionTest, ForwardMatchesCpu) {
   for (const FusedAttentionCase& c : FusedAttentionCases()) {
-    for (DType dtype : {DType::kF32, DType::kF16}) {
+    for (DType dtype : {DType::kF32, DType::kF16, DType::kBF16}) {
       for (float p : {0.0f, 0.1f}) {
         const std::string what = Describe(c, dtype, p);
         const AttentionInputs in = FusedAttentionCaseInputs(c, dtype);
@@ -107,7 +107,7 @@ TEST_F(CudaFusedAttentionTest, ForwardMatchesCpu) {
 
 TEST_F(CudaFusedAttentionTest, BackwardMatchesCpu) {
   for (const FusedAttentionCase& c : FusedAttentionCases()) {
-    for (DType dtype : {DType::kF32, DType::kF16}) {
+    for (DType dtype : {DType::kF32, DType::kF16, DType::kBF16}) {
       for (float p : {0.0f, 0.1f}) {
         const std::string what = Describe(c, dtype, p);
         const AttentionInputs in = FusedAttentionCaseInputs(c, dtype);
@@ -130,7 +130,7 @@ TEST_F(CudaFusedAttentionTest, BackwardMatchesCpu) {
 // The GPU forward followed by the GPU backward (what training runs), against the CPU pair.
 TEST_F(CudaFusedAttentionTest, ForwardThenBackwardMatchesCpu) {
   const FusedAttentionCase c{3, 129, 3, {129, 70, 0}};
-  for (DType dtype : {DType::kF32, DType::kF16}) {
+  for (DType dtype : {DType::kF32, DType::kF16, DType::kBF16}) {
     const float p = 0.1f;
     const std::string what = Describe(c, dtype, p);
     const AttentionInputs in = FusedAttentionCaseInputs(c, dtype);
@@ -151,7 +151,7 @@ TEST_F(CudaFusedAttentionTest, ForwardThenBackwardMatchesCpu) {
 // the same bits, forward and backward.
 TEST_F(CudaFusedAttentionTest, ResultsAreTheSameRunToRun) {
   const FusedAttentionCase c{2, 1030, 2, {1030, 1000}};
-  for (DType dtype : {DType::kF32, DType::kF16}) {
+  for (DType dtype : {DType::kF32, DType::kF16, DType::kBF16}) {
     const std::string what = Describe(c, dtype, 0.1f);
     const AttentionInputs in = FusedAttentionCaseInputs(c, dtype);
     const Tensor q = OnGpu(in.q), k = OnGpu(in.k), v = OnGpu(in.v), mask = OnGpu(in.key_mask);
@@ -178,7 +178,7 @@ TEST_F(CudaFusedAttentionTest, ResultsAreTheSameRunToRun) {
 // Philox block of four elements.
 TEST_F(CudaFusedAttentionTest, DropoutMaskIsTheCpuMaskExactly) {
   const int64_t batch = 3, seq = 61, heads = 2, hidden = heads * kHeadDim;
-  for (DType dtype : {DType::kF32, DType::kF16}) {
+  for (DType dtype : {DType::kF32, DType::kF16, DType::kBF16}) {
     const Tensor q = RandomTensor({batch, seq, hidden}, dtype, 21);
     const Tensor k = RandomTensor({batch, seq, hidden}, dtype, 22);
     std::vector<float> identity(static_cast<size_t>(batch * seq * hidden), 0.0f);
@@ -220,7 +220,7 @@ TEST_F(CudaFusedAttentionTest, DropoutMaskIsTheCpuMaskExactly) {
 // padded runs pass): forward and backward against the CPU with the same stride.
 TEST_F(CudaFusedAttentionTest, FixedDropoutStrideMatchesCpu) {
   for (const FusedAttentionCase& c : FusedAttentionCases()) {
-    for (DType dtype : {DType::kF32, DType::kF16}) {
+    for (DType dtype : {DType::kF32, DType::kF16, DType::kBF16}) {
       const float p = 0.1f;
       const int64_t stride = c.seq + 13;
       const std::string what = Describe(c, dtype, p) + " stride " + std::to_string(stride);
@@ -271,7 +271,7 @@ ops::AttentionGrads VarlenBackward(const AttentionInputs& in, const VarlenAttent
 
 TEST_F(CudaFusedAttentionTest, VarlenForwardMatchesCpu) {
   for (const VarlenAttentionCase& c : VarlenAttentionCases()) {
-    for (DType dtype : {DType::kF32, DType::kF16}) {
+    for (DType dtype : {DType::kF32, DType::kF16, DType::kBF16}) {
       for (float p : {0.0f, 0.1f}) {
         const std::string what = Describe(c, dtype, p);
         const AttentionInputs in = VarlenAttentionCaseInputs(c, dtype);
@@ -287,7 +287,7 @@ TEST_F(CudaFusedAttentionTest, VarlenForwardMatchesCpu) {
 
 TEST_F(CudaFusedAttentionTest, VarlenBackwardMatchesCpu) {
   for (const VarlenAttentionCase& c : VarlenAttentionCases()) {
-    for (DType dtype : {DType::kF32, DType::kF16}) {
+    for (DType dtype : {DType::kF32, DType::kF16, DType::kBF16}) {
       for (float p : {0.0f, 0.1f}) {
         const std::string what = Describe(c, dtype, p);
         const AttentionInputs in = VarlenAttentionCaseInputs(c, dtype);
@@ -305,7 +305,7 @@ TEST_F(CudaFusedAttentionTest, VarlenBackwardMatchesCpu) {
 // layout gives it (one upload for every layer), the first run lets the op upload it.
 TEST_F(CudaFusedAttentionTest, VarlenForwardThenBackwardMatchesCpuAndReruns) {
   const VarlenAttentionCase& c = VarlenAttentionCases().front();  // 1 ... 1030
-  for (DType dtype : {DType::kF32, DType::kF16}) {
+  for (DType dtype : {DType::kF32, DType::kF16, DType::kBF16}) {
     const float p = 0.1f;
     const std::string what = Describe(c, dtype, p);
     const AttentionInputs in = VarlenAttentionCaseInputs(c, dtype);
@@ -340,7 +340,7 @@ TEST_F(CudaFusedAttentionTest, VarlenForwardThenBackwardMatchesCpuAndReruns) {
 TEST_F(CudaFusedAttentionTest, VarlenDropoutMaskIsTheCpuMaskExactly) {
   const VarlenAttentionCase c{{61, 1, 64, 17}, 2, kHeadDim, 70};
   const int64_t hidden = c.hidden();
-  for (DType dtype : {DType::kF32, DType::kF16}) {
+  for (DType dtype : {DType::kF32, DType::kF16, DType::kBF16}) {
     AttentionInputs in = VarlenAttentionCaseInputs(c, dtype);
     std::vector<float> identity(static_cast<size_t>(c.tokens() * hidden), 0.0f);
     int64_t first = 0;

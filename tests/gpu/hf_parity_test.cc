@@ -20,14 +20,13 @@ TEST_F(HuggingFaceParityGpuTest, LogitsLossAndEveryGradientMatchFp16Autocast) {
   ExpectHuggingFaceParity(Device::kCuda, Precision::kFp16Autocast);
 }
 
-// bf16 on CUDA runs eager attention (no bf16 fused kernel), so it answers to golden_bf16.
+// The tiny model's heads (16 wide) have no CUDA fused kernel: eager attention, golden_bf16.
 TEST_F(HuggingFaceParityGpuTest, LogitsLossAndEveryGradientMatchBf16Autocast) {
   ExpectHuggingFaceParity(Device::kCuda, Precision::kBf16Autocast);
 }
 
-// Heads 64 wide: the CUDA fused attention kernels (f32, f16) inside the whole model, forward
-// and backward with the saved logsumexp, against HF's sdpa (fp32: eager) results. bf16 has no
-// fused CUDA kernel: the model takes eager attention there and answers to golden_bf16.
+// Heads 64 wide: the CUDA fused attention kernels (f32, f16, bf16) inside the whole model,
+// forward and backward with the saved logsumexp, against HF's sdpa (fp32: eager) results.
 TEST_F(HuggingFaceParityGpuTest, Head64FusedAttentionMatchesFp32) {
   ExpectHuggingFaceParity(Device::kCuda, Precision::kFp32, models::AttentionImplementation::kFused,
                           kHead64GoldenDir);

@@ -123,6 +123,10 @@ AttentionInputs FusedAttentionCaseInputs(const FusedAttentionCase& c, DType dtyp
 // order effect and 8.8x below the rounding effect. (Before: argued 1e-5 / 5e-5 for f32 context
 // / gradients, 2e-3 / 5e-3 for f16.)
 FusedAttentionTolerances GpuFusedAttentionTolerances(DType dtype) {
+  // bf16 (measured by attention_rounding_test on the CPU: order effect max 3.0e-3, mean 1.1e-6;
+  // leaving the bf16 roundings out moves the mean by up to 3.2e-4): max 5x the order effect, the
+  // mean bound near the geometric middle of the two, as f16's.
+  if (dtype == DType::kBF16) return FusedAttentionTolerances{1.5e-2, 2e-6, 2e-5};
   return dtype == DType::kF16 ? FusedAttentionTolerances{2e-3, 2e-6, 6e-6}
                               : FusedAttentionTolerances{1e-5, 2e-6, 0.0};
 }

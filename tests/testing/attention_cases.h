@@ -86,7 +86,7 @@ inline constexpr DropoutKey kFusedAttentionCaseKey{/*seed=*/987654321987ull, /*s
 // What tests/gpu/fused_attention_test.cc allows, as GpuAttentionTolerances: `max` for the
 // context, dq, dk and dv (dq and dk against max(their largest, dv's largest): where every row
 // has one key they are exactly zero, and what remains is rounding noise of dv's scale), `lse`
-// for the logsumexp (fp32 from exact products either way), `mean` for f16's mean errors.
+// for the logsumexp (fp32 from exact products either way), `mean` for f16's and bf16's mean errors.
 struct FusedAttentionTolerances {
   double max, lse, mean;
 };

@@ -1,5 +1,7 @@
-// The f16 fused attention kernels (tensor cores: mma.sync m16n8k16, fp32 accumulation), the
-// numerics of framework/ops/fused_attention.h. Included by kernels/cuda/fused_attention.cu only.
+// The 16-bit fused attention kernels, one template for f16 and bf16 (`Half`; tensor cores:
+// mma.sync m16n8k16, fp32 accumulation), the numerics of framework/ops/fused_attention.h with
+// dt = Half: every rounding the header names goes to Half. Included by
+// kernels/cuda/fused_attention.cu only.
 //
 // Every kernel is one CTA of 4 warps per (pair bh, 64-row tile); each warp owns 16 rows of the
 // tile and all 64 columns of every product, so softmax rows never cross warps.
@@ -15,9 +17,10 @@
 // Shared memory: forward and dQ 4 tiles (2 stages x {K, V}; Q and dO are first staged in stage
 // 1) = 36 KiB + 1 KiB of bias/keep tables; dK/dV 6 tiles (K, V, 2 stages x {Q, dO}) = 54 KiB +
 // 1.5 KiB of tables (dynamic shared memory above the 48 KiB default).
-#ifndef XLMR_KERNELS_CUDA_FUSED_ATTENTION_F16_CUH_
-#define XLMR_KERNELS_CUDA_FUSED_ATTENTION_F16_CUH_
+#ifndef XLMR_KERNELS_CUDA_FUSED_ATTENTION_HALF_CUH_
+#define XLMR_KERNELS_CUDA_FUSED_ATTENTION_HALF_CUH_
 
+#include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
@@ -28,7 +31,7 @@
 #include "kernels/cuda/mma_fragments.cuh"
 
 namespace xlmr::kernels::cuda {
-namespace fused_f16 {
+namespace fused_half {
 
 static_assert(mma::kTileRows == kTile && mma::kTileCols == kHead, "one tile = one head tile");
 
@@ -103,30 +106,32 @@ __device__ __forceinline__ bool IsKept(uint32_t kept, int nt, int e) {
   return ((kept >> (4 * nt + e)) & 1u) != 0;
 }
 
-// The stored value of a fp32 result in f16 for row `i` of pair bh's [S, 64] matrix in `out`
+// The stored value of a fp32 result in Half for row `i` of pair bh's [S, 64] matrix in `out`
 // (columns of the thread's accumulator half r), each element times `factor` first.
-__device__ __forceinline__ void StoreRowHalf(const mma::Accum& c, int r, float factor,
-                                             __half* row_out) {
+template <typename Half>
+__device__ __forceinline__ void StoreRowHalf(const mma::Accum& c, int r, float factor, Half* row_out) {
 #pragma unroll
   for (int nt = 0; nt < mma::kNTiles; ++nt) {
     const float low = __fmul_rn(c[nt][2 * r], factor);
     const float high = __fmul_rn(c[nt][2 * r + 1], factor);
-    *reinterpret_cast<__half2*>(row_out + mma::AccumCol(nt, 2 * r)) = __floats2half2_rn(low, high);
+    *reinterpret_cast<uint32_t*>(row_out + mma::AccumCol(nt, 2 * r)) = mma::PackHalves<Half>(low, high);
   }
 }
 
 // ---- forward ----
 
+template <typename Half>
 struct __align__(16) StreamShared {
-  __half tiles[4][mma::kTileHalves];  // stage s: tiles[2 s], tiles[2 s + 1]
+  Half tiles[4][mma::kTileHalves];  // stage s: tiles[2 s], tiles[2 s + 1]
   float key_bias[2][kTile];           // per stage
   uint64_t keep[kTile];
 };
 
 // Queues key tile `jt` of K and V (or of the two given [S, 64] matrices) into stage `stage`.
+template <typename Half>
 __device__ __forceinline__ void IssueKeyTile(const FusedAttentionProblem& problem, int bh,
-                                             const __half* k_head, const __half* v_head,
-                                             int64_t jt, int stage, StreamShared& shared) {
+                                             const Half* k_head, const Half* v_head,
+                                             int64_t jt, int stage, StreamShared<Half>& shared) {
   const int64_t j0 = jt * kTile;
   mma::LoadTileAsync(shared.tiles[2 * stage], k_head, problem.hidden, j0, problem.seq);
   mma::LoadTileAsync(shared.tiles[2 * stage + 1], v_head, problem.hidden, j0, problem.seq);
@@ -137,9 +142,10 @@ __device__ __forceinline__ void IssueKeyTile(const FusedAttentionProblem& proble
 // waits until key tile jt has landed and every warp is done with tile jt - 1 (whose stage is
 // refilled next), queues tile jt + 1, and fills the tile's dropout keep bits. Returns the stage
 // holding tile jt.
+template <typename Half>
 __device__ __forceinline__ int BeginKeyTile(const FusedAttentionProblem& problem, int bh,
-                                            const __half* k_head, const __half* v_head, int64_t i0,
-                                            int64_t jt, int64_t key_tiles, StreamShared& shared) {
+                                            const Half* k_head, const Half* v_head, int64_t i0,
+                                            int64_t jt, int64_t key_tiles, StreamShared<Half>& shared) {
   const int stage = static_cast<int>(jt & 1);
   mma::WaitCopies();
   __syncthreads();
@@ -193,11 +199,12 @@ __device__ __forceinline__ void OnlineSoftmaxTile(const ScoreRule& score, const 
   }
 }
 
+template <typename Half>
 __global__ void __launch_bounds__(mma::kThreads)
-    ForwardKernel(FusedAttentionProblem whole, const __half* __restrict__ q,
-                  const __half* __restrict__ k, const __half* __restrict__ v,
-                  __half* __restrict__ context, float* __restrict__ logsumexp) {
-  __shared__ StreamShared shared;
+    ForwardKernel(FusedAttentionProblem whole, const Half* __restrict__ q,
+                  const Half* __restrict__ k, const Half* __restrict__ v,
+                  Half* __restrict__ context, float* __restrict__ logsumexp) {
+  __shared__ StreamShared<Half> shared;
   const int bh = blockIdx.x;
   const int64_t i0 = static_cast<int64_t>(blockIdx.y) * kTile;
   // This pair's sequence (a packed batch's are of different lengths); a tile past its end
@@ -227,7 +234,7 @@ __global__ void __launch_bounds__(mma::kThreads)
     mma::ZeroAccum(s);
     mma::MmaWithNMajor(s, qa, shared.tiles[2 * stage]);
     OnlineSoftmaxTile(score, shared.key_bias[stage], s, m, l, o);
-    // acc += dt(z ? e : 0) v: the dropped probabilities rounded to f16 as the A operand.
+    // acc += dt(z ? e : 0) v: the dropped probabilities rounded to Half as the A operand.
     const uint32_t kept = KeptElementsRowsAreQueries(problem.dropout, shared.keep);
 #pragma unroll
     for (int nt = 0; nt < mma::kNTiles; ++nt) {
@@ -237,7 +244,7 @@ __global__ void __launch_bounds__(mma::kThreads)
       }
     }
     mma::ARows pa;
-    mma::AccumToA(s, pa);
+    mma::AccumToA<Half>(s, pa);
     mma::MmaWithKMajor(o, pa, shared.tiles[2 * stage + 1]);
   }
 
@@ -260,12 +267,13 @@ __global__ void __launch_bounds__(mma::kThreads)
 
 // ---- backward: dQ per query tile ----
 
+template <typename Half>
 __global__ void __launch_bounds__(mma::kThreads)
-    DqKernel(FusedAttentionProblem whole, const __half* __restrict__ d_context,
-             const __half* __restrict__ q, const __half* __restrict__ k,
-             const __half* __restrict__ v, const float* __restrict__ logsumexp,
-             const float* __restrict__ row_dot, __half* __restrict__ dq) {
-  __shared__ StreamShared shared;
+    DqKernel(FusedAttentionProblem whole, const Half* __restrict__ d_context,
+             const Half* __restrict__ q, const Half* __restrict__ k,
+             const Half* __restrict__ v, const float* __restrict__ logsumexp,
+             const float* __restrict__ row_dot, Half* __restrict__ dq) {
+  __shared__ StreamShared<Half> shared;
   const int bh = blockIdx.x;
   const int64_t i0 = static_cast<int64_t>(blockIdx.y) * kTile;
   // This pair's sequence (a packed batch's are of different lengths); a tile past its end
@@ -300,8 +308,8 @@ __global__ void __launch_bounds__(mma::kThreads)
   mma::ZeroAccum(dq_acc);
   for (int64_t jt = 0; jt < key_tiles; ++jt) {
     const int stage = BeginKeyTile(problem, bh, k + head, v + head, i0, jt, key_tiles, shared);
-    const __half* k_tile = shared.tiles[2 * stage];
-    const __half* v_tile = shared.tiles[2 * stage + 1];
+    const Half* k_tile = shared.tiles[2 * stage];
+    const Half* v_tile = shared.tiles[2 * stage + 1];
     // P = exp(s - logsumexp), in place of the scores.
     mma::Accum p;
     mma::ZeroAccum(p);
@@ -329,7 +337,7 @@ __global__ void __launch_bounds__(mma::kThreads)
       }
     }
     mma::ARows dsa;
-    mma::AccumToA(p, dsa);
+    mma::AccumToA<Half>(p, dsa);
     mma::MmaWithKMajor(dq_acc, dsa, k_tile);
   }
 
@@ -344,35 +352,39 @@ __global__ void __launch_bounds__(mma::kThreads)
 
 // ---- backward: dK and dV per key tile ----
 
+template <typename Half>
 struct __align__(16) KeyTileShared {
-  __half k[mma::kTileHalves];
-  __half v[mma::kTileHalves];
-  __half stages[2][2][mma::kTileHalves];  // [stage][0: Q, 1: dO]
+  Half k[mma::kTileHalves];
+  Half v[mma::kTileHalves];
+  Half stages[2][2][mma::kTileHalves];  // [stage][0: Q, 1: dO]
   float lse[2][kTile];                    // per stage
   float dsum[2][kTile];
   uint64_t keep[kTile];
 };
-inline constexpr size_t kKeyTileSharedBytes = sizeof(KeyTileShared);
+inline constexpr size_t kKeyTileSharedBytes = sizeof(KeyTileShared<__half>);
+static_assert(sizeof(KeyTileShared<__nv_bfloat16>) == kKeyTileSharedBytes, "one layout for both types");
 
 // Queues query tile `it` of Q and dO, and its logsumexp and D, into stage `stage`.
+template <typename Half>
 __device__ __forceinline__ void IssueQueryTile(const FusedAttentionProblem& problem, int bh,
-                                               const __half* q_head, const __half* do_head,
+                                               const Half* q_head, const Half* do_head,
                                                const float* logsumexp, const float* row_dot,
-                                               int64_t it, int stage, KeyTileShared& shared) {
+                                               int64_t it, int stage, KeyTileShared<Half>& shared) {
   const int64_t i0 = it * kTile;
   mma::LoadTileAsync(shared.stages[stage][0], q_head, problem.hidden, i0, problem.seq);
   mma::LoadTileAsync(shared.stages[stage][1], do_head, problem.hidden, i0, problem.seq);
   StoreRowStats(problem, bh, i0, logsumexp, row_dot, shared.lse[stage], shared.dsum[stage]);
 }
 
+template <typename Half>
 __global__ void __launch_bounds__(mma::kThreads)
-    DkDvKernel(FusedAttentionProblem whole, const __half* __restrict__ d_context,
-               const __half* __restrict__ q, const __half* __restrict__ k,
-               const __half* __restrict__ v, const float* __restrict__ logsumexp,
-               const float* __restrict__ row_dot, __half* __restrict__ dk,
-               __half* __restrict__ dv) {
+    DkDvKernel(FusedAttentionProblem whole, const Half* __restrict__ d_context,
+               const Half* __restrict__ q, const Half* __restrict__ k,
+               const Half* __restrict__ v, const float* __restrict__ logsumexp,
+               const float* __restrict__ row_dot, Half* __restrict__ dk,
+               Half* __restrict__ dv) {
   extern __shared__ __align__(16) unsigned char shared_bytes[];
-  KeyTileShared& shared = *reinterpret_cast<KeyTileShared*>(shared_bytes);
+  KeyTileShared<Half>& shared = *reinterpret_cast<KeyTileShared<Half>*>(shared_bytes);
   const int bh = blockIdx.x;
   const int64_t j0 = static_cast<int64_t>(blockIdx.y) * kTile;
   // This pair's sequence (a packed batch's are of different lengths); a tile past its end
@@ -408,8 +420,8 @@ __global__ void __launch_bounds__(mma::kThreads)
       FillKeepBits(problem, bh, it * kTile, j0, shared.keep);
       __syncthreads();
     }
-    const __half* q_tile = shared.stages[stage][0];
-    const __half* do_tile = shared.stages[stage][1];
+    const Half* q_tile = shared.stages[stage][0];
+    const Half* do_tile = shared.stages[stage][1];
     const float* lse = shared.lse[stage];
     const float* dsum = shared.dsum[stage];
 
@@ -442,7 +454,7 @@ __global__ void __launch_bounds__(mma::kThreads)
         }
       }
       mma::ARows pa;
-      mma::AccumToA(dropped, pa);
+      mma::AccumToA<Half>(dropped, pa);
       mma::MmaWithKMajor(dv_acc, pa, do_tile);
     }
     // dP^T = V dO^T; dS^T = P^T (dP^T - D), in place of P^T; dk += dt(dS)^T Q.
@@ -463,7 +475,7 @@ __global__ void __launch_bounds__(mma::kThreads)
       }
     }
     mma::ARows dsa;
-    mma::AccumToA(p, dsa);
+    mma::AccumToA<Half>(p, dsa);
     mma::MmaWithKMajor(dk_acc, dsa, q_tile);
   }
 
@@ -477,7 +489,7 @@ __global__ void __launch_bounds__(mma::kThreads)
   }
 }
 
-}  // namespace fused_f16
+}  // namespace fused_half
 }  // namespace xlmr::kernels::cuda
 
-#endif  // XLMR_KERNELS_CUDA_FUSED_ATTENTION_F16_CUH_
+#endif  // XLMR_KERNELS_CUDA_FUSED_ATTENTION_HALF_CUH_
