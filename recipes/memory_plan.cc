@@ -39,7 +39,7 @@ int64_t KeepAllPeak(const PassMemory& memory) {
   return recompute::EvaluatePlan(memory, RecomputePlan{}).peak_bytes;
 }
 
-void PrintFront(const MemoryPlanRequest& request, const PassMemory& memory, int64_t flat_elements) {
+void PrintFront(const MemoryPlanRequest& request, const PassMemory& memory, const FlatSizes& flat) {
   std::optional<RecomputePlan> chosen;
   std::string budget_line;
   if (request.activation_memory_budget.has_value()) {
@@ -57,7 +57,7 @@ void PrintFront(const MemoryPlanRequest& request, const PassMemory& memory, int6
   // Activations: the budget's plan when it has one, else keeping everything.
   const int64_t activations =
       chosen.has_value() ? recompute::EvaluatePlan(memory, *chosen).peak_bytes : KeepAllPeak(memory);
-  std::printf("%s", FormatRankMemory(flat_elements, request.autocast, request.world_size, activations).c_str());
+  std::printf("%s", FormatRankMemory(flat, request.autocast, request.world_size, activations).c_str());
   std::fflush(stdout);
 }
 
@@ -143,7 +143,10 @@ absl::Status ConfigureRecompute(const MemoryPlanRequest& request, train::Trainab
   }
   const PassMemory memory = MeasureForRequest(request, model);
   if (request.print_memory_plan) {
-    if (is_main) PrintFront(request, memory, model.parameters().total_elements());
+    if (is_main) {
+      const ParameterStore& store = model.parameters();
+      PrintFront(request, memory, {store.total_elements(), store.half_window().size});
+    }
     return absl::OkStatus();
   }
   XLMR_ASSIGN_OR_RETURN(const BudgetedPlan budgeted, PlanForBudget(request, memory));

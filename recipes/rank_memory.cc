@@ -18,11 +18,12 @@ const char* PrecisionName(DType autocast) {
 
 }  // namespace
 
-RankMemory PredictRankMemory(int64_t total_elements, DType autocast, int zero_stage, int world_size,
+RankMemory PredictRankMemory(const FlatSizes& flat, DType autocast, int zero_stage, int world_size,
                              int64_t activation_bytes) {
   XLMR_CHECK(zero_stage == 0 || zero_stage == 1) << "zero_stage " << zero_stage;
+  const int64_t total_elements = flat.total;
   RankMemory m;
-  m.weights = 4 * total_elements + (autocast == DType::kF32 ? 0 : 2 * total_elements);
+  m.weights = 4 * total_elements + (autocast == DType::kF32 ? 0 : 2 * flat.half_window);
   m.gradients = 4 * total_elements;
   const int64_t optimizer_elements =
       zero_stage == 0 ? total_elements : distributed::ZeroPartition(total_elements, world_size).shard(0).size;
@@ -31,13 +32,8 @@ RankMemory PredictRankMemory(int64_t total_elements, DType autocast, int zero_st
   return m;
 }
 
-int64_t FlatElements(const models::EncoderConfig& config) {
-  constexpr int64_t kAlign = ParameterStore::kAlignmentElements;
-  int64_t total = 0;
-  for (const ParameterSpec& spec : models::MakeParameterLayout(config).specs) {
-    total += (NumElements(spec.shape) + kAlign - 1) / kAlign * kAlign;
-  }
-  return total;
+FlatSizes FlatSizesOf(const models::EncoderConfig& config) {
+  return ParameterStore::SizesOf(models::MakeParameterLayout(config).specs);
 }
 
 models::EncoderConfig XlmrLargeConfig() {
@@ -62,9 +58,9 @@ models::EncoderConfig XlmrXlConfig() {
   return c;
 }
 
-std::string FormatRankMemory(int64_t total_elements, DType autocast, int world_size, int64_t activation_bytes) {
-  const RankMemory zero0 = PredictRankMemory(total_elements, autocast, 0, world_size, activation_bytes);
-  const RankMemory zero1 = PredictRankMemory(total_elements, autocast, 1, world_size, activation_bytes);
+std::string FormatRankMemory(const FlatSizes& flat, DType autocast, int world_size, int64_t activation_bytes) {
+  const RankMemory zero0 = PredictRankMemory(flat, autocast, 0, world_size, activation_bytes);
+  const RankMemory zero1 = PredictRankMemory(flat, autocast, 1, world_size, activation_bytes);
   std::string out = absl::StrFormat("\nper-rank memory (bytes), %d %s, %s:\n  %-16s %16s %16s\n", world_size,
                                     world_size == 1 ? "rank" : "ranks", PrecisionName(autocast), "",
                                     "--zero_stage=0", "--zero_stage=1");
@@ -81,9 +77,10 @@ std::string FormatRankMemory(int64_t total_elements, DType autocast, int world_s
                         kRanks, PrecisionName(autocast), "model", "elements", "weights", "gradients",
                         "optimizer stage 0 / 1", "total stage 0 / 1");
   for (const auto& [name, config] : {std::pair{"large", XlmrLargeConfig()}, std::pair{"XL", XlmrXlConfig()}}) {
-    const int64_t elements = FlatElements(config);
-    const RankMemory a = PredictRankMemory(elements, autocast, 0, kRanks, 0);
-    const RankMemory b = PredictRankMemory(elements, autocast, 1, kRanks, 0);
+    const FlatSizes sizes = FlatSizesOf(config);
+    const int64_t elements = sizes.total;
+    const RankMemory a = PredictRankMemory(sizes, autocast, 0, kRanks, 0);
+    const RankMemory b = PredictRankMemory(sizes, autocast, 1, kRanks, 0);
     absl::StrAppendFormat(&out, "  %-8s %14d %12s %12s %22s %22s\n", name, elements, GiB(a.weights), GiB(a.gradients),
                           absl::StrCat(GiB(a.optimizer), " / ", GiB(b.optimizer)),
                           absl::StrCat(GiB(a.total()), " / ", GiB(b.total())));

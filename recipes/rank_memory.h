@@ -3,9 +3,10 @@
 // prediction for XLM-R large and XL on 8 ranks.
 //
 // Bytes per rank, for flat buffers of T elements (ParameterStore::total_elements(): the
-// parameters with their 64-element alignment padding), exactly what the allocator counts per
-// category (framework/tensor/memory_stats.h):
-//   weights     4 T (fp32 masters) + 2 T under --fp16/--bf16 (the half working copy)
+// parameters with their 64-element alignment padding), W of them in the half window
+// (ParameterStore::half_window(): the Linears, not the embeddings), exactly what the allocator
+// counts per category (framework/tensor/memory_stats.h):
+//   weights     4 T (fp32 masters) + 2 W under --fp16/--bf16 (the half working copy)
 //   gradients   4 T (fp32; whole under stage 1 too: backward writes every gradient, and
 //               the reduce-scatter sums each bucket in place)
 //   optimizer   8 T (AdamW's two fp32 moments); stage 1: 8 S, S the largest shard,
@@ -22,6 +23,7 @@
 #include <string>
 
 #include "framework/tensor/dtype.h"
+#include "framework/tensor/parameter_store.h"
 #include "models/encoder/config.h"
 
 namespace xlmr::recipes {
@@ -34,14 +36,16 @@ struct RankMemory {
   int64_t total() const { return weights + gradients + optimizer + activations; }
 };
 
-// [in] total_elements: a multiple of 64; zero_stage 0 or 1; world_size >= 1; autocast kF32,
-// kF16 or kBF16.
-RankMemory PredictRankMemory(int64_t total_elements, DType autocast, int zero_stage, int world_size,
+using FlatSizes = ParameterStore::FlatSizes;
+
+// [in] flat: total a multiple of 64, half_window <= total; zero_stage 0 or 1; world_size >= 1;
+// autocast kF32, kF16 or kBF16.
+RankMemory PredictRankMemory(const FlatSizes& flat, DType autocast, int zero_stage, int world_size,
                              int64_t activation_bytes);
 
-// ParameterStore::total_elements() of `config`'s model, computed from its parameter layout
+// The flat buffer sizes of `config`'s model (ParameterStore::SizesOf its parameter layout),
 // without allocating it.
-int64_t FlatElements(const models::EncoderConfig& config);
+FlatSizes FlatSizesOf(const models::EncoderConfig& config);
 
 // XLM-R large and XL (facebook/xlm-roberta-large, facebook/xlm-roberta-xl sizes) with a
 // two-label sequence-classification head. XL is a pre-LayerNorm model in Hugging Face
@@ -51,7 +55,7 @@ models::EncoderConfig XlmrXlConfig();
 
 // The table: this run's per-rank bytes under stage 0 and 1 on `world_size` ranks, then the
 // prediction for large and XL on 8 ranks (activations not included).
-std::string FormatRankMemory(int64_t total_elements, DType autocast, int world_size, int64_t activation_bytes);
+std::string FormatRankMemory(const FlatSizes& flat, DType autocast, int world_size, int64_t activation_bytes);
 
 }  // namespace xlmr::recipes
 

@@ -1,5 +1,6 @@
 #include "framework/distributed/gradient_synchronizer.h"
 
+#include <algorithm>
 #include <utility>
 #include <vector>
 
@@ -60,14 +61,28 @@ FlatRange GradientSynchronizer::owned() const {
   return {0, store_.total_elements()};
 }
 
+std::vector<int64_t> HalfWindowParts(const std::vector<int64_t>& shard_sizes, const FlatRange& window) {
+  std::vector<int64_t> parts;
+  int64_t shard_begin = 0;
+  for (const int64_t size : shard_sizes) {
+    const int64_t begin = std::max(shard_begin, window.offset);
+    const int64_t end = std::min(shard_begin + size, window.offset + window.size);
+    parts.push_back(std::max<int64_t>(0, end - begin));
+    shard_begin += size;
+  }
+  return parts;
+}
+
 void GradientSynchronizer::AllGatherWeights() {
   XLMR_CHECK(!step_open_) << "AllGatherWeights before Finish";
   if (!partition_) return;
   const std::vector<int64_t> sizes = partition_->ShardSizes();
   communicator_.AllGather(store_.master(), sizes);
   if (store_.has_half_copy()) {
+    // The half copy mirrors only the store's half window: rank r's part of it is its shard's
+    // overlap with the window, and the overlaps tile the window in rank order.
     Tensor half = store_.half_copy();
-    communicator_.AllGather(half, sizes);
+    communicator_.AllGather(half, HalfWindowParts(sizes, store_.half_window()));
   }
 }
 

@@ -33,8 +33,6 @@ void CheckAdamWArguments(const char* op, const std::vector<AdamWDecayRun>& runs,
   if (half_param != nullptr) {
     XLMR_CHECK(half_param->dtype() == DType::kF16 || half_param->dtype() == DType::kBF16)
         << op << ": half_param must be f16 or bf16, is " << DTypeName(half_param->dtype());
-    XLMR_CHECK(half_param->numel() == total)
-        << op << ": half_param must have " << total << " elements, has " << half_param->numel();
   }
   int64_t previous_end = 0;
   for (const AdamWDecayRun& run : runs) {
@@ -47,18 +45,30 @@ void CheckAdamWArguments(const char* op, const std::vector<AdamWDecayRun>& runs,
 
 }  // namespace
 
+void CheckHalfCopyWindow(const char* op, const std::vector<AdamWDecayRun>& runs, const Tensor* half_param,
+                         int64_t half_first) {
+  if (half_param == nullptr) return;
+  const int64_t window_end = half_first + half_param->numel();
+  for (const AdamWDecayRun& run : runs) {
+    XLMR_CHECK(!run.half_copy || run.size == 0 || (run.offset >= half_first && run.offset + run.size <= window_end))
+        << op << ": run [" << run.offset << ", " << run.offset + run.size << ") writes the half copy outside its "
+        << "window [" << half_first << ", " << window_end << ")";
+  }
+}
+
 void AdamWStep(const AdamWStepScalars& scalars, const std::vector<AdamWDecayRun>& runs,
                Tensor& param, const Tensor& grad, Tensor& exp_avg, Tensor& exp_avg_sq,
-               Tensor* half_param) {
+               Tensor* half_param, int64_t half_first) {
   constexpr const char* kOp = "ops::AdamWStep";
   const Device device = CommonDevice(
       kOp, {param, grad, exp_avg, exp_avg_sq, half_param != nullptr ? *half_param : Tensor()});
   CheckAdamWArguments(kOp, runs, param, grad, exp_avg, exp_avg_sq, half_param);
+  CheckHalfCopyWindow(kOp, runs, half_param, half_first);
   DispatchByDevice(
       kOp, device,
-      [&] { kernels::cpu::AdamWStep(scalars, runs, param, grad, exp_avg, exp_avg_sq, half_param); },
-      XLMR_CUDA_KERNEL(
-          kernels::cuda::AdamWStep(scalars, runs, param, grad, exp_avg, exp_avg_sq, half_param)));
+      [&] { kernels::cpu::AdamWStep(scalars, runs, param, grad, exp_avg, exp_avg_sq, half_param, half_first); },
+      XLMR_CUDA_KERNEL(kernels::cuda::AdamWStep(scalars, runs, param, grad, exp_avg, exp_avg_sq, half_param,
+                                                half_first)));
 }
 
 bool UnscaleAndCheckFinite(Tensor& grads, float inv_scale) {

@@ -11,6 +11,7 @@
 #ifndef XLMR_FRAMEWORK_OPS_OPTIM_H_
 #define XLMR_FRAMEWORK_OPS_OPTIM_H_
 
+#include <cstdint>
 #include <vector>
 
 #include "framework/tensor/tensor.h"
@@ -26,12 +27,20 @@ using kernels::AdamWStepScalars;
 // scalars.decay_factor applied only where run.decay); elements outside the runs are untouched.
 //   [in]     runs: in increasing offset order, non-overlapping, inside [0, param.numel()).
 //   [in,out] param, exp_avg, exp_avg_sq: [total] f32.  [in] grad: [total] f32.
-//   [out]    half_param: nullptr, or [total] f16|bf16: every updated element also gets its new
-//            param rounded to nearest even, in the same pass (the half working copy).
+//   [out]    half_param: nullptr, or [n] f16|bf16, the half working copy of elements
+//            [half_first, half_first + n): every updated element i of a run with half_copy
+//            also gets its new param rounded to nearest even at half_param[i - half_first], in
+//            the same pass. Every half_copy run must lie inside that window (half_first may be
+//            negative: the window starts before `param`'s first element).
 // All on one device.
 void AdamWStep(const AdamWStepScalars& scalars, const std::vector<AdamWDecayRun>& runs,
                Tensor& param, const Tensor& grad, Tensor& exp_avg, Tensor& exp_avg_sq,
-               Tensor* half_param);
+               Tensor* half_param, int64_t half_first = 0);
+
+// Aborts naming `op` unless every run with half_copy lies inside half_param's window
+// [half_first, half_first + half_param->numel()) (AdamWStep's contract); nothing for null.
+void CheckHalfCopyWindow(const char* op, const std::vector<AdamWDecayRun>& runs, const Tensor* half_param,
+                         int64_t half_first);
 
 // [in,out] grads: [n] f32. Multiplies every value by inv_scale (non-finite ones too) and returns
 // true when all were finite before the multiply. On CUDA it waits for the stream.

@@ -4,6 +4,7 @@
 
 #include "framework/core/check.h"
 #include "framework/ops/dispatch.h"
+#include "framework/ops/optim.h"
 #include "kernels/cpu/optim.h"
 
 #ifdef XLMR_WITH_CUDA
@@ -148,11 +149,12 @@ void FlagNonFiniteAndSumSquares(const Tensor& grads, Tensor& state, int row, boo
 
 void AdamWStepWithState(const std::vector<kernels::AdamWDecayRun>& runs, Tensor& param, Tensor& grad,
                         Tensor& exp_avg, Tensor& exp_avg_sq, Tensor* half_param, const Tensor& state, int row,
-                        const RawGradientRule& rule) {
+                        const RawGradientRule& rule, int64_t half_first) {
   constexpr const char* kOp = "ops::AdamWStepWithState";
   const Device device = CommonDevice(
       kOp, {param, grad, exp_avg, exp_avg_sq, state, half_param != nullptr ? *half_param : Tensor()});
   CheckState(kOp, state, row);
+  CheckHalfCopyWindow(kOp, runs, half_param, half_first);
   DispatchByDevice(
       kOp, device,
       [&] {
@@ -168,12 +170,12 @@ void AdamWStepWithState(const std::vector<kernels::AdamWDecayRun>& runs, Tensor&
         const float inverse_scale = rule.unscale ? kernels::InverseScaleOf(r) : 1.0f;
         kernels::cpu::AdamWStepFromRawGradients(candidates.scalars[chosen], runs, inverse_scale,
                                                 kernels::ClipCoefficientOf(r, rule.max_grad_norm), param, grad,
-                                                exp_avg, exp_avg_sq, half_param);
+                                                exp_avg, exp_avg_sq, half_param, half_first);
       },
       XLMR_CUDA_KERNEL(kernels::cuda::AdamWStepWithState(&InputsOf(state, row)->candidates, runs, param, grad,
                                                          exp_avg, exp_avg_sq,
-                                                         half_param, HostRow(state, row), rule.unscale,
-                                                         rule.max_grad_norm)));
+                                                         half_param, half_first, HostRow(state, row),
+                                                         rule.unscale, rule.max_grad_norm)));
 }
 
 void FinishStepState(Tensor& state, int row, const LossScaleRule& rule) {

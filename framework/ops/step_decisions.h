@@ -110,10 +110,10 @@ struct RawGradientRule {
 // on the gradients formed as they are read, (g * InverseScaleOf(row)) *
 // ClipCoefficientOf(row, max_grad_norm), each product rounded; every gradient is then 0 (the next step's zeroing). A step that skips, or whose
 // count has no candidate (candidate_error set), updates nothing and only clears the gradients.
-// Arguments as ops::AdamWStep; [in,out] grad.
+// Arguments as ops::AdamWStep (half_param's window starts at element half_first); [in,out] grad.
 void AdamWStepWithState(const std::vector<kernels::AdamWDecayRun>& runs, Tensor& param, Tensor& grad,
                         Tensor& exp_avg, Tensor& exp_avg_sq, Tensor* half_param, const Tensor& state, int row,
-                        const RawGradientRule& rule);
+                        const RawGradientRule& rule, int64_t half_first = 0);
 
 // kernels::FinishStepRow(row, rule): the skip flag, the update count, the next loss scale.
 void FinishStepState(Tensor& state, int row, const LossScaleRule& rule);

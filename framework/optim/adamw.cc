@@ -128,8 +128,8 @@ void AdamW::Step(double lr) {
   Tensor master = store_.master().View(shard_.offset, {shard_.size});
   const Tensor grads = store_.grads().View(shard_.offset, {shard_.size});
   Tensor half = store_.half_copy();
-  if (half.defined()) half = half.View(shard_.offset, {shard_.size});
-  ops::AdamWStep(scalars, runs_, master, grads, exp_avg_, exp_avg_sq_, half.defined() ? &half : nullptr);
+  ops::AdamWStep(scalars, runs_, master, grads, exp_avg_, exp_avg_sq_, half.defined() ? &half : nullptr,
+                 HalfFirst());
 }
 
 void AdamW::StepWithState(const Tensor& step_state, int row, const ops::RawGradientRule& rule) {
@@ -137,10 +137,11 @@ void AdamW::StepWithState(const Tensor& step_state, int row, const ops::RawGradi
   Tensor master = store_.master().View(shard_.offset, {shard_.size});
   Tensor grads = store_.grads().View(shard_.offset, {shard_.size});
   Tensor half = store_.half_copy();
-  if (half.defined()) half = half.View(shard_.offset, {shard_.size});
   ops::AdamWStepWithState(runs_, master, grads, exp_avg_, exp_avg_sq_, half.defined() ? &half : nullptr,
-                          step_state, row, rule);
+                          step_state, row, rule, HalfFirst());
 }
+
+int64_t AdamW::HalfFirst() const { return store_.half_window().offset - shard_.offset; }
 
 absl::Status AdamW::RestoreState(int64_t step_count, const Tensor& exp_avg,
                                  const Tensor& exp_avg_sq) {

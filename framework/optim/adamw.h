@@ -122,6 +122,10 @@ class AdamW {
   absl::Status RestoreState(int64_t step_count, const Tensor& exp_avg, const Tensor& exp_avg_sq);
 
  private:
+  // Where the store's half copy starts, as an element index of the shard (negative when the shard
+  // starts inside the half window): ops::AdamWStep's half_first.
+  int64_t HalfFirst() const;
+
   ParameterStore& store_;
   AdamWOptions options_;
   FlatRange shard_;

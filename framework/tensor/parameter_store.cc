@@ -22,30 +22,59 @@ void CheckFlatF32(const Tensor& tensor, int64_t elements, const char* what) {
       << "ParameterStore: " << what << " must be f32 with " << elements << " elements";
 }
 
+// Each parameter's range: every range starts aligned, where the previous one ends rounded up.
+std::vector<FlatRange> RangesOf(const std::vector<ParameterSpec>& specs) {
+  std::vector<FlatRange> ranges;
+  int64_t offset = 0;
+  for (const ParameterSpec& spec : specs) {
+    ranges.push_back({offset, NumElements(spec.shape)});
+    offset = AlignUp(offset + ranges.back().size);
+  }
+  return ranges;
+}
+
+// ParameterStore::half_window(): the hull of the read_in_half ranges, its end aligned (every
+// range starts aligned, so the aligned end is at most the next range's start).
+FlatRange HalfWindowOf(const std::vector<ParameterSpec>& specs, const std::vector<FlatRange>& ranges) {
+  int64_t begin = -1, end = 0;
+  for (size_t i = 0; i < specs.size(); ++i) {
+    if (!specs[i].read_in_half) continue;
+    if (begin < 0) begin = ranges[i].offset;
+    end = ranges[i].offset + ranges[i].size;
+  }
+  if (begin < 0) return {0, 0};
+  return {begin, AlignUp(end) - begin};
+}
+
 }  // namespace
 
 void RegisterDeviceHalfCopyRefresh(HalfCopyRefreshFn refresh) {
   RegisteredHalfCopyRefresh() = refresh;
 }
 
+ParameterStore::FlatSizes ParameterStore::SizesOf(const std::vector<ParameterSpec>& specs) {
+  const std::vector<FlatRange> ranges = RangesOf(specs);
+  const int64_t total = ranges.empty() ? 0 : AlignUp(ranges.back().offset + ranges.back().size);
+  return {total, HalfWindowOf(specs, ranges).size};
+}
+
 ParameterStore::ParameterStore(std::vector<ParameterSpec> specs, Device device)
-    : specs_(std::move(specs)) {
-  // `offset` is always aligned: each range starts there and the next one at its end rounded
-  // up. A bucket ends where the next begins, so its size counts its trailing padding.
+    : specs_(std::move(specs)), ranges_(RangesOf(specs_)) {
+  // A bucket ends where the next begins, so its size counts its trailing padding.
   int64_t offset = 0;
   for (size_t i = 0; i < specs_.size(); ++i) {
     const ParameterSpec& spec = specs_[i];
-    ranges_.push_back({offset, NumElements(spec.shape)});
     if (buckets_.empty() || spec.bucket != specs_[i - 1].bucket) {
       XLMR_CHECK(!buckets_.empty() || spec.bucket == 0) << "the first bucket must be 0";
       XLMR_CHECK(buckets_.empty() || spec.bucket == specs_[i - 1].bucket + 1)
           << "buckets must be numbered 0, 1, 2, ... along the parameter order: " << spec.name;
       buckets_.push_back({offset, 0});
     }
-    packed_elements_ += ranges_.back().size;
-    offset = AlignUp(offset + ranges_.back().size);
+    packed_elements_ += ranges_[i].size;
+    offset = AlignUp(ranges_[i].offset + ranges_[i].size);
     buckets_.back().size = offset - buckets_.back().offset;
   }
+  half_window_ = HalfWindowOf(specs_, ranges_);
   master_ = Tensor::Zeros({offset}, DType::kF32, device, MemoryCategory::kWeights);
   grads_ = Tensor::Zeros({offset}, DType::kF32, device, MemoryCategory::kGradients);
 }
@@ -72,7 +101,7 @@ void ParameterStore::ScatterPacked(const Tensor& packed, Tensor& flat) const {
 Tensor ParameterStore::half_param(int i) const {
   XLMR_CHECK(half_.defined()) << "half working copy requested before EnableHalfCopy()";
   XLMR_CHECK(specs_[i].read_in_half) << specs_[i].name << " is not read in half: its half copy is not kept";
-  return half_.View(ranges_[i].offset, specs_[i].shape);
+  return half_.View(ranges_[i].offset - half_window_.offset, specs_[i].shape);
 }
 
 void ParameterStore::ZeroGrads() {
@@ -83,7 +112,7 @@ void ParameterStore::EnableHalfCopy(DType dtype) {
   XLMR_CHECK(dtype == DType::kF16 || dtype == DType::kBF16)
       << "EnableHalfCopy: the working copy is f16 or bf16, not " << DTypeName(dtype);
   if (!half_.defined()) {
-    half_ = Tensor::Zeros({total_elements()}, dtype, master_.device(), MemoryCategory::kWeights);
+    half_ = Tensor::Zeros({half_window_.size}, dtype, master_.device(), MemoryCategory::kWeights);
   }
   XLMR_CHECK(half_.dtype() == dtype) << "EnableHalfCopy(" << DTypeName(dtype) << ") after "
                                      << DTypeName(half_.dtype());
@@ -92,21 +121,23 @@ void ParameterStore::EnableHalfCopy(DType dtype) {
 
 void ParameterStore::RefreshHalfCopy() {
   XLMR_CHECK(half_.defined()) << "RefreshHalfCopy() before EnableHalfCopy()";
+  if (half_window_.size == 0) return;
+  const Tensor mirrored = master_.View(half_window_.offset, {half_window_.size});
   if (master_.device() != Device::kCpu) {
     XLMR_CHECK(RegisteredHalfCopyRefresh() != nullptr)
         << "no half working-copy refresh registered for " << DeviceName(master_.device())
         << " (link //kernels/cuda:optim)";
-    RegisteredHalfCopyRefresh()(master_, half_);
+    RegisteredHalfCopyRefresh()(mirrored, half_);
     return;
   }
-  const float* src = master_.data<float>();
+  const float* src = mirrored.data<float>();
   if (half_.dtype() == DType::kBF16) {
     BFloat16* dst = half_.data<BFloat16>();
-    for (int64_t i = 0; i < master_.numel(); ++i) dst[i] = FloatToBFloat16(src[i]);
+    for (int64_t i = 0; i < half_window_.size; ++i) dst[i] = FloatToBFloat16(src[i]);
     return;
   }
   Half* dst = half_.data<Half>();
-  for (int64_t i = 0; i < master_.numel(); ++i) dst[i] = FloatToHalf(src[i]);
+  for (int64_t i = 0; i < half_window_.size; ++i) dst[i] = FloatToHalf(src[i]);
 }
 
 }  // namespace xlmr

@@ -22,7 +22,10 @@
 // Under autocast (fp16 or bf16), a third flat buffer holds the half working copy of the weights
 // (f16 or bf16, the autocast dtype) that the matrix products read; RefreshHalfCopy() rewrites it
 // from the fp32 masters after each optimizer step (on CUDA the fused AdamW pass writes it
-// already).
+// already). It mirrors only half_window(), the span from the first parameter read in half to the
+// end of the last: the embeddings after it (the layout is in backward order) are read in fp32
+// and get no copy (XLM-R base's word embeddings alone would cost 2 bytes x 192M of them, more
+// than twice the rest of the half copy).
 #ifndef XLMR_FRAMEWORK_TENSOR_PARAMETER_STORE_H_
 #define XLMR_FRAMEWORK_TENSOR_PARAMETER_STORE_H_
 
@@ -67,6 +70,14 @@ class ParameterStore {
 
   ParameterStore(std::vector<ParameterSpec> specs, Device device);
 
+  // The sizes the constructor would give `specs`' flat buffers, computed without allocating
+  // (memory predictions): total_elements() and half_window().size.
+  struct FlatSizes {
+    int64_t total = 0;
+    int64_t half_window = 0;
+  };
+  static FlatSizes SizesOf(const std::vector<ParameterSpec>& specs);
+
   int size() const { return static_cast<int>(specs_.size()); }
   const ParameterSpec& spec(int i) const { return specs_[i]; }
   const FlatRange& range(int i) const { return ranges_[i]; }
@@ -91,8 +102,12 @@ class ParameterStore {
   Tensor param(int i) const { return master_.View(ranges_[i].offset, specs_[i].shape); }
   Tensor grad(int i) const { return grads_.View(ranges_[i].offset, specs_[i].shape); }
   // The half working copy of parameter i (half_dtype()); EnableHalfCopy() must have been called
-  // and the parameter must be read_in_half (the others' copy is not kept up to date).
+  // and the parameter must be read_in_half (the others have no copy, or one not kept up to date).
   Tensor half_param(int i) const;
+  // The flat elements the half working copy mirrors: from the first read_in_half parameter's
+  // range to the last one's end rounded up to kAlignmentElements (parameters between them that
+  // are read in fp32, the LayerNorms, and padding included); {0, 0} when none is read in half.
+  const FlatRange& half_window() const { return half_window_; }
 
   // Buckets in flat order; bucket b covers every parameter whose spec.bucket == b, and the
   // padding after its last parameter, so the buckets tile [0, total_elements()).
@@ -105,8 +120,9 @@ class ParameterStore {
   bool has_half_copy() const { return half_.defined(); }
   // kF16 or kBF16; kF32 before EnableHalfCopy().
   DType half_dtype() const { return half_.defined() ? half_.dtype() : DType::kF32; }
-  // The whole half working copy, [total] f16|bf16 (an empty handle before EnableHalfCopy()); for
-  // passes that write it along with the masters, like the CUDA AdamW step.
+  // The whole half working copy, [half_window().size] f16|bf16: element e mirrors master element
+  // half_window().offset + e (an empty handle before EnableHalfCopy()); for passes that write it
+  // along with the masters, like the AdamW step.
   const Tensor& half_copy() const { return half_; }
   // Rewrites the half working copy from the masters (round to nearest even). CUDA stores use the registered device
   // refresh (aborts, naming the target to link, when none is registered).
@@ -116,6 +132,7 @@ class ParameterStore {
   std::vector<ParameterSpec> specs_;
   std::vector<FlatRange> ranges_;
   std::vector<FlatRange> buckets_;
+  FlatRange half_window_;
   int64_t packed_elements_ = 0;
   Tensor master_;
   Tensor grads_;

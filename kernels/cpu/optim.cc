@@ -179,7 +179,7 @@ double SumOfSquaresRange(const float* values, int64_t n) {
 
 void AdamWStep(const AdamWStepScalars& scalars, const std::vector<AdamWDecayRun>& runs,
                Tensor& param, const Tensor& grad, Tensor& exp_avg, Tensor& exp_avg_sq,
-               Tensor* half_param) {
+               Tensor* half_param, int64_t half_first) {
   float* p = param.data<float>();
   const float* g = grad.data<float>();
   float* m = exp_avg.data<float>();
@@ -190,7 +190,7 @@ void AdamWStep(const AdamWStepScalars& scalars, const std::vector<AdamWDecayRun>
     ParallelFor(run.size, kElementsPerTask, [&](int64_t begin, int64_t end) {
       const int64_t at = run.offset + begin;
       AdamWUpdateRange(scalars, run.decay, p + at, g + at, m + at, v + at, end - begin);
-      if (half_param != nullptr && run.half_copy) StoreFloats(p + at, at, end - begin, half_param);
+      if (half_param != nullptr && run.half_copy) StoreFloats(p + at, at - half_first, end - begin, half_param);
     });
   }
 }
@@ -216,7 +216,7 @@ FiniteAndSumOfSquares FlagAndSumOfSquaresRange(const float* grads, int64_t n, fl
 
 void AdamWStepFromRawGradients(const AdamWStepScalars& scalars, const std::vector<AdamWDecayRun>& runs,
                                float inv_scale, float clip, Tensor& param, Tensor& grad, Tensor& exp_avg,
-                               Tensor& exp_avg_sq, Tensor* half_param) {
+                               Tensor& exp_avg_sq, Tensor* half_param, int64_t half_first) {
   float* p = param.data<float>();
   float* g = grad.data<float>();
   float* m = exp_avg.data<float>();
@@ -225,7 +225,7 @@ void AdamWStepFromRawGradients(const AdamWStepScalars& scalars, const std::vecto
     ParallelFor(run.size, kElementsPerTask, [&](int64_t begin, int64_t end) {
       const int64_t at = run.offset + begin;
       AdamWUpdateFromRawRange(scalars, run.decay, inv_scale, clip, p + at, g + at, m + at, v + at, end - begin);
-      if (half_param != nullptr && run.half_copy) StoreFloats(p + at, at, end - begin, half_param);
+      if (half_param != nullptr && run.half_copy) StoreFloats(p + at, at - half_first, end - begin, half_param);
     });
   }
 }

@@ -25,11 +25,12 @@ namespace xlmr::kernels::cpu {
 // AdamWUpdateRange over every run; elements outside the runs are left untouched.
 //   [in]     runs: in increasing offset order, non-overlapping, inside [0, param.numel()).
 //   [in,out] param, exp_avg, exp_avg_sq: [total] f32.  [in] grad: [total] f32.
-//   [out]    half_param: nullptr, or [total] f16|bf16: every updated element also gets its new
-//            param rounded to nearest even (the half working copy), in the same pass.
+//   [out]    half_param: nullptr, or the half working copy of elements [half_first, half_first
+//            + n) (framework/ops/optim.h): element i of a half_copy run also gets its new param
+//            rounded to nearest even at half_param[i - half_first], in the same pass.
 void AdamWStep(const AdamWStepScalars& scalars, const std::vector<AdamWDecayRun>& runs,
                Tensor& param, const Tensor& grad, Tensor& exp_avg, Tensor& exp_avg_sq,
-               Tensor* half_param);
+               Tensor* half_param, int64_t half_first = 0);
 
 // One AdamW update of `n` contiguous elements, framework/optim/adamw.h's formula:
 // [in,out] param, exp_avg, exp_avg_sq; [in] grad. `decay` applies scalars.decay_factor.
@@ -69,7 +70,7 @@ FiniteAndSumOfSquares FlagAndSumOfSquaresRange(const float* grads, int64_t n, fl
 // every gradient of the runs then set to 0 (the next step's zeroing).
 void AdamWStepFromRawGradients(const AdamWStepScalars& scalars, const std::vector<AdamWDecayRun>& runs,
                                float inv_scale, float clip, Tensor& param, Tensor& grad, Tensor& exp_avg,
-                               Tensor& exp_avg_sq, Tensor* half_param);
+                               Tensor& exp_avg_sq, Tensor* half_param, int64_t half_first = 0);
 // values[0, n) = 0 (pass 2 of a skipped step).
 void ClearRange(float* values, int64_t n);
 

@@ -126,7 +126,7 @@ __global__ void __launch_bounds__(kThreadsPerBlock)
     AdamWKernel(const AdamWStepScalars by_value, const __grid_constant__ RunGroup group,
                 float* __restrict__ param, float* __restrict__ grad,
                 float* __restrict__ exp_avg, float* __restrict__ exp_avg_sq,
-                H* __restrict__ half_param, const AdamWStepScalars* __restrict__ chosen,
+                H* __restrict__ half_param, int64_t half_first, const AdamWStepScalars* __restrict__ chosen,
                 const double* __restrict__ row, const RawGradients raw) {
   // With the step state: no update when the step skips or no candidate matched (the row says);
   // raw gradients are still cleared.
@@ -162,7 +162,7 @@ __global__ void __launch_bounds__(kThreadsPerBlock)
     exp_avg[i] = m;
     exp_avg_sq[i] = v;
     if constexpr (!std::is_same_v<H, float>) {
-      if ((group.half_bits[run >> 5] >> (run & 31)) & 1u) StoreRounded(half_param + i, updated);
+      if ((group.half_bits[run >> 5] >> (run & 31)) & 1u) StoreRounded(half_param + (i - half_first), updated);
     }
   }
 }
@@ -341,7 +341,7 @@ namespace {
 // mutable); AdamWStep's are read only.
 void LaunchAdamW(const AdamWStepScalars& scalars, const std::vector<AdamWDecayRun>& runs,
                  Tensor& param, const Tensor& grad, Tensor& exp_avg, Tensor& exp_avg_sq,
-                 Tensor* half_param, const AdamWStepScalars* chosen, const double* row,
+                 Tensor* half_param, int64_t half_first, const AdamWStepScalars* chosen, const double* row,
                  const RawGradients& raw) {
   constexpr const char* kFn = "AdamWStep";
   CheckDeviceF32(kFn, "param", param);
@@ -355,9 +355,13 @@ void LaunchAdamW(const AdamWStepScalars& scalars, const std::vector<AdamWDecayRu
   void* half = nullptr;
   if (half_param != nullptr) {
     XLMR_CHECK(half_param->device() == Device::kCuda &&
-               (half_param->dtype() == DType::kF16 || half_param->dtype() == DType::kBF16) &&
-               half_param->numel() == total)
-        << kFn << ": half_param must be f16 or bf16 on cuda with " << total << " elements";
+               (half_param->dtype() == DType::kF16 || half_param->dtype() == DType::kBF16))
+        << kFn << ": half_param must be f16 or bf16 on cuda";
+    for (const AdamWDecayRun& run : runs) {  // the window: framework/ops/optim.h
+      XLMR_CHECK(!run.half_copy || run.size == 0 ||
+                 (run.offset >= half_first && run.offset + run.size <= half_first + half_param->numel()))
+          << kFn << ": a half_copy run lies outside half_param's window";
+    }
     half = half_param->raw_data();
   }
   for (const RunGroup& group : GroupRuns(runs, total)) {
@@ -368,13 +372,13 @@ void LaunchAdamW(const AdamWStepScalars& scalars, const std::vector<AdamWDecayRu
     float* g = const_cast<float*>(grad.data<float>());
     if (half != nullptr && half_param->dtype() == DType::kF16) {
       AdamWKernel<__half><<<blocks, kThreadsPerBlock, 0, ComputeStream()>>>(
-          scalars, group, p, g, m, v, static_cast<__half*>(half), chosen, row, raw);
+          scalars, group, p, g, m, v, static_cast<__half*>(half), half_first, chosen, row, raw);
     } else if (half != nullptr) {
       AdamWKernel<__nv_bfloat16><<<blocks, kThreadsPerBlock, 0, ComputeStream()>>>(
-          scalars, group, p, g, m, v, static_cast<__nv_bfloat16*>(half), chosen, row, raw);
+          scalars, group, p, g, m, v, static_cast<__nv_bfloat16*>(half), half_first, chosen, row, raw);
     } else {
       AdamWKernel<float><<<blocks, kThreadsPerBlock, 0, ComputeStream()>>>(
-          scalars, group, p, g, m, v, nullptr, chosen, row, raw);
+          scalars, group, p, g, m, v, nullptr, 0, chosen, row, raw);
     }
     KERNEL_LAUNCH_CHECK();
   }
@@ -406,18 +410,20 @@ __global__ void SelectAdamWKernel(const AdamWCandidates* candidates, double* row
 
 void AdamWStep(const AdamWStepScalars& scalars, const std::vector<AdamWDecayRun>& runs,
                Tensor& param, const Tensor& grad, Tensor& exp_avg, Tensor& exp_avg_sq,
-               Tensor* half_param) {
-  LaunchAdamW(scalars, runs, param, grad, exp_avg, exp_avg_sq, half_param, nullptr, nullptr, RawGradients{});
+               Tensor* half_param, int64_t half_first) {
+  LaunchAdamW(scalars, runs, param, grad, exp_avg, exp_avg_sq, half_param, half_first, nullptr, nullptr,
+              RawGradients{});
 }
 
 void AdamWStepWithState(const AdamWCandidates* candidates, const std::vector<AdamWDecayRun>& runs,
                         Tensor& param, Tensor& grad, Tensor& exp_avg, Tensor& exp_avg_sq,
-                        Tensor* half_param, double* row, bool unscale, double max_grad_norm) {
+                        Tensor* half_param, int64_t half_first, double* row, bool unscale,
+                        double max_grad_norm) {
   Scratch* scratch = DeviceScratch();
   SelectAdamWKernel<<<1, 1, 0, ComputeStream()>>>(candidates, row, &scratch->chosen);
   KERNEL_LAUNCH_CHECK();
-  LaunchAdamW(AdamWStepScalars{}, runs, param, grad, exp_avg, exp_avg_sq, half_param, &scratch->chosen, row,
-              RawGradients{true, unscale, max_grad_norm});
+  LaunchAdamW(AdamWStepScalars{}, runs, param, grad, exp_avg, exp_avg_sq, half_param, half_first,
+              &scratch->chosen, row, RawGradients{true, unscale, max_grad_norm});
 }
 
 void BeginStepState(const double* previous, double* row, const double* loss_terms) {

@@ -26,15 +26,16 @@ namespace xlmr::kernels::cuda {
 //            empty runs are allowed. Gaps between runs are left untouched.
 //   [in,out] param, exp_avg, exp_avg_sq: [total] F32, Device::kCuda.
 //   [in]     grad: [total] F32, Device::kCuda.
-//   [out]    half_param: nullptr, or [total] F16|BF16 on Device::kCuda: every updated element
-//            also gets __float2half_rn / __float2bfloat16_rn(new param), in the same pass (the
-//            half working copy).
+//   [out]    half_param: nullptr, or F16|BF16 on Device::kCuda, the half working copy of elements
+//            [half_first, half_first + n) (framework/ops/optim.h): element i of a half_copy run
+//            also gets __float2half_rn / __float2bfloat16_rn(new param) at half_param[i -
+//            half_first], in the same pass.
 // Asynchronous. The runs travel as kernel arguments (up to kRunsPerLaunch per launch), so no
 // table is uploaded and nothing synchronises: XLM-R large with weight decay (about 300 runs)
 // takes two launches.
 void AdamWStep(const AdamWStepScalars& scalars, const std::vector<AdamWDecayRun>& runs,
                Tensor& param, const Tensor& grad, Tensor& exp_avg, Tensor& exp_avg_sq,
-               Tensor* half_param);
+               Tensor* half_param, int64_t half_first = 0);
 
 // kernels/cpu/optim.h's UnscaleAndCheckFiniteRange over all of `grads` ([n] F32,
 // Device::kCuda): one pass multiplying every value by inv_scale (non-finite ones too) and
@@ -93,7 +94,8 @@ void SumOfSquaresInto(const Tensor& values, double* result);
 // clearing when StepSkips(row).
 void AdamWStepWithState(const AdamWCandidates* candidates, const std::vector<AdamWDecayRun>& runs,
                         Tensor& param, Tensor& grad, Tensor& exp_avg, Tensor& exp_avg_sq,
-                        Tensor* half_param, double* row, bool unscale, double max_grad_norm);
+                        Tensor* half_param, int64_t half_first, double* row, bool unscale,
+                        double max_grad_norm);
 // FinishStepRow(row, rule), one thread.
 void FinishStepState(double* row, const LossScaleRule& rule);
 

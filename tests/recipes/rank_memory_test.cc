@@ -34,8 +34,9 @@ TEST(RankMemoryTest, PredictionEqualsTheAllocatorsCount) {
       const distributed::ZeroPartition partition(store.total_elements(), ranks);
       const FlatRange shard = stage == 0 ? FlatRange{0, store.total_elements()} : partition.shard(0);
       optim::AdamW optimizer(store, optim::AdamWOptions{}, shard);
-      const RankMemory predicted = PredictRankMemory(FlatElements(config), DType::kF16, stage, ranks, 0);
-      EXPECT_EQ(FlatElements(config), store.total_elements());
+      const RankMemory predicted = PredictRankMemory(FlatSizesOf(config), DType::kF16, stage, ranks, 0);
+      EXPECT_EQ(FlatSizesOf(config).total, store.total_elements());
+      EXPECT_EQ(FlatSizesOf(config).half_window, store.half_window().size);
       EXPECT_EQ(predicted.weights, Current(MemoryCategory::kWeights) - weights_before);
       EXPECT_EQ(predicted.gradients, Current(MemoryCategory::kGradients) - grads_before);
       EXPECT_EQ(predicted.optimizer, Current(MemoryCategory::kOptimizer) - optimizer_before)
@@ -60,15 +61,15 @@ TEST(RankMemoryTest, LargeHasHuggingFacesParameterCount) {
     ++tensors;
   }
   EXPECT_EQ(packed, 559892482);
-  EXPECT_GE(FlatElements(XlmrLargeConfig()), packed);
-  EXPECT_LT(FlatElements(XlmrLargeConfig()), packed + 64 * tensors);
+  EXPECT_GE(FlatSizesOf(XlmrLargeConfig()).total, packed);
+  EXPECT_LT(FlatSizesOf(XlmrLargeConfig()).total, packed + 64 * tensors);
   // XL: 3.48 billion in this layout.
-  EXPECT_GT(FlatElements(XlmrXlConfig()), 3'480'000'000);
-  EXPECT_LT(FlatElements(XlmrXlConfig()), 3'490'000'000);
+  EXPECT_GT(FlatSizesOf(XlmrXlConfig()).total, 3'480'000'000);
+  EXPECT_LT(FlatSizesOf(XlmrXlConfig()).total, 3'490'000'000);
 }
 
 TEST(RankMemoryTest, TableNamesBothStagesAndThePrediction) {
-  const std::string table = FormatRankMemory(64 * 100, DType::kF32, 4, 1234);
+  const std::string table = FormatRankMemory({64 * 100, 0}, DType::kF32, 4, 1234);
   EXPECT_NE(table.find("4 ranks, fp32"), std::string::npos) << table;
   EXPECT_NE(table.find("--zero_stage=1"), std::string::npos) << table;
   // 6400 elements over 4 ranks: 1600 each, 8 bytes per element of moments.

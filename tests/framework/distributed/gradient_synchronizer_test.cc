@@ -283,6 +283,14 @@ TEST_P(SynchronizerModes, ZeroStage1ReduceScattersEachBucketAtTheShardBoundaries
   EXPECT_EQ(comm.all_gathers, 2);  // the fp32 masters and the fp16 copy
 }
 
+// The half copy's all-gather counts: each rank's shard clipped to the half window, counted here
+// by hand for a window [100, 400) over shards [0, 128), [128, 256), [256, 384), [384, 512).
+TEST(GradientSynchronizerTest, HalfWindowPartsClipEachShardToTheWindow) {
+  EXPECT_EQ(HalfWindowParts({128, 128, 128, 128}, FlatRange{100, 300}), (std::vector<int64_t>{28, 128, 128, 16}));
+  EXPECT_EQ(HalfWindowParts({256, 256}, FlatRange{0, 0}), (std::vector<int64_t>{0, 0}));
+  EXPECT_EQ(HalfWindowParts({64, 448}, FlatRange{64, 448}), (std::vector<int64_t>{0, 448}));
+}
+
 // Through TrainStep with one rank: --zero_stage=1 (one shard, the whole buffer, through the
 // reduce-scatter, the sharded AdamW and the all-gather) computes exactly what stage 0 does.
 TEST(GradientSynchronizerTest, ZeroStage1WithOneRankIsStage0BitForBit) {

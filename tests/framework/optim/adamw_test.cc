@@ -182,9 +182,9 @@ TEST(AdamWTest, FirstStepMovesEachParameterByTheLearningRate) {
 }
 
 // Only parameters read in half (a Linear's weight and bias) get their half working copy
-// rewritten: the copy of the others (embeddings, LayerNorm) is never read, and keeping it would
-// cost a half write per element per step (XLM-R base's word embedding is 69% of its parameters).
-// Neighbouring parameters that differ in the flag are separate segments.
+// rewritten, and a store keeps a copy only of the span they occupy (ParameterStore::half_window):
+// the embeddings' copy would never be read (XLM-R base's word embedding is 69% of its
+// parameters). Neighbouring parameters that differ in the flag are separate segments.
 TEST(AdamWTest, HalfCopyIsRefreshedOnlyForParametersReadInHalf) {
   ParameterStore store({{"dense.weight", {64}, true, 0, /*read_in_half=*/true},
                         {"embeddings.weight", {64}, true, 0, /*read_in_half=*/false}},
@@ -199,9 +199,47 @@ TEST(AdamWTest, HalfCopyIsRefreshedOnlyForParametersReadInHalf) {
   adamw.Step(0.25);  // first step: every parameter moves by -lr, to 0.75 (exact in half)
   const std::vector<float> master = store.master().ToFloatVector();
   const std::vector<float> half = store.half_copy().ToFloatVector();
+  ASSERT_EQ(half.size(), 64u);  // dense.weight only
   for (int i = 0; i < 128; ++i) {
     EXPECT_NEAR(master[i], 0.75f, 1e-6f) << i;
-    EXPECT_EQ(half[i], i < 64 ? HalfToFloat(FloatToHalf(master[i])) : 1.0f) << i;
+    if (i < 64) {
+      EXPECT_EQ(half[i], HalfToFloat(FloatToHalf(master[i]))) << i;
+    }
+  }
+}
+
+// ZeRO stage 1 cuts the flat buffers into shards that need not line up with the half window:
+// here one shard starts before it (in a parameter read in fp32) and the other inside a Linear, so
+// the half copy's first element sits after the first shard's start and before the second's. Each shard's AdamW writes exactly its own parameters' copies, rounded from the new
+// masters, and the two together leave every read-in-half parameter's copy current.
+TEST(AdamWTest, ShardsWriteTheHalfCopyOfTheirOwnPartOfTheWindow) {
+  ParameterStore store({{"embeddings.weight", {200}, true, 0, /*read_in_half=*/false},
+                        {"dense.weight", {100}, true, 0, /*read_in_half=*/true},
+                        {"norm.weight", {10}, false, 0, /*read_in_half=*/false},
+                        {"output.weight", {150}, true, 0, /*read_in_half=*/true}},
+                       Device::kCpu);
+  ASSERT_EQ(store.half_window().offset, 256);  // embeddings [0, 200), padded to 256
+  ASSERT_EQ(store.half_copy().defined(), false);
+  std::vector<float> values(store.total_elements(), 0.0f);
+  for (int i = 0; i < store.size(); ++i) {
+    for (int64_t k = 0; k < store.range(i).size; ++k) values[store.range(i).offset + k] = 1.0f + 0.01f * (k % 13);
+  }
+  store.master().CopyFromFloats(values);
+  store.grads().CopyFromFloats(std::vector<float>(store.total_elements(), 0.5f));
+  store.EnableHalfCopy(DType::kF16);
+  const int64_t split = store.range(3).offset + 64;  // inside output.weight
+  AdamW first(store, {0.9, 0.999, 1e-8, 0.0}, FlatRange{0, split});
+  AdamW second(store, {0.9, 0.999, 1e-8, 0.0}, FlatRange{split, store.total_elements() - split});
+  first.Step(0.25);
+  second.Step(0.25);
+  const std::vector<float> master = store.master().ToFloatVector();
+  const std::vector<float> half = store.half_copy().ToFloatVector();
+  for (const int i : {1, 3}) {
+    for (int64_t k = 0; k < store.range(i).size; ++k) {
+      const int64_t at = store.range(i).offset + k;
+      ASSERT_NE(master[at], values[at]) << "element " << at << " was not updated";
+      ASSERT_EQ(half[at - store.half_window().offset], HalfToFloat(FloatToHalf(master[at]))) << "element " << at;
+    }
   }
 }
 

@@ -6,9 +6,12 @@
 #include "framework/tensor/parameter_store.h"
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "framework/optim/adamw.h"
+#include "framework/tensor/half.h"
+#include "framework/tensor/storage.h"
 #include "gtest/gtest.h"
 #include "models/encoder/config.h"
 #include "models/encoder/parameter_layout.h"
@@ -99,13 +102,16 @@ TEST(ParameterStoreTest, PaddingStaysZeroThroughAdamWSteps) {
   adamw.Step(1e-3);
   const std::vector<float> master = store.master().ToFloatVector();
   const std::vector<float> half = store.half_copy().ToFloatVector();
+  const FlatRange window = store.half_window();
   const std::vector<float> m = adamw.exp_avg().ToFloatVector();
   const std::vector<float> v = adamw.exp_avg_sq().ToFloatVector();
   int64_t updated = 0;
   for (int64_t k = 0; k < store.total_elements(); ++k) {
     if (padding[k]) {
       ASSERT_EQ(master[k], 0.0f) << "padding element " << k;
-      ASSERT_EQ(half[k], 0.0f) << "padding element " << k;
+      if (k >= window.offset && k < window.offset + window.size) {
+        ASSERT_EQ(half[k - window.offset], 0.0f) << "padding element " << k;
+      }
       ASSERT_EQ(m[k], 0.0f) << "padding element " << k;
       ASSERT_EQ(v[k], 0.0f) << "padding element " << k;
     } else {
@@ -131,16 +137,20 @@ TEST(ParameterStoreTest, Bf16WorkingCopyFollowsTheMastersRoundedToNearestEven) {
   store.EnableHalfCopy(DType::kBF16);
   ASSERT_EQ(store.half_dtype(), DType::kBF16);
   ASSERT_EQ(store.half_copy().dtype(), DType::kBF16);
-  // every_parameter false: only those read in half, whose copy the optimizer keeps.
+  // every_parameter false: only those read in half, whose copy the optimizer keeps; true: every
+  // parameter inside the half window (the LayerNorms between the Linears too).
   auto expect_rounded_masters = [&store](const char* when, bool every_parameter) {
     const std::vector<float> master = store.master().ToFloatVector();
     const BFloat16* half = store.half_copy().data<BFloat16>();
+    const FlatRange window = store.half_window();
     int64_t inexact = 0;
     for (int i = 0; i < store.size(); ++i) {
       if (!every_parameter && !store.spec(i).read_in_half) continue;
+      if (store.range(i).offset >= window.offset + window.size) continue;  // the embeddings: no copy
       for (int64_t k = store.range(i).offset; k < store.range(i).offset + store.range(i).size; ++k) {
-        ASSERT_EQ(half[k].bits, FloatToBFloat16(master[k]).bits) << when << ", element " << k;
-        inexact += BFloat16ToFloat(half[k]) != master[k];
+        const BFloat16 copy = half[k - window.offset];
+        ASSERT_EQ(copy.bits, FloatToBFloat16(master[k]).bits) << when << ", element " << k;
+        inexact += BFloat16ToFloat(copy) != master[k];
       }
     }
     EXPECT_GT(inexact, 0) << when << ": the masters must not all be bf16 values already";
@@ -150,6 +160,46 @@ TEST(ParameterStoreTest, Bf16WorkingCopyFollowsTheMastersRoundedToNearestEven) {
   adamw.Step(1e-3);
   expect_rounded_masters("after an AdamW step", false);
   EXPECT_DEATH(store.EnableHalfCopy(DType::kF16), "after bf16");
+}
+
+// The half working copy mirrors only the span of the parameters read in half: XLM-R's
+// embeddings, which come last (backward order) and are read in fp32, get none (the allocator's
+// count says so),
+// every Linear's half view is the copy of its own range, and the window's size is what
+// ParameterStore::SizesOf predicts without allocating.
+TEST(ParameterStoreTest, HalfCopyLeavesTheEmbeddingsOut) {
+  const std::vector<ParameterSpec> specs = models::MakeParameterLayout(OddConfig()).specs;
+  ParameterStore store(specs, Device::kCpu);
+  std::vector<float> values(store.total_elements());
+  for (int64_t k = 0; k < store.total_elements(); ++k) values[k] = 1.0f + 0.001f * static_cast<float>(k % 997);
+  store.master().CopyFromFloats(values);
+  const int64_t weights_before = MemoryStatsFor(Device::kCpu).Of(MemoryCategory::kWeights).current;
+  store.EnableHalfCopy(DType::kF16);
+  const FlatRange window = store.half_window();
+  EXPECT_EQ(MemoryStatsFor(Device::kCpu).Of(MemoryCategory::kWeights).current - weights_before, 2 * window.size);
+  EXPECT_EQ(ParameterStore::SizesOf(specs).half_window, window.size);
+  EXPECT_EQ(ParameterStore::SizesOf(specs).total, store.total_elements());
+  int first_in_half = -1;
+  for (int i = 0; i < store.size(); ++i) {
+    SCOPED_TRACE(store.spec(i).name);
+    const FlatRange& range = store.range(i);
+    if (store.spec(i).name.find("embeddings") != std::string::npos) {
+      EXPECT_FALSE(store.spec(i).read_in_half);
+      EXPECT_GE(range.offset, window.offset + window.size) << "an embedding inside the half window";
+    }
+    if (!store.spec(i).read_in_half) continue;
+    if (first_in_half < 0) first_in_half = i;
+    EXPECT_GE(range.offset, window.offset);
+    EXPECT_LE(range.offset + range.size, window.offset + window.size);
+    const std::vector<float> half = store.half_param(i).ToFloatVector();
+    for (int64_t k = 0; k < range.size; ++k) {
+      ASSERT_EQ(half[k], HalfToFloat(FloatToHalf(values[range.offset + k]))) << "element " << k;
+    }
+  }
+  ASSERT_GE(first_in_half, 0);
+  EXPECT_EQ(window.offset, store.range(first_in_half).offset);
+  EXPECT_EQ((window.offset + window.size) % kAlign, 0);
+  EXPECT_LT(window.size, store.total_elements() - OddConfig().vocab_size * OddConfig().hidden_size);
 }
 
 // Checkpoints store moments packed (the ranges in spec order, padding dropped); ScatterPacked
