@@ -27,10 +27,29 @@ namespace xlmr::kernels::cuda {
 // How a FloatsIn/FloatsOut buffer stores its elements.
 enum class FloatStorage : uint8_t { kF32, kF16, kBF16 };
 
+// Four 16-bit elements from one 8-byte word, in memory order.
+__device__ __forceinline__ float4 HalvesToFloat4(uint2 word, FloatStorage storage) {
+  if (storage == FloatStorage::kF16) {
+    const float2 low = __half22float2(*reinterpret_cast<const __half2*>(&word.x));
+    const float2 high = __half22float2(*reinterpret_cast<const __half2*>(&word.y));
+    return {low.x, low.y, high.x, high.y};
+  }
+  const float2 low = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&word.x));
+  const float2 high = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&word.y));
+  return {low.x, low.y, high.x, high.y};
+}
+
 // A read-only f32, f16 or bf16 element buffer.
 struct FloatsIn {
   const void* data;
   FloatStorage storage;
+
+  // Elements [4q, 4q + 4) in one 16-byte (f32) or 8-byte (f16, bf16) load: the same values as
+  // four operator[] reads. Only where FourWide(the tensor) holds.
+  __device__ __forceinline__ float4 Load4(int64_t q) const {
+    if (storage == FloatStorage::kF32) return static_cast<const float4*>(data)[q];
+    return HalvesToFloat4(static_cast<const uint2*>(data)[q], storage);
+  }
 
   __device__ __forceinline__ float operator[](int64_t i) const {
     switch (storage) {
@@ -56,6 +75,24 @@ struct FloatsOut {
       default: static_cast<float*>(data)[i] = value;
     }
   }
+
+  // Stores elements [4q, 4q + 4), each rounded once as Store does, in one 16-byte (f32) or
+  // 8-byte (f16, bf16) write. Only where FourWide(the tensor) holds.
+  __device__ __forceinline__ void Store4(int64_t q, float4 v) const {
+    if (storage == FloatStorage::kF32) {
+      static_cast<float4*>(data)[q] = v;
+      return;
+    }
+    uint2 word;
+    if (storage == FloatStorage::kF16) {
+      const __half2 low = __floats2half2_rn(v.x, v.y), high = __floats2half2_rn(v.z, v.w);
+      word = {*reinterpret_cast<const uint32_t*>(&low), *reinterpret_cast<const uint32_t*>(&high)};
+    } else {
+      const __nv_bfloat162 low = __floats2bfloat162_rn(v.x, v.y), high = __floats2bfloat162_rn(v.z, v.w);
+      word = {*reinterpret_cast<const uint32_t*>(&low), *reinterpret_cast<const uint32_t*>(&high)};
+    }
+    static_cast<uint2*>(data)[q] = word;
+  }
 };
 
 // The storage of a CUDA tensor of dtype f32, f16 or bf16 (XLMR_CHECK otherwise).
@@ -66,6 +103,12 @@ inline FloatStorage StorageOf(const Tensor& t, const char* what) {
          : t.dtype() == DType::kBF16 ? FloatStorage::kBF16
                                      : FloatStorage::kF32;
 }
+// Whether `t` can be read and written four elements at a time (Load4, Store4): its element count
+// is a multiple of 4 and its data starts on a multiple of 4 elements' bytes.
+inline bool FourWide(const Tensor& t) {
+  return t.numel() % 4 == 0 && reinterpret_cast<uintptr_t>(t.raw_data()) % (4 * SizeOf(t.dtype())) == 0;
+}
+
 inline FloatsIn ReadFloats(const Tensor& t, const char* what) {
   return {t.raw_data(), StorageOf(t, what)};
 }

@@ -71,6 +71,23 @@ TEST_F(CudaActivationsTest, TanhAndItsBackwardMatchCpu) {
   }
 }
 
+// Whole tensors of 4k elements take the four-wide kernels (float_access.cuh's Load4/Store4); a
+// view one element into its buffer is not aligned for them and takes the element-wise ones: both
+// must give the CPU's values, in every dtype.
+TEST_F(CudaActivationsTest, MisalignedViewsTakeTheElementwisePathWithTheSameResults) {
+  uint32_t seed = 200;
+  for (DType dtype : {DType::kF32, DType::kF16, DType::kBF16}) {
+    const Tensor x = RandomTensor({1 + 768}, dtype, seed++, 3.0f);
+    const Tensor dy = RandomTensor({1 + 768}, dtype, seed++);
+    const Tensor x_view = OnGpu(x).View(1, {768});
+    const Tensor dy_view = OnGpu(dy).View(1, {768});
+    const Tensor x_cpu = x.View(1, {768}), dy_cpu = dy.View(1, {768});
+    ExpectClose(Name("Gelu view", dtype, {768}), ops::Gelu(x_view), ops::Gelu(x_cpu), kTolerance);
+    ExpectClose(Name("GeluBackward view", dtype, {768}), ops::GeluBackward(dy_view, x_view),
+                ops::GeluBackward(dy_cpu, x_cpu), kTolerance);
+  }
+}
+
 TEST_F(CudaActivationsTest, EmptyTensorsGiveEmptyResults) {
   // No rows (an empty batch): the kernels must not launch an empty grid (a launch error).
   const Tensor empty = OnGpu(Tensor::Zeros({0, 768}, DType::kF16));
