@@ -7,10 +7,10 @@ Reads what the device mode left in its work folder, whatever finished: host/ (nv
 tools/cuda_versions' JSON, the Python versions), parts/NAME.json (exit code, seconds and limit
 of each part; 124 or 137 means its time limit stopped it), tests.md (a row per GPU test binary,
 written as each one ends), e2e.md (the comparisons of tools/gpu_verify_summary.py), features.md
-(those of tools/gpu_features_summary.py) and the
-benchmark's gpu_bench.md and runs.jsonl (under bench/, or the benchmark's own work folder when
-its time limit stopped it before it copied them). A part that never wrote its report is
-reported as such; nothing here fails because a part did.
+(those of tools/gpu_features_summary.py), gemm/ (the GEMM benchmark's table gpu_gemm.md and the
+JSON lines of its three runs) and the benchmark's gpu_bench.md and runs.jsonl (under bench/, or
+the benchmark's own work folder when its time limit stopped it before it copied them). A part
+that never wrote its report is reported as such; nothing here fails because a part did.
 
 Exit status: 0 when every part that should have run passed, 1 otherwise.
 """
@@ -21,7 +21,8 @@ import os
 import re
 import sys
 
-PARTS = {"short": ["tests", "e2e", "features", "bench"], "long": ["long"]}
+PARTS = {"short": ["tests", "e2e", "features", "gemm", "bench"], "long": ["long"]}
+GEMM_RUNS = ["heuristic", "measured", "torch"]
 TIMED_OUT = {124, 137}
 
 
@@ -82,6 +83,17 @@ def bench_files(work, mode_dir):
     return table, runs
 
 
+def json_lines(path):
+    """The JSON objects of a JSON-lines file, skipping lines that are not (a run cut short)."""
+    records = []
+    for line in read_text(path).splitlines():
+        try:
+            records.append(json.loads(line))
+        except ValueError:
+            pass
+    return records
+
+
 def host_summary(work):
     gpus = read_text(os.path.join(work, "host", "gpus.csv")).strip()
     versions = read_json(os.path.join(work, "host", "cuda_versions.json"))
@@ -105,6 +117,8 @@ def main():
     tests_md = read_text(os.path.join(work, "tests.md"))
     e2e_md = read_text(os.path.join(work, "e2e.md"))
     bench_md, bench_runs = bench_files(work, "bench")
+    gemm_md = read_text(os.path.join(work, "gemm", "gpu_gemm.md"))
+    gemm = {run: json_lines(os.path.join(work, "gemm", f"gemm_{run}.jsonl")) for run in GEMM_RUNS}
     tests = [{"binary": r[0], "result": r[1], "seconds": r[2]} for r in table_rows(tests_md) if len(r) == 3]
     e2e = [{"comparison": r[0], "measured": r[1], "bound": r[2], "result": r[3]}
            for r in table_rows(e2e_md) if len(r) == 4]
@@ -122,6 +136,7 @@ def main():
         "e2e": e2e,
         "features": features,
         "bench": bench_runs,
+        "gemm": gemm if "gemm" in parts else {},
     }
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, "results.json"), "w") as handle:
@@ -149,6 +164,10 @@ def main():
     if "features" in parts:
         lines += ["", "## Features, GPU against the CPU oracle (tools/gpu_features.sh)", ""]
         lines.append(features_md or "features.md was not written: see logs.tar.gz, features.out and features/")
+    if "gemm" in parts:
+        lines += ["", "## GEMMs at the model's Linear shapes (bench/gpu_gemm_bench)", ""]
+        lines.append(gemm_md.split("\n", 1)[1].lstrip("\n") if gemm_md
+                     else "gpu_gemm.md was not written: see logs.tar.gz, gemm.out and gemm/")
     lines += ["", "## Benchmark", ""]
     if bench_md:
         lines.append(bench_md)

@@ -21,10 +21,11 @@
 #                       run on the CPU) and a short benchmark (XLM-R base, seq 128 and 512, ours
 #                       vs HF + PyTorch AMP, with and without --gradient_checkpointing; at seq
 #                       128 also 32k-token optimizer steps (accumulation 4), bf16, ours
-#                       without CUDA graphs and ours with --gemm_algorithms=measured), each
-#                       under its own time limit (XLMR_KIT_SECONDS=
-#                       tests:240,e2e:260,features:240,bench:245 by default; tests, e2e and
-#                       features run side by side, the benchmark alone after them: under 8.5
+#                       without CUDA graphs and ours with --gemm_algorithms=measured) and,
+#                       right before it, alone on the GPU too, the GEMM benchmark (`gemm`
+#                       below), each under its own time limit (XLMR_KIT_SECONDS=
+#                       tests:240,e2e:260,features:240,gemm:30,bench:235 by default; tests, e2e
+#                       and features run side by side, then gemm, then the benchmark: under 9
 #                       minutes at most). --long: only the benchmark, XLM-R large at seq 512
 #                       (limit 500 s).
 #                       Our base seq-128 run (short) and large seq-512 run (long), without
@@ -49,6 +50,11 @@
 #                                             compared, accuracies, xlmr_predict on both
 #                                             backends from the same model, and the GPU-trained
 #                                             model loaded in Hugging Face; e2e.md + metrics
+#   tools/gpu_verify.sh gemm [--bundle=DIR]   on the GPU host: bench/gpu_gemm_bench (cuBLASLt at the
+#                                             model's Linear shapes) with heuristic and with
+#                                             measured algorithms, and PyTorch's products
+#                                             (bench/gpu_gemm_bench.py torch); gemm/gpu_gemm.md
+#                                             (their table) + gemm/gemm_*.jsonl and logs
 #   (speed and memory against Hugging Face: bench/gpu_bench.sh --bundle=DIR)
 #
 # Exit status: 0 when everything ran and passed, 1 when a test or a comparison failed, 2 for a
@@ -60,7 +66,7 @@ repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # Builds share CI's disk cache (.ci/run), so a kit after a CI run compiles only what changed.
 disk_cache=()
 [ -n "${HOME:-}" ] && disk_cache=("--disk_cache=$HOME/.cache/xlmr_trainer_bazel")
-usage() { sed -n '2,55p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,/^set -uo pipefail/{/^#/p}' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 [ $# -ge 1 ] || usage
 mode=$1
 shift
@@ -73,6 +79,7 @@ bundle_targets() {
   echo //tests/framework/core:device_test
   echo //recipes:xlmr_finetune
   echo //recipes:xlmr_predict
+  echo //bench:gpu_gemm_bench
 }
 
 if [ "$mode" = bundle ]; then
@@ -92,7 +99,7 @@ fi
 # repository paths, so that the unpacked kit's root stands in for the repository.
 kit_files=(tools/gpu_verify.sh tools/gpu_verify_summary.py tools/gpu_kit_report.py
   tools/check_hf_load.py tools/gpu_features.sh tools/gpu_features_summary.py
-  bench/gpu_bench.sh bench/gpu_bench_summary.py bench/hf_train_gpu.py
+  bench/gpu_bench.sh bench/gpu_bench_summary.py bench/hf_train_gpu.py bench/gpu_gemm_bench.py
   recipes/data/langid/test.tsv recipes/data/langid/sentencepiece.bpe.model
   tests/golden/tiny_bert/sequence_classification/{config.json,model.safetensors,tokenizer_config.json,vocab.txt}
   tests/golden/tiny_roberta/model/{config.json,merges.txt,model.safetensors,tokenizer_config.json,vocab.json}
@@ -185,17 +192,17 @@ make_kit() {
 
 # ---- device: everything the GPU host checks, in one command, three files back ----
 
-# Seconds per part: XLMR_KIT_SECONDS=tests:240,e2e:260,features:240,bench:245[,long:500]. Sets
-# limit_NAME.
+# Seconds per part: XLMR_KIT_SECONDS=tests:240,e2e:260,features:240,gemm:30,bench:235[,long:500].
+# Sets limit_NAME.
 read_limits() {
   local item name value
-  limit_tests=240 limit_e2e=260 limit_features=240 limit_bench=245 limit_long=500
+  limit_tests=240 limit_e2e=260 limit_features=240 limit_gemm=30 limit_bench=235 limit_long=500
   IFS=, read -ra items <<<"${XLMR_KIT_SECONDS:-}"
   for item in "${items[@]}"; do
     name=${item%%:*} value=${item#*:}
-    case "$name" in tests | e2e | features | bench | long) ;; *) name="" ;; esac
+    case "$name" in tests | e2e | features | gemm | bench | long) ;; *) name="" ;; esac
     if [ -z "$name" ] || ! [[ $value =~ ^[0-9]+$ ]]; then
-      echo "XLMR_KIT_SECONDS=${XLMR_KIT_SECONDS}: '$item' is not tests|e2e|features|bench|long:SECONDS" >&2
+      echo "XLMR_KIT_SECONDS=${XLMR_KIT_SECONDS}: '$item' is not tests|e2e|features|gemm|bench|long:SECONDS" >&2
       exit 2
     fi
     printf -v "limit_$name" %s "$value"
@@ -291,6 +298,9 @@ run_device() {
     wait "$tests_pid" || failed=1
     wait "$e2e_pid" || failed=1
     wait "$features_pid" || failed=1
+    # The GEMMs alone on an otherwise idle GPU (their timings are the point); a failure is
+    # recorded and the benchmark still runs.
+    part gemm "$limit_gemm" "$self" gemm --bundle="$bundle" --out="$work" || failed=1
     # 14 runs: seq 128 and 512 with and without checkpointing, and at seq 128 the 32k-token step
     # (accumulation 4) and bf16, each ours and HF sdpa, and ours without CUDA graphs and with
     # measured GEMM algorithms; 12
@@ -350,7 +360,7 @@ run_tests() {
   } >"$report"
   local count=0
   while IFS= read -r binary; do
-    case "$binary" in recipes/* | tools/*) continue ;; esac
+    case "$binary" in recipes/* | tools/* | bench/*) continue ;; esac
     count=$((count + 1))
     name=${binary//\//_}
     local start=$SECONDS
@@ -425,8 +435,31 @@ run_e2e() {
   return $failed
 }
 
+# Each run's JSON lines, and their table redone after every run, so that a time limit stopping a
+# later run leaves the earlier ones' figures in gpu_gemm.md.
+run_gemm() {
+  local dir=$out/gemm failed=0 algorithms header
+  mkdir -p "$dir"
+  header=$(echo "# GEMMs at the model's Linear shapes: ours (cuBLASLt) and PyTorch's"; describe_host
+    echo "- command: tools/gpu_verify.sh gemm --bundle=$bundle")
+  for algorithms in heuristic measured torch; do
+    if [ "$algorithms" = torch ]; then
+      python3 "$repo/bench/gpu_gemm_bench.py" torch >"$dir/gemm_torch.jsonl" 2>"$dir/gemm_torch.log" || failed=1
+    else
+      "${run[@]}" bench/gpu_gemm_bench --gemm_algorithms="$algorithms" >"$dir/gemm_$algorithms.jsonl" \
+        2>"$dir/gemm_$algorithms.log" || failed=1
+    fi
+    { printf '%s\n\n' "$header"
+      python3 "$repo/bench/gpu_gemm_bench.py" table --heuristic="$dir/gemm_heuristic.jsonl" \
+        --measured="$dir/gemm_measured.jsonl" --torch="$dir/gemm_torch.jsonl"; } >"$dir/gpu_gemm.md" || failed=1
+  done
+  cat "$dir/gpu_gemm.md"
+  return $failed
+}
+
 case "$mode" in
   tests) run_tests ;;
   e2e) run_e2e ;;
+  gemm) run_gemm ;;
   *) usage ;;
 esac

@@ -20,7 +20,7 @@ repo=$tmp/repo
 for file in WORKSPACE tools/bundle.sh tools/gpu_verify.sh tools/gpu_verify_summary.py \
   tools/gpu_kit_report.py tools/check_hf_load.py tools/gpu_features.sh tools/gpu_features_summary.py \
   bench/gpu_bench.sh bench/gpu_bench_summary.py \
-  bench/hf_train_gpu.py recipes/data/langid/test.tsv recipes/data/langid/sentencepiece.bpe.model \
+  bench/hf_train_gpu.py bench/gpu_gemm_bench.py recipes/data/langid/test.tsv recipes/data/langid/sentencepiece.bpe.model \
   tests/golden/tiny_bert/sequence_classification/{config.json,model.safetensors,tokenizer_config.json,vocab.txt} \
   tests/golden/tiny_roberta/model/{config.json,merges.txt,model.safetensors,tokenizer_config.json,vocab.json} \
   tests/golden/tiny_camembert/model/{config.json,model.safetensors,sentencepiece.bpe.model}; do
@@ -76,6 +76,8 @@ check_returned() {  # out_dir parts...
   grep -q '^- GPU' "$out_dir/summary.md" || fail "summary.md names no GPU line"
   if [ "$1" = tests ]; then
     grep -q '^## Features, GPU against the CPU oracle' "$out_dir/summary.md" || fail "summary.md has no features section"
+    # The gemm part's table is written even when every run failed (no binary in this bundle, no GPU).
+    grep -q '^| size | linear | product |' "$out_dir/summary.md" || fail "summary.md has no GEMM table"
   fi
   python3 - "$out_dir/results.json" "$@" <<'PYTHON' || fail "results.json does not report the parts"
 import json, sys
@@ -99,11 +101,11 @@ while IFS= read -r command; do
   mkdir -p "$out"
   start=$SECONDS
   status=0
-  (cd "$device" && OUT=$out TMPDIR=$tmp XLMR_KIT_SECONDS=tests:20,e2e:10,features:20,bench:20,long:20 \
+  (cd "$device" && OUT=$out TMPDIR=$tmp XLMR_KIT_SECONDS=tests:20,e2e:10,features:20,gemm:10,bench:20,long:20 \
     bash -c "$command") >"$tmp/device_$mode.log" 2>&1 || status=$?
   echo "command $mode: exit $status after $((SECONDS - start)) s"
   [ "$status" -ne 0 ] || { cat "$tmp/device_$mode.log"; fail "command $mode passed on a machine without a GPU"; }
   [ $((SECONDS - start)) -le 120 ] || fail "command $mode outlived its part limits (10-20 s each)"
-  if [ $mode -eq 1 ]; then check_returned "$out" tests e2e features bench; else check_returned "$out" long; fi
+  if [ $mode -eq 1 ]; then check_returned "$out" tests e2e features gemm bench; else check_returned "$out" long; fi
 done <"$commands"
 echo "PASS"
