@@ -28,7 +28,8 @@ Tensor Cast(const Tensor& x, DType dtype) {
   CheckActivation(kOp, "x", x);
   CheckOutputDType(kOp, dtype);
   if (x.dtype() == dtype) return x;
-  Tensor out = Tensor::Zeros(x.shape(), dtype, device, MemoryCategory::kActivations);
+  // CastInto writes every element: zero-filling first would be one more pass over the output.
+  Tensor out = Tensor::Empty(x.shape(), dtype, device, MemoryCategory::kActivations);
   CastInto(x, &out);
   return out;
 }

@@ -69,6 +69,14 @@ void WriteStepRow(Tensor& state, int row, const std::vector<double>& values) {
   CopyBytes(HostRow(state, row), state.device(), values.data(), Device::kCpu, kStepSlots * sizeof(double));
 }
 
+#ifndef XLMR_WITH_CUDA
+// A build without CUDA never makes a reader; completing the type lets StepRowReads' unique_ptr
+// be destroyed (--config=cpu).
+namespace kernels::cuda {
+class StepRowReader {};
+}  // namespace kernels::cuda
+#endif
+
 // Not ops of the profiler (no DispatchByDevice): copies of a few bytes, not kernels.
 StepRowReads::StepRowReads(Device device) : device_(device) {
 #ifdef XLMR_WITH_CUDA
