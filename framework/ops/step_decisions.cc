@@ -10,6 +10,12 @@
 #ifdef XLMR_WITH_CUDA
 #include "kernels/cuda/optim.h"
 #include "kernels/cuda/step_row_reader.h"
+#else
+// A build without CUDA never makes a reader; completing the type lets StepRowReads' unique_ptr
+// be destroyed (--config=cpu).
+namespace xlmr::kernels::cuda {
+class StepRowReader {};
+}  // namespace xlmr::kernels::cuda
 #endif
 
 namespace xlmr::ops {
@@ -68,14 +74,6 @@ void WriteStepRow(Tensor& state, int row, const std::vector<double>& values) {
   XLMR_CHECK(values.size() == kStepSlots) << "ops::WriteStepRow: " << values.size() << " values";
   CopyBytes(HostRow(state, row), state.device(), values.data(), Device::kCpu, kStepSlots * sizeof(double));
 }
-
-#ifndef XLMR_WITH_CUDA
-// A build without CUDA never makes a reader; completing the type lets StepRowReads' unique_ptr
-// be destroyed (--config=cpu).
-namespace kernels::cuda {
-class StepRowReader {};
-}  // namespace kernels::cuda
-#endif
 
 // Not ops of the profiler (no DispatchByDevice): copies of a few bytes, not kernels.
 StepRowReads::StepRowReads(Device device) : device_(device) {

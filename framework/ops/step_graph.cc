@@ -7,6 +7,12 @@
 #ifdef XLMR_WITH_CUDA
 #include "kernels/cuda/device_context.h"
 #include "kernels/cuda/step_capture.h"
+#else
+// A build without CUDA never captures; completing the type lets StepGraph's unique_ptr be
+// destroyed (--config=cpu).
+namespace xlmr::kernels::cuda {
+class CapturedStep {};
+}  // namespace xlmr::kernels::cuda
 #endif
 
 namespace xlmr::ops {
