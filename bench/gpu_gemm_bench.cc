@@ -35,10 +35,9 @@
 #include <vector>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
+#include "bench/gpu_bench_common.h"
 #include "framework/core/device.h"
 #include "framework/tensor/tensor.h"
-#include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/device_context.h"
 #include "kernels/cuda/gemm.h"
 #include "nlohmann/json.hpp"
@@ -76,11 +75,7 @@ struct Settings {
   int repeats, warmup;
 };
 
-// One line on stderr and exit status 2: a flag the benchmark cannot run with.
-[[noreturn]] void BadFlag(const std::string& message) {
-  std::cerr << "gpu_gemm_bench: " << message << "\n";
-  std::exit(2);
-}
+constexpr const char* kProgram = "gpu_gemm_bench";
 
 Settings ReadFlags() {
   Settings s;
@@ -90,55 +85,24 @@ Settings ReadFlags() {
   } else if (s.algorithms_name == "measured") {
     s.algorithms = GemmAlgorithms::kMeasured;
   } else {
-    BadFlag("--gemm_algorithms=" + s.algorithms_name + ": must be heuristic or measured");
+    ExitBadFlag(kProgram, "--gemm_algorithms=" + s.algorithms_name + ": must be heuristic or measured");
   }
   s.dtype_name = absl::GetFlag(FLAGS_dtype);
-  if (s.dtype_name == "f16") {
-    s.dtype = DType::kF16;
-  } else if (s.dtype_name == "bf16") {
-    s.dtype = DType::kBF16;
-  } else {
-    BadFlag("--dtype=" + s.dtype_name + ": must be f16 or bf16");
-  }
+  s.dtype = HalfDTypeFlag(kProgram, s.dtype_name);
   s.tokens = absl::GetFlag(FLAGS_tokens);
   s.repeats = absl::GetFlag(FLAGS_repeats);
   s.warmup = absl::GetFlag(FLAGS_warmup);
-  if (s.tokens < 1) BadFlag("--tokens=" + std::to_string(s.tokens) + ": must be at least 1");
-  if (s.repeats < 1) BadFlag("--repeats=" + std::to_string(s.repeats) + ": must be at least 1");
-  // At least one untimed call, so that planning (and under `measured` the timing of the
-  // candidates) never lands inside the timed calls.
-  if (s.warmup < 1) BadFlag("--warmup=" + std::to_string(s.warmup) + ": must be at least 1");
+  if (s.tokens < 1) ExitBadFlag(kProgram, "--tokens=" + std::to_string(s.tokens) + ": must be at least 1");
+  CheckRepeatsAndWarmup(kProgram, s.repeats, s.warmup);
   return s;
 }
 
-// A GPU tensor of small random values (uniform in [-0.1, 0.1], rounded to dtype): the products'
-// speed does not depend on them, but denormals, infinities or NaNs could.
-Tensor RandomOnGpu(const Shape& shape, DType dtype, std::mt19937& rng) {
-  std::uniform_real_distribution<float> uniform(-0.1f, 0.1f);
-  std::vector<float> values(static_cast<size_t>(NumElements(shape)));
-  for (float& v : values) v = uniform(rng);
-  Tensor host = Tensor::Zeros(shape, dtype, Device::kCpu);
-  host.CopyFromFloats(values);
-  return host.ToDevice(Device::kCuda);
-}
+// Small operands (uniform in [-0.1, 0.1]): the products' speed does not depend on the values,
+// but denormals, infinities or NaNs could.
+constexpr float kOperandBound = 0.1f;
 
-// Mean milliseconds of one call of `product` (which queues its work on the compute stream):
-// `warmup` untimed calls, then `repeats` calls between two events.
 double MeanMilliseconds(const std::function<void()>& product, const Settings& s) {
-  cudaStream_t stream = CudaContext::Current().compute_stream();
-  for (int i = 0; i < s.warmup; ++i) product();
-  cudaEvent_t start, stop;
-  CUDA_CHECK(cudaEventCreate(&start));
-  CUDA_CHECK(cudaEventCreate(&stop));
-  CUDA_CHECK(cudaEventRecord(start, stream));
-  for (int i = 0; i < s.repeats; ++i) product();
-  CUDA_CHECK(cudaEventRecord(stop, stream));
-  CUDA_CHECK(cudaEventSynchronize(stop));
-  float total = 0.0f;
-  CUDA_CHECK(cudaEventElapsedTime(&total, start, stop));
-  CUDA_CHECK(cudaEventDestroy(start));
-  CUDA_CHECK(cudaEventDestroy(stop));
-  return static_cast<double>(total) / s.repeats;
+  return bench::MeanMilliseconds(product, s.warmup, s.repeats);
 }
 
 // One output line: the product's identity, shape and speed.
@@ -154,8 +118,8 @@ json Record(const Settings& s, const ModelSize& size, const LinearShape& linear,
 void BenchLinear(const Settings& s, const ModelSize& size, const LinearShape& linear,
                  std::mt19937& rng) {
   const int64_t t = s.tokens, in = linear.in, out = linear.out;
-  const Tensor x = RandomOnGpu({t, in}, s.dtype, rng), w = RandomOnGpu({out, in}, s.dtype, rng);
-  const Tensor bias = RandomOnGpu({out}, s.dtype, rng), dy = RandomOnGpu({t, out}, s.dtype, rng);
+  const auto random = [&](const Shape& shape) { return RandomOnGpu(shape, s.dtype, kOperandBound, rng); };
+  const Tensor x = random({t, in}), w = random({out, in}), bias = random({out}), dy = random({t, out});
   // Outputs written whole by beta-0 products; dweight is accumulated into (beta 1), so zeroed.
   Tensor y = Tensor::Empty({t, out}, s.dtype, Device::kCuda, MemoryCategory::kActivations);
   Tensor dx = Tensor::Empty({t, in}, s.dtype, Device::kCuda, MemoryCategory::kActivations);
@@ -189,11 +153,7 @@ void BenchLinear(const Settings& s, const ModelSize& size, const LinearShape& li
 }
 
 int Main(const Settings& s) {
-  const auto context = kernels::cuda::CudaContext::Init(0);
-  if (!context.ok()) {
-    std::cerr << "gpu_gemm_bench: no GPU to use: " << context.status().message() << "\n";
-    return 1;
-  }
+  if (!InitGpuOrSay(kProgram)) return 1;
   kernels::cuda::SetGemmAlgorithms(s.algorithms);
   const ModelSize sizes[] = {{"base", 768, 3072}, {"large", 1024, 4096}};
   std::mt19937 rng(42);
@@ -214,6 +174,7 @@ int Main(const Settings& s) {
 }  // namespace xlmr::bench
 
 int main(int argc, char** argv) {
-  absl::ParseCommandLine(argc, argv);
+  xlmr::bench::ParseFlagsOrExit(argc, argv, xlmr::bench::kProgram,
+                                "Times cuBLASLt's products at XLM-R's Linear shapes (see the source).");
   return xlmr::bench::Main(xlmr::bench::ReadFlags());
 }

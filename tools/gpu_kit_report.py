@@ -8,9 +8,11 @@ tools/cuda_versions' JSON, the Python versions), parts/NAME.json (exit code, sec
 of each part; 124 or 137 means its time limit stopped it), tests.md (a row per GPU test binary,
 written as each one ends), e2e.md (the comparisons of tools/gpu_verify_summary.py), features.md
 (those of tools/gpu_features_summary.py), gemm/ (the GEMM benchmark's table gpu_gemm.md and the
-JSON lines of its three runs) and the benchmark's gpu_bench.md and runs.jsonl (under bench/, or
-the benchmark's own work folder when its time limit stopped it before it copied them). A part
-that never wrote its report is reported as such; nothing here fails because a part did.
+JSON lines of its three runs), attention/ (the attention benchmark's table gpu_attention.md and
+the JSON lines of its four runs: ours and torch's, f16 and bf16) and the benchmark's
+gpu_bench.md and runs.jsonl (under bench/, or the benchmark's own work folder when its time
+limit stopped it before it copied them). A part that never wrote its report is reported as
+such; nothing here fails because a part did.
 
 Exit status: 0 when every part that should have run passed, 1 otherwise.
 """
@@ -21,8 +23,9 @@ import os
 import re
 import sys
 
-PARTS = {"short": ["tests", "e2e", "features", "gemm", "bench"], "long": ["long"]}
+PARTS = {"short": ["tests", "e2e", "features", "gemm", "attention", "bench"], "long": ["long"]}
 GEMM_RUNS = ["heuristic", "measured", "torch"]
+ATTENTION_RUNS = ["ours_f16", "torch_f16", "ours_bf16", "torch_bf16"]
 TIMED_OUT = {124, 137}
 
 
@@ -119,6 +122,9 @@ def main():
     bench_md, bench_runs = bench_files(work, "bench")
     gemm_md = read_text(os.path.join(work, "gemm", "gpu_gemm.md"))
     gemm = {run: json_lines(os.path.join(work, "gemm", f"gemm_{run}.jsonl")) for run in GEMM_RUNS}
+    attention_md = read_text(os.path.join(work, "attention", "gpu_attention.md"))
+    attention = {run: json_lines(os.path.join(work, "attention", f"attention_{run}.jsonl"))
+                 for run in ATTENTION_RUNS}
     tests = [{"binary": r[0], "result": r[1], "seconds": r[2]} for r in table_rows(tests_md) if len(r) == 3]
     e2e = [{"comparison": r[0], "measured": r[1], "bound": r[2], "result": r[3]}
            for r in table_rows(e2e_md) if len(r) == 4]
@@ -137,6 +143,7 @@ def main():
         "features": features,
         "bench": bench_runs,
         "gemm": gemm if "gemm" in parts else {},
+        "attention": attention if "attention" in parts else {},
     }
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, "results.json"), "w") as handle:
@@ -168,6 +175,12 @@ def main():
         lines += ["", "## GEMMs at the model's Linear shapes (bench/gpu_gemm_bench)", ""]
         lines.append(gemm_md.split("\n", 1)[1].lstrip("\n") if gemm_md
                      else "gpu_gemm.md was not written: see logs.tar.gz, gemm.out and gemm/")
+    if "attention" in parts:
+        lines += ["", "## Fused attention against PyTorch's SDPA backends (bench/gpu_attention_bench)",
+                  ""]
+        lines.append(attention_md.split("\n", 1)[1].lstrip("\n") if attention_md
+                     else "gpu_attention.md was not written: see logs.tar.gz, attention.out and "
+                          "attention/")
     lines += ["", "## Benchmark", ""]
     if bench_md:
         lines.append(bench_md)

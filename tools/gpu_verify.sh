@@ -23,9 +23,10 @@
 #                       128 also 32k-token optimizer steps (accumulation 4), bf16, ours
 #                       without CUDA graphs and ours with --gemm_algorithms=measured) and,
 #                       right before it, alone on the GPU too, the GEMM benchmark (`gemm`
-#                       below), each under its own time limit (XLMR_KIT_SECONDS=
-#                       tests:240,e2e:260,features:240,gemm:30,bench:235 by default; tests, e2e
-#                       and features run side by side, then gemm, then the benchmark: under 9
+#                       below) and then the attention benchmark (`attention` below), each under
+#                       its own time limit (XLMR_KIT_SECONDS=tests:240,e2e:260,features:240,
+#                       gemm:30,attention:30,bench:235 by default; tests, e2e and features run
+#                       side by side, then gemm, then attention, then the benchmark: under 9.5
 #                       minutes at most). --long: only the benchmark, XLM-R large at seq 512
 #                       (limit 500 s).
 #                       Our base seq-128 run (short) and large seq-512 run (long), without
@@ -55,6 +56,14 @@
 #                                             measured algorithms, and PyTorch's products
 #                                             (bench/gpu_gemm_bench.py torch); gemm/gpu_gemm.md
 #                                             (their table) + gemm/gemm_*.jsonl and logs
+#   tools/gpu_verify.sh attention [--bundle=DIR]
+#                                             on the GPU host: bench/gpu_attention_bench (our
+#                                             fused attention, forward and backward, at XLM-R's
+#                                             shapes) in f16 and bf16, and PyTorch's SDPA
+#                                             backends at the same shapes
+#                                             (bench/gpu_attention_bench.py torch);
+#                                             attention/gpu_attention.md (their table, the goal's
+#                                             verdicts) + attention/attention_*.jsonl and logs
 #   (speed and memory against Hugging Face: bench/gpu_bench.sh --bundle=DIR)
 #
 # Exit status: 0 when everything ran and passed, 1 when a test or a comparison failed, 2 for a
@@ -80,6 +89,7 @@ bundle_targets() {
   echo //recipes:xlmr_finetune
   echo //recipes:xlmr_predict
   echo //bench:gpu_gemm_bench
+  echo //bench:gpu_attention_bench
 }
 
 if [ "$mode" = bundle ]; then
@@ -100,6 +110,7 @@ fi
 kit_files=(tools/gpu_verify.sh tools/gpu_verify_summary.py tools/gpu_kit_report.py
   tools/check_hf_load.py tools/gpu_features.sh tools/gpu_features_summary.py
   bench/gpu_bench.sh bench/gpu_bench_summary.py bench/hf_train_gpu.py bench/gpu_gemm_bench.py
+  bench/gpu_attention_bench.py
   recipes/data/langid/test.tsv recipes/data/langid/sentencepiece.bpe.model
   tests/golden/tiny_bert/sequence_classification/{config.json,model.safetensors,tokenizer_config.json,vocab.txt}
   tests/golden/tiny_roberta/model/{config.json,merges.txt,model.safetensors,tokenizer_config.json,vocab.json}
@@ -192,17 +203,19 @@ make_kit() {
 
 # ---- device: everything the GPU host checks, in one command, three files back ----
 
-# Seconds per part: XLMR_KIT_SECONDS=tests:240,e2e:260,features:240,gemm:30,bench:235[,long:500].
+# Seconds per part: XLMR_KIT_SECONDS=tests:240,e2e:260,features:240,gemm:30,attention:30,bench:235
+# [,long:500].
 # Sets limit_NAME.
 read_limits() {
   local item name value
-  limit_tests=240 limit_e2e=260 limit_features=240 limit_gemm=30 limit_bench=235 limit_long=500
+  limit_tests=240 limit_e2e=260 limit_features=240 limit_gemm=30 limit_attention=30 limit_bench=235
+  limit_long=500
   IFS=, read -ra items <<<"${XLMR_KIT_SECONDS:-}"
   for item in "${items[@]}"; do
     name=${item%%:*} value=${item#*:}
-    case "$name" in tests | e2e | features | gemm | bench | long) ;; *) name="" ;; esac
+    case "$name" in tests | e2e | features | gemm | attention | bench | long) ;; *) name="" ;; esac
     if [ -z "$name" ] || ! [[ $value =~ ^[0-9]+$ ]]; then
-      echo "XLMR_KIT_SECONDS=${XLMR_KIT_SECONDS}: '$item' is not tests|e2e|features|gemm|bench|long:SECONDS" >&2
+      echo "XLMR_KIT_SECONDS=${XLMR_KIT_SECONDS}: '$item' is not tests|e2e|features|gemm|attention|bench|long:SECONDS" >&2
       exit 2
     fi
     printf -v "limit_$name" %s "$value"
@@ -301,6 +314,9 @@ run_device() {
     # The GEMMs alone on an otherwise idle GPU (their timings are the point); a failure is
     # recorded and the benchmark still runs.
     part gemm "$limit_gemm" "$self" gemm --bundle="$bundle" --out="$work" || failed=1
+    # Attention alone on the idle GPU too, ours and PyTorch's SDPA backends in the same call (the
+    # goal compares them there); as for gemm, a failure is recorded and the benchmark still runs.
+    part attention "$limit_attention" "$self" attention --bundle="$bundle" --out="$work" || failed=1
     # 14 runs: seq 128 and 512 with and without checkpointing, and at seq 128 the 32k-token step
     # (accumulation 4) and bf16, each ours and HF sdpa, and ours without CUDA graphs and with
     # measured GEMM algorithms; 12
@@ -457,9 +473,35 @@ run_gemm() {
   return $failed
 }
 
+# Ours and torch's per dtype, f16 first, each run's JSON lines and the table redone after every
+# run (as run_gemm), so that a time limit stopping a later run leaves a whole dtype's comparison.
+run_attention() {
+  local dir=$out/attention failed=0 dtype impl header files=()
+  mkdir -p "$dir"
+  header=$(echo "# Fused attention at XLM-R's shapes: ours and PyTorch's SDPA backends"; describe_host
+    echo "- command: tools/gpu_verify.sh attention --bundle=$bundle")
+  for dtype in f16 bf16; do
+    for impl in ours torch; do
+      if [ "$impl" = torch ]; then
+        python3 "$repo/bench/gpu_attention_bench.py" torch --dtype="$dtype" >"$dir/attention_torch_$dtype.jsonl" \
+          2>"$dir/attention_torch_$dtype.log" || failed=1
+      else
+        "${run[@]}" bench/gpu_attention_bench --dtype="$dtype" >"$dir/attention_ours_$dtype.jsonl" \
+          2>"$dir/attention_ours_$dtype.log" || failed=1
+      fi
+      files+=("$dir/attention_${impl}_$dtype.jsonl")
+      { printf '%s\n\n' "$header"
+        python3 "$repo/bench/gpu_attention_bench.py" table "${files[@]}"; } >"$dir/gpu_attention.md" || failed=1
+    done
+  done
+  cat "$dir/gpu_attention.md"
+  return $failed
+}
+
 case "$mode" in
   tests) run_tests ;;
   e2e) run_e2e ;;
   gemm) run_gemm ;;
+  attention) run_attention ;;
   *) usage ;;
 esac

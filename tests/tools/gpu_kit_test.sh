@@ -20,7 +20,8 @@ repo=$tmp/repo
 for file in WORKSPACE tools/bundle.sh tools/gpu_verify.sh tools/gpu_verify_summary.py \
   tools/gpu_kit_report.py tools/check_hf_load.py tools/gpu_features.sh tools/gpu_features_summary.py \
   bench/gpu_bench.sh bench/gpu_bench_summary.py \
-  bench/hf_train_gpu.py bench/gpu_gemm_bench.py recipes/data/langid/test.tsv recipes/data/langid/sentencepiece.bpe.model \
+  bench/hf_train_gpu.py bench/gpu_gemm_bench.py bench/gpu_attention_bench.py \
+  recipes/data/langid/test.tsv recipes/data/langid/sentencepiece.bpe.model \
   tests/golden/tiny_bert/sequence_classification/{config.json,model.safetensors,tokenizer_config.json,vocab.txt} \
   tests/golden/tiny_roberta/model/{config.json,merges.txt,model.safetensors,tokenizer_config.json,vocab.json} \
   tests/golden/tiny_camembert/model/{config.json,model.safetensors,sentencepiece.bpe.model}; do
@@ -78,6 +79,13 @@ check_returned() {  # out_dir parts...
     grep -q '^## Features, GPU against the CPU oracle' "$out_dir/summary.md" || fail "summary.md has no features section"
     # The gemm part's table is written even when every run failed (no binary in this bundle, no GPU).
     grep -q '^| size | linear | product |' "$out_dir/summary.md" || fail "summary.md has no GEMM table"
+    # So is the attention part's, a row per expected shape with blank figures, and the goal's
+    # verdict unknown.
+    grep -q '^## Fused attention against PyTorch' "$out_dir/summary.md" || fail "summary.md has no attention section"
+    grep -qxF '| base | 16 | 512 |  |  |  |  |  |  |  |  |' "$out_dir/summary.md" ||
+      fail "summary.md has no attention table"
+    grep -qxF -- '- large bf16, seq 512: goal unknown (no figure of ours)' "$out_dir/summary.md" ||
+      fail "summary.md does not call the attention goal unknown"
   fi
   python3 - "$out_dir/results.json" "$@" <<'PYTHON' || fail "results.json does not report the parts"
 import json, sys
@@ -87,6 +95,9 @@ for name in sys.argv[2:]:
     assert part["status"] in ("failed", "timed out"), (name, part)  # no GPU here
 assert results["passed"] is False
 assert "cuda" in results["host"] and "nvidia_smi" in results["host"]
+if "attention" in sys.argv[2:]:  # every run named, each with no records here
+    assert results["attention"] == {run: [] for run in ("ours_f16", "torch_f16", "ours_bf16", "torch_bf16")}, \
+        results["attention"]
 PYTHON
 }
 
@@ -101,11 +112,11 @@ while IFS= read -r command; do
   mkdir -p "$out"
   start=$SECONDS
   status=0
-  (cd "$device" && OUT=$out TMPDIR=$tmp XLMR_KIT_SECONDS=tests:20,e2e:10,features:20,gemm:10,bench:20,long:20 \
+  (cd "$device" && OUT=$out TMPDIR=$tmp XLMR_KIT_SECONDS=tests:20,e2e:10,features:20,gemm:10,attention:10,bench:20,long:20 \
     bash -c "$command") >"$tmp/device_$mode.log" 2>&1 || status=$?
   echo "command $mode: exit $status after $((SECONDS - start)) s"
   [ "$status" -ne 0 ] || { cat "$tmp/device_$mode.log"; fail "command $mode passed on a machine without a GPU"; }
   [ $((SECONDS - start)) -le 120 ] || fail "command $mode outlived its part limits (10-20 s each)"
-  if [ $mode -eq 1 ]; then check_returned "$out" tests e2e features gemm bench; else check_returned "$out" long; fi
+  if [ $mode -eq 1 ]; then check_returned "$out" tests e2e features gemm attention bench; else check_returned "$out" long; fi
 done <"$commands"
 echo "PASS"
