@@ -364,6 +364,9 @@ class PlanCache {
     auto found = plans_.find(key);
     if (found != plans_.end()) return *found->second;
     auto plan = std::make_unique<Plan>(Plan{MakeDescriptors(p)});
+    // The heuristic reads the vector's pointer for its alignment (cublasLt.h): it is this call's,
+    // and every later call of the problem has one as aligned (align_bias is part of the key).
+    SetVector(*plan, p, ptr);
     const bool measure = g_algorithms.load() == GemmAlgorithms::kMeasured && !ComputeStreamCapturing();
     const std::vector<cublasLtMatmulAlgo_t> candidates = QueryHeuristic(
         plan->descriptors, MakePreference(p), measure ? kCandidateCount : 1, &plan->heuristic_status);
@@ -371,7 +374,6 @@ class PlanCache {
     if (plan->supported) {
       plan->algorithm = candidates.front();
       if (measure && candidates.size() > 1) {
-        SetVector(*plan, p, ptr);
         plan->algorithm = FastestCandidate(p, *plan, candidates, ptr, alpha, beta);
         ++counts_.measured;
         counts_.candidates_timed += static_cast<int64_t>(candidates.size());
