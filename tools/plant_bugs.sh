@@ -230,6 +230,9 @@ layout_key_without_bounds|framework/train/step_graphs.cc|s/absl::StrJoin(bounds,
 replay_memory_total_ignored|framework/tensor/memory_stats.cc|s/  total_.peak = std::max(total_.peak, total_.current + excursion.total);//|//tests/framework/train:step_graphs_test|a replayed step reports no total peak above the weights
 residual_half_copy_of_sum|framework/ops/residual_layer_norm.cc|s/out.y_half = Cast(out.y, half_dtype);/out.y_half = Cast(out.sum, half_dtype);/|//tests/models/encoder:parity_test|the feed-forward reads the half copy of the residual sum instead of the normalised output
 residual_backward_ignores_mask|framework/ops/residual_layer_norm.cc|s/DropoutRowsBackward(Cast(rows, x_dtype), p, key, row_slots, num_slots)/DropoutRowsBackward(Cast(rows, x_dtype), 0.0f, key, row_slots, num_slots)/|//tests/framework/ops:residual_layer_norm_test|the residual site backward passes gradient to dropped elements
+half_copy_indexed_from_zero|kernels/cpu/optim.cc|s/StoreFloats(p + at, at - half_first, end - begin, half_param)/StoreFloats(p + at, at, end - begin, half_param)/|//tests/framework/optim:adamw_test|AdamW writes the half copy as if it started at the shard start, not at the half window
+half_gather_ignores_window|framework/distributed/gradient_synchronizer.cc|s/    parts.push_back(std::max<int64_t>(0, end - begin));/    parts.push_back(size);/|//tests/framework/distributed:gradient_synchronizer_test|ZeRO gathers the half copy with the shard sizes instead of their overlap with the half window
+rank_memory_half_of_total|recipes/rank_memory.cc|s/2 \* flat.half_window);/2 * flat.total);/|//tests/recipes:rank_memory_test|the memory table predicts a half copy of every flat element, embeddings included
 '
 
 if [ "${1:-}" = "--list" ]; then
