@@ -21,6 +21,7 @@ OpClass ClassOfOp(absl::string_view op) {
       {"ops::LayerNorm", OpClass::kLayerNorm},
       {"ops::LayerNormBackward", OpClass::kLayerNorm},
       {"ops::DropoutAddLayerNorm", OpClass::kLayerNorm},  // the residual site fused on CUDA
+      {"ops::DropoutAddLayerNormBackward", OpClass::kLayerNorm},  // not dropout's, by prefix
       {"ops::Gelu", OpClass::kActivation},
       {"ops::GeluBackward", OpClass::kActivation},
       {"ops::Tanh", OpClass::kActivation},
@@ -37,6 +38,7 @@ OpClass ClassOfOp(absl::string_view op) {
       {"ops::AllFinite", OpClass::kOptimizer},
       {"ops::SumOfSquares", OpClass::kOptimizer},
       {"ops::UnscaleAndCheckFinite", OpClass::kOptimizer},
+      {"ops::WriteStepInputs", OpClass::kOptimizer},
       {"ops::BeginStepState", OpClass::kOptimizer},
       {"ops::CopyStepRow", OpClass::kOptimizer},
       {"ops::FlagNonFiniteAndSumSquares", OpClass::kOptimizer},

@@ -106,6 +106,11 @@ TEST(ProfileSummaryTest, OpClassesOfTheModelsOps) {
   EXPECT_EQ(ClassOfOp("ops::AdamWStepWithState"), OpClass::kOptimizer);  // the step-state passes
   EXPECT_EQ(ClassOfOp("ops::FinishStepState"), OpClass::kOptimizer);
   EXPECT_EQ(ClassOfOp("ops::FlagNonFiniteAndSumSquares"), OpClass::kOptimizer);
+  EXPECT_EQ(ClassOfOp("ops::WriteStepInputs"), OpClass::kOptimizer);
+  // The residual site's backward is LayerNorm's work with the dropout folded in, not dropout's
+  // (which its name's prefix would give it).
+  EXPECT_EQ(ClassOfOp("ops::DropoutAddLayerNorm"), OpClass::kLayerNorm);
+  EXPECT_EQ(ClassOfOp("ops::DropoutAddLayerNormBackward"), OpClass::kLayerNorm);
 }
 
 }  // namespace
