@@ -205,10 +205,22 @@ void LaunchRowDot(const FusedAttentionProblem& problem, const Tensor& d_context,
 }
 
 template <typename Half>
-void LaunchHalfBackward(const dim3& grid, const FusedAttentionProblem& problem,
+void LaunchHalfBackward(const dim3& grid, const FusedAttentionProblem& whole,
                         const Tensor& d_context, const Tensor& q, const Tensor& k, const Tensor& v,
                         const Tensor& logsumexp, const Tensor& row_dot, Tensor* dq, Tensor* dk,
                         Tensor* dv) {
+  // With dropout, the keep bits pass from the dK/dV kernel to the dQ kernel through a table of one
+  // word per (pair, query row, key tile): 8 MiB for XLM-R large's 16 x 16 pairs at 512 tokens,
+  // freed (stream-ordered) when the backward returns.
+  FusedAttentionProblem problem = whole;
+  Tensor keep_table;
+  if (problem.dropout.on()) {
+    const int64_t tiles = grid.y;
+    keep_table = Tensor::Empty({static_cast<int64_t>(grid.x) * tiles * kTile * tiles}, DType::kI64, Device::kCuda,
+                               MemoryCategory::kWorkspace);
+    problem.keep_table = static_cast<uint64_t*>(keep_table.raw_data());
+    problem.keep_table_tiles = tiles;
+  }
   constexpr size_t kKeyBytes = fused_half::kKeyTileSharedBytes;
   AllowSharedBytes(fused_half::DkDvKernel<Half>, kKeyBytes);
   fused_half::DkDvKernel<Half><<<grid, mma::kThreads, kKeyBytes, Stream()>>>(

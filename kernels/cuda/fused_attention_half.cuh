@@ -12,7 +12,9 @@
 //   dQ         per query tile: Q, dO in registers, K/V tiles streamed; S = Q K^T, dP = dO V^T,
 //                              dQ += dS K.
 // Splitting dQ from dK/dV recomputes S and dP once more (7 tile GEMMs instead of 5) but lets
-// each CTA own its outputs: no atomics, so the gradients are bit-identical run to run.
+// each CTA own its outputs: no atomics, so the gradients are bit-identical run to run. The
+// dropout mask is not generated a third time: the dK/dV kernel stores each tile's keep bits in a
+// table that the dQ kernel, launched after it, reads (FusedAttentionProblem::keep_table).
 //
 // Shared memory: forward and dQ 4 tiles (2 stages x {K, V}; Q and dO are first staged in stage
 // 1) = 36 KiB + 1 KiB of bias/keep tables; dK/dV 6 tiles (K, V, 2 stages x {Q, dO}) = 54 KiB +
@@ -154,7 +156,12 @@ __device__ __forceinline__ int BeginKeyTile(const FusedAttentionProblem& problem
     mma::CommitCopies();
   }
   if (problem.dropout.on()) {
-    FillKeepBits(problem, bh, i0, jt * kTile, shared.keep);
+    // dQ reads what the dK/dV kernel stored; the forward (no table) generates the bits.
+    if (problem.keep_table != nullptr) {
+      LoadKeepBits(problem, bh, i0, jt, shared.keep);
+    } else {
+      FillKeepBits(problem, bh, i0, jt * kTile, shared.keep);
+    }
     __syncthreads();
   }
   return stage;
@@ -419,6 +426,8 @@ __global__ void __launch_bounds__(mma::kThreads)
     if (problem.dropout.on()) {
       FillKeepBits(problem, bh, it * kTile, j0, shared.keep);
       __syncthreads();
+      // For the dQ kernel; done before the next tile's barrier, after which `keep` is refilled.
+      if (problem.keep_table != nullptr) StoreKeepBits(problem, bh, it * kTile, blockIdx.y, shared.keep);
     }
     const Half* q_tile = shared.stages[stage][0];
     const Half* do_tile = shared.stages[stage][1];

@@ -39,7 +39,7 @@ struct FusedDropout {
   float p = 0.0f;
   float keep_scale = 1.0f;  // DropoutScale(p)
   DropoutSite site{};
-  __device__ __forceinline__ bool on() const { return p > 0.0f; }
+  __host__ __device__ __forceinline__ bool on() const { return p > 0.0f; }
 };
 
 struct FusedAttentionProblem {
@@ -52,6 +52,12 @@ struct FusedAttentionProblem {
   int64_t tokens;             // packed: T; padded: unused
   int64_t dropout_stride;     // kernels/common/attention_dropout_index.h
   FusedDropout dropout;
+  // The 16-bit backward's keep table (null elsewhere): the dK/dV kernel stores each tile's keep
+  // bits there (StoreKeepBits) and the dQ kernel, launched after it, loads them (LoadKeepBits)
+  // instead of running Philox over the same elements a third time. keep_table_tiles = the
+  // longest sequence's 64-row tiles; the table holds one word per (pair, query row, key tile).
+  uint64_t* keep_table = nullptr;
+  int64_t keep_table_tiles = 0;
   // Set by ForPair: the pair's first token row ([B, S, H] or [T, H]) and first logsumexp/D row.
   int64_t first_row = 0;
   int64_t stat_first = 0;
@@ -160,6 +166,26 @@ __device__ __forceinline__ void FillKeepBits(const FusedAttentionProblem& proble
   }
   bits |= __shfl_xor_sync(0xffffffffu, bits, 1);  // the row's other half (adjacent lane)
   if (half == 0) keep[row] = bits;
+}
+
+// Where row i's keep word for key tile jt of pair bh sits in problem.keep_table.
+__device__ __forceinline__ int64_t KeepTableIndex(const FusedAttentionProblem& problem, int bh, int64_t i,
+                                                  int64_t jt) {
+  return (static_cast<int64_t>(bh) * problem.keep_table_tiles * kTile + i) * problem.keep_table_tiles + jt;
+}
+
+// The tile (query rows i0.., key tile jt) of a filled `keep` into problem.keep_table, by the first
+// 64 threads; the caller has synced after FillKeepBits and syncs before `keep` is refilled.
+__device__ __forceinline__ void StoreKeepBits(const FusedAttentionProblem& problem, int bh, int64_t i0,
+                                              int64_t jt, const uint64_t* keep) {
+  if (threadIdx.x < kTile) problem.keep_table[KeepTableIndex(problem, bh, i0 + threadIdx.x, jt)] = keep[threadIdx.x];
+}
+
+// FillKeepBits' table for (query rows i0.., key tile jt) read back from problem.keep_table (the
+// same bits: StoreKeepBits wrote them), by the first 64 threads; the caller syncs after.
+__device__ __forceinline__ void LoadKeepBits(const FusedAttentionProblem& problem, int bh, int64_t i0,
+                                             int64_t jt, uint64_t* keep) {
+  if (threadIdx.x < kTile) keep[threadIdx.x] = problem.keep_table[KeepTableIndex(problem, bh, i0 + threadIdx.x, jt)];
 }
 
 // Row r of the keep table (bit c: key column c kept), all ones without dropout (the table is
