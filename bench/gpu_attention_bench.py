@@ -31,6 +31,8 @@ file is skipped. Needs no torch.
 import argparse
 import json
 import sys
+
+import cuda_event_timing
 import warnings
 
 HEAD_DIM = 64
@@ -78,15 +80,7 @@ def run_torch(args):
     dtype = {"f16": torch.float16, "bf16": torch.bfloat16}[args.dtype]
 
     def mean_ms(work):
-        for _ in range(args.warmup):
-            work()
-        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        for _ in range(args.repeats):
-            work()
-        stop.record()
-        stop.synchronize()
-        return start.elapsed_time(stop) / args.repeats
+        return cuda_event_timing.mean_ms(work, args.warmup, args.repeats)
 
     def timings(q, k, v, grad):
         def clear():

@@ -24,6 +24,8 @@ import argparse
 import json
 import sys
 
+import cuda_event_timing
+
 SIZES = [("base", 768, 3072), ("large", 1024, 4096)]
 
 
@@ -43,15 +45,7 @@ def run_torch(args):
         return torch.empty(*shape, device="cuda", dtype=dtype).uniform_(-0.1, 0.1)
 
     def mean_ms(product):
-        for _ in range(args.warmup):
-            product()
-        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        for _ in range(args.repeats):
-            product()
-        stop.record()
-        stop.synchronize()
-        return start.elapsed_time(stop) / args.repeats
+        return cuda_event_timing.mean_ms(product, args.warmup, args.repeats)
 
     def emit(size, linear, product, m, n, k, ms, **extra):
         record = {"size": size, "linear": linear, "product": product, "m": m, "n": n, "k": k,

@@ -110,7 +110,7 @@ fi
 kit_files=(tools/gpu_verify.sh tools/gpu_verify_summary.py tools/gpu_kit_report.py
   tools/check_hf_load.py tools/gpu_features.sh tools/gpu_features_summary.py
   bench/gpu_bench.sh bench/gpu_bench_summary.py bench/hf_train_gpu.py bench/gpu_gemm_bench.py
-  bench/gpu_attention_bench.py
+  bench/gpu_attention_bench.py bench/cuda_event_timing.py
   recipes/data/langid/test.tsv recipes/data/langid/sentencepiece.bpe.model
   tests/golden/tiny_bert/sequence_classification/{config.json,model.safetensors,tokenizer_config.json,vocab.txt}
   tests/golden/tiny_roberta/model/{config.json,merges.txt,model.safetensors,tokenizer_config.json,vocab.json}
