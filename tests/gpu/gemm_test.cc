@@ -222,7 +222,9 @@ TEST_P(CudaGemmTest, RowSumsOfAMatchDoubleReferenceOrDeclineUntouched) {
     const bool fused = GemmWithRowSumsOfA(hdy.ToDevice(Device::kCuda), Transpose::kYes,
                                           hx.ToDevice(Device::kCuda), Transpose::kNo, 1.0f, 1.0f, &c, &sums);
     RecordProperty(std::string("row_sums_fused_") + DTypeName(operands), fused ? "yes" : "no");
-    if (GetParam()) EXPECT_FALSE(fused) << "the staging path has no fused bias gradient";
+    if (GetParam()) {
+      EXPECT_FALSE(fused) << "the staging path has no fused bias gradient";
+    }
     if (!fused) {
       EXPECT_EQ(c.ToDevice(Device::kCpu).ToFloatVector(), c0) << "declined, yet C changed";
       continue;

@@ -240,7 +240,6 @@ TEST(StepDecisionsTest, AdamWFromRawGradientsIsUnscaleClipAndAdamW) {
 TEST(StepDecisionsTest, AdamWSkipsWithTheStepAndStillClearsTheGradients) {
   const int64_t n = 5000;
   const std::vector<ops::AdamWDecayRun> runs = {{0, 2000, true}, {2064, 2936, false}};
-  const ops::AdamWCandidates candidates = ThreeCandidates();
   AdamWBuffers skipped(n), unmatched(n);
   const auto initial = skipped.All();
   Tensor skipping = StateWithRow(1, 1.0, 6.0, /*found_inf=*/1.0);
