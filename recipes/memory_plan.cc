@@ -63,6 +63,11 @@ void PrintFront(const MemoryPlanRequest& request, const PassMemory& memory, cons
 
 }  // namespace
 
+ParameterStore::HalfCopy HalfCopyFor(const MemoryPlanRequest& request) {
+  const bool trades_time_for_memory = request.gradient_checkpointing || request.activation_memory_budget.has_value();
+  return trades_time_for_memory ? ParameterStore::HalfCopy::kOnDemand : ParameterStore::HalfCopy::kKept;
+}
+
 MemoryPlanRequest MemoryPlanRequestFrom(const FinetuneConfig& config, int world_size, PackedMicroBatch packed) {
   MemoryPlanRequest request;
   request.world_size = world_size;
@@ -145,7 +150,8 @@ absl::Status ConfigureRecompute(const MemoryPlanRequest& request, train::Trainab
   if (request.print_memory_plan) {
     if (is_main) {
       const ParameterStore& store = model.parameters();
-      PrintFront(request, memory, {store.total_elements(), store.half_window().size});
+      const bool kept = HalfCopyFor(request) == ParameterStore::HalfCopy::kKept;
+      PrintFront(request, memory, {store.total_elements(), kept ? store.half_window().size : 0});
     }
     return absl::OkStatus();
   }

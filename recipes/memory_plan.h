@@ -47,6 +47,7 @@
 #include "framework/data/tokenized_dataset.h"
 #include "framework/recompute/memory_budget.h"
 #include "framework/recompute/planner.h"
+#include "framework/tensor/parameter_store.h"
 #include "framework/train/model_interface.h"
 #include "framework/train/objective.h"
 #include "recipes/finetune_flags.h"
@@ -80,6 +81,11 @@ struct MemoryPlanRequest {
 // LargestPackedMicroBatch).
 MemoryPlanRequest MemoryPlanRequestFrom(const FinetuneConfig& config, int world_size = 1,
                                         PackedMicroBatch packed = {});
+
+// How the half working copy is held under --fp16/--bf16 (ParameterStore::HalfCopy): rounded
+// again at every read when the run trades time for memory (--gradient_checkpointing or
+// --activation_memory_budget), kept between steps otherwise.
+ParameterStore::HalfCopy HalfCopyFor(const MemoryPlanRequest& request);
 
 // The largest packed micro-batch of `batch_size` examples of `dataset`: its min(batch_size, N)
 // longest examples (each cut to max_seq_length), their tokens summed. A bound for every order,

@@ -6,7 +6,8 @@
 // parameters with their 64-element alignment padding), W of them in the half window
 // (ParameterStore::half_window(): the Linears, not the embeddings), exactly what the allocator
 // counts per category (framework/tensor/memory_stats.h):
-//   weights     4 T (fp32 masters) + 2 W under --fp16/--bf16 (the half working copy)
+//   weights     4 T (fp32 masters) + 2 W under --fp16/--bf16 (the half working copy; W = 0 when
+//               it is rounded at each read, under --gradient_checkpointing or a budget)
 //   gradients   4 T (fp32; whole under stage 1 too: backward writes every gradient, and
 //               the reduce-scatter sums each bucket in place)
 //   optimizer   8 T (AdamW's two fp32 moments); stage 1: 8 S, S the largest shard,

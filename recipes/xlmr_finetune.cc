@@ -229,8 +229,10 @@ absl::Status Prepare(const std::set<std::string>& given, PreparedRun& run) {
   XLMR_RETURN_IF_ERROR(BuildModel(run, weights_dir, device));
   // Matrix products under --fp16 / --bf16 read a half working copy of the weights (the memory
   // probe's pass and every training step, which keeps it current): made once, here, now that the
-  // weights are final.
-  if (c.trainer.autocast != DType::kF32) run.model->parameters().EnableHalfCopy(c.trainer.autocast);
+  // weights are final; rounded at every read instead when the run trades time for memory.
+  if (c.trainer.autocast != DType::kF32) {
+    run.model->parameters().EnableHalfCopy(c.trainer.autocast, HalfCopyFor(MemoryPlanRequestFrom(c)));
+  }
   if (run.comm->rank() == 0) PrintAttentionFallback(run.model->config(), device, c.trainer.autocast);
   // Packed micro-batches (the trainer's choice, trainer.cc) are planned for the most real
   // tokens B training examples hold, not for B x max_seq_length.

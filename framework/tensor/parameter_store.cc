@@ -46,6 +46,26 @@ FlatRange HalfWindowOf(const std::vector<ParameterSpec>& specs, const std::vecto
   return {begin, AlignUp(end) - begin};
 }
 
+// half[k] = master[k] rounded to nearest even in half's dtype; CUDA tensors through the
+// registered device refresh.
+void RoundToHalf(const Tensor& master, Tensor& half) {
+  if (master.device() != Device::kCpu) {
+    XLMR_CHECK(RegisteredHalfCopyRefresh() != nullptr)
+        << "no half working-copy refresh registered for " << DeviceName(master.device())
+        << " (link //kernels/cuda:optim)";
+    RegisteredHalfCopyRefresh()(master, half);
+    return;
+  }
+  const float* src = master.data<float>();
+  if (half.dtype() == DType::kBF16) {
+    BFloat16* dst = half.data<BFloat16>();
+    for (int64_t i = 0; i < master.numel(); ++i) dst[i] = FloatToBFloat16(src[i]);
+    return;
+  }
+  Half* dst = half.data<Half>();
+  for (int64_t i = 0; i < master.numel(); ++i) dst[i] = FloatToHalf(src[i]);
+}
+
 }  // namespace
 
 void RegisterDeviceHalfCopyRefresh(HalfCopyRefreshFn refresh) {
@@ -99,45 +119,37 @@ void ParameterStore::ScatterPacked(const Tensor& packed, Tensor& flat) const {
 }
 
 Tensor ParameterStore::half_param(int i) const {
-  XLMR_CHECK(half_.defined()) << "half working copy requested before EnableHalfCopy()";
+  XLMR_CHECK(half_dtype_ != DType::kF32) << "half working copy requested before EnableHalfCopy()";
   XLMR_CHECK(specs_[i].read_in_half) << specs_[i].name << " is not read in half: its half copy is not kept";
-  return half_.View(ranges_[i].offset - half_window_.offset, specs_[i].shape);
+  if (half_.defined()) return half_.View(ranges_[i].offset - half_window_.offset, specs_[i].shape);
+  Tensor copy = Tensor::Empty(specs_[i].shape, half_dtype_, master_.device(), MemoryCategory::kWorkspace);
+  RoundToHalf(param(i), copy);
+  return copy;
 }
 
 void ParameterStore::ZeroGrads() {
   AllocatorFor(grads_.device()).Zero(grads_.raw_data(), grads_.bytes());
 }
 
-void ParameterStore::EnableHalfCopy(DType dtype) {
+void ParameterStore::EnableHalfCopy(DType dtype, HalfCopy mode) {
   XLMR_CHECK(dtype == DType::kF16 || dtype == DType::kBF16)
       << "EnableHalfCopy: the working copy is f16 or bf16, not " << DTypeName(dtype);
+  XLMR_CHECK(half_dtype_ == DType::kF32 || half_dtype_ == dtype)
+      << "EnableHalfCopy(" << DTypeName(dtype) << ") after " << DTypeName(half_dtype_);
+  XLMR_CHECK(half_dtype_ == DType::kF32 || half_mode_ == mode) << "EnableHalfCopy: the mode changed";
+  half_dtype_ = dtype;
+  half_mode_ = mode;
+  if (mode == HalfCopy::kOnDemand) return;
   if (!half_.defined()) {
     half_ = Tensor::Zeros({half_window_.size}, dtype, master_.device(), MemoryCategory::kWeights);
   }
-  XLMR_CHECK(half_.dtype() == dtype) << "EnableHalfCopy(" << DTypeName(dtype) << ") after "
-                                     << DTypeName(half_.dtype());
   RefreshHalfCopy();
 }
 
 void ParameterStore::RefreshHalfCopy() {
-  XLMR_CHECK(half_.defined()) << "RefreshHalfCopy() before EnableHalfCopy()";
-  if (half_window_.size == 0) return;
-  const Tensor mirrored = master_.View(half_window_.offset, {half_window_.size});
-  if (master_.device() != Device::kCpu) {
-    XLMR_CHECK(RegisteredHalfCopyRefresh() != nullptr)
-        << "no half working-copy refresh registered for " << DeviceName(master_.device())
-        << " (link //kernels/cuda:optim)";
-    RegisteredHalfCopyRefresh()(mirrored, half_);
-    return;
-  }
-  const float* src = mirrored.data<float>();
-  if (half_.dtype() == DType::kBF16) {
-    BFloat16* dst = half_.data<BFloat16>();
-    for (int64_t i = 0; i < half_window_.size; ++i) dst[i] = FloatToBFloat16(src[i]);
-    return;
-  }
-  Half* dst = half_.data<Half>();
-  for (int64_t i = 0; i < half_window_.size; ++i) dst[i] = FloatToHalf(src[i]);
+  XLMR_CHECK(half_dtype_ != DType::kF32) << "RefreshHalfCopy() before EnableHalfCopy()";
+  if (!half_.defined() || half_window_.size == 0) return;  // kOnDemand keeps nothing
+  RoundToHalf(master_.View(half_window_.offset, {half_window_.size}), half_);
 }
 
 }  // namespace xlmr

@@ -101,8 +101,10 @@ class ParameterStore {
 
   Tensor param(int i) const { return master_.View(ranges_[i].offset, specs_[i].shape); }
   Tensor grad(int i) const { return grads_.View(ranges_[i].offset, specs_[i].shape); }
-  // The half working copy of parameter i (half_dtype()); EnableHalfCopy() must have been called
-  // and the parameter must be read_in_half (the others have no copy, or one not kept up to date).
+  // The half working copy of parameter i (half_dtype()): a view of the kept copy, or under
+  // HalfCopy::kOnDemand a new tensor rounded from the master now. EnableHalfCopy() must have been
+  // called and the parameter must be read_in_half (the others have no copy, or one not kept up
+  // to date).
   Tensor half_param(int i) const;
   // The flat elements the half working copy mirrors: from the first read_in_half parameter's
   // range to the last one's end rounded up to kAlignmentElements (parameters between them that
@@ -114,18 +116,28 @@ class ParameterStore {
   const std::vector<FlatRange>& buckets() const { return buckets_; }
 
   void ZeroGrads();
-  // Allocates the half working copy of `dtype` (kF16 or kBF16: the autocast dtype; category
-  // weights) and fills it from the masters. Calling it again with another dtype aborts.
-  void EnableHalfCopy(DType dtype);
+  // Whether the half working copy is kept between passes or rounded again at every read.
+  //   kKept: one buffer (category weights) that the optimizer rewrites with the masters.
+  //   kOnDemand: no buffer; half_param rounds the parameter's master into a new tensor
+  //     (category workspace, freed when the caller drops it), the same bits as kKept's copy.
+  //     A pass then reads each Linear's weights in half once more per use: traffic for memory,
+  //     the trade --gradient_checkpointing asks for.
+  enum class HalfCopy { kKept, kOnDemand };
+  // Turns the half working copy on in `dtype` (kF16 or kBF16: the autocast dtype); kKept
+  // allocates it and fills it from the masters. Calling it again with another dtype or mode
+  // aborts.
+  void EnableHalfCopy(DType dtype, HalfCopy mode = HalfCopy::kKept);
+  // Whether a kept copy exists (half_copy() is defined).
   bool has_half_copy() const { return half_.defined(); }
-  // kF16 or kBF16; kF32 before EnableHalfCopy().
-  DType half_dtype() const { return half_.defined() ? half_.dtype() : DType::kF32; }
+  // kF16 or kBF16 once EnableHalfCopy() ran, in either mode; kF32 before.
+  DType half_dtype() const { return half_dtype_; }
   // The whole half working copy, [half_window().size] f16|bf16: element e mirrors master element
   // half_window().offset + e (an empty handle before EnableHalfCopy()); for passes that write it
   // along with the masters, like the AdamW step.
   const Tensor& half_copy() const { return half_; }
-  // Rewrites the half working copy from the masters (round to nearest even). CUDA stores use the registered device
-  // refresh (aborts, naming the target to link, when none is registered).
+  // Rewrites the half working copy from the masters (round to nearest even); nothing to do under
+  // HalfCopy::kOnDemand. CUDA stores use the registered device refresh (aborts, naming the
+  // target to link, when none is registered).
   void RefreshHalfCopy();
 
  private:
@@ -136,7 +148,9 @@ class ParameterStore {
   int64_t packed_elements_ = 0;
   Tensor master_;
   Tensor grads_;
-  Tensor half_;
+  Tensor half_;                       // the kept copy (HalfCopy::kKept), else undefined
+  DType half_dtype_ = DType::kF32;    // kF32 until EnableHalfCopy()
+  HalfCopy half_mode_ = HalfCopy::kKept;
 };
 
 }  // namespace xlmr

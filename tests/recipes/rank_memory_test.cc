@@ -14,8 +14,38 @@ namespace {
 
 int64_t Current(MemoryCategory category) { return MemoryStatsFor(Device::kCpu).Of(category).current; }
 
-// The prediction is what the allocator counts when the store, its half copy and the optimizer
-// of rank 0's shard are really allocated (a small model: 2 layers of 64, vocabulary 1000).
+// The prediction is what the allocator counts when the store, its half copy (held as `mode`
+// says: kOnDemand keeps none, so its half window counts for nothing) and the optimizer of rank
+// 0's shard are really allocated.
+void ExpectPredictionEqualsAllocation(const models::EncoderConfig& config, int ranks, int stage,
+                                      ParameterStore::HalfCopy mode) {
+  SCOPED_TRACE(testing::Message() << ranks << " ranks, stage " << stage << ", half copy "
+                                  << (mode == ParameterStore::HalfCopy::kKept ? "kept" : "on demand"));
+  const int64_t weights_before = Current(MemoryCategory::kWeights);
+  const int64_t grads_before = Current(MemoryCategory::kGradients);
+  const int64_t optimizer_before = Current(MemoryCategory::kOptimizer);
+  ParameterStore store(models::MakeParameterLayout(config).specs, Device::kCpu);
+  store.EnableHalfCopy(DType::kF16, mode);
+  const distributed::ZeroPartition partition(store.total_elements(), ranks);
+  const FlatRange shard = stage == 0 ? FlatRange{0, store.total_elements()} : partition.shard(0);
+  optim::AdamW optimizer(store, optim::AdamWOptions{}, shard);
+  FlatSizes flat = FlatSizesOf(config);
+  EXPECT_EQ(flat.total, store.total_elements());
+  EXPECT_EQ(flat.half_window, store.half_window().size);
+  if (mode == ParameterStore::HalfCopy::kOnDemand) flat.half_window = 0;
+  const RankMemory predicted = PredictRankMemory(flat, DType::kF16, stage, ranks, 0);
+  EXPECT_EQ(predicted.weights, Current(MemoryCategory::kWeights) - weights_before);
+  EXPECT_EQ(predicted.gradients, Current(MemoryCategory::kGradients) - grads_before);
+  EXPECT_EQ(predicted.optimizer, Current(MemoryCategory::kOptimizer) - optimizer_before);
+  // Stage 1: 1/N of stage 0 within the padding of one 64-element unit per moment and rank.
+  const int64_t whole = 8 * store.total_elements();
+  if (stage == 1) {
+    EXPECT_GE(predicted.optimizer * ranks, whole);
+    EXPECT_LT(predicted.optimizer * ranks - whole, ranks * 64 * 8);
+  }
+}
+
+// A small model: 2 layers of 64, vocabulary 1000.
 TEST(RankMemoryTest, PredictionEqualsTheAllocatorsCount) {
   models::EncoderConfig config;
   config.vocab_size = 1000;
@@ -26,26 +56,8 @@ TEST(RankMemoryTest, PredictionEqualsTheAllocatorsCount) {
   config.max_position_embeddings = 40;
   for (const int ranks : {1, 2, 4}) {
     for (const int stage : {0, 1}) {
-      const int64_t weights_before = Current(MemoryCategory::kWeights);
-      const int64_t grads_before = Current(MemoryCategory::kGradients);
-      const int64_t optimizer_before = Current(MemoryCategory::kOptimizer);
-      ParameterStore store(models::MakeParameterLayout(config).specs, Device::kCpu);
-      store.EnableHalfCopy(DType::kF16);
-      const distributed::ZeroPartition partition(store.total_elements(), ranks);
-      const FlatRange shard = stage == 0 ? FlatRange{0, store.total_elements()} : partition.shard(0);
-      optim::AdamW optimizer(store, optim::AdamWOptions{}, shard);
-      const RankMemory predicted = PredictRankMemory(FlatSizesOf(config), DType::kF16, stage, ranks, 0);
-      EXPECT_EQ(FlatSizesOf(config).total, store.total_elements());
-      EXPECT_EQ(FlatSizesOf(config).half_window, store.half_window().size);
-      EXPECT_EQ(predicted.weights, Current(MemoryCategory::kWeights) - weights_before);
-      EXPECT_EQ(predicted.gradients, Current(MemoryCategory::kGradients) - grads_before);
-      EXPECT_EQ(predicted.optimizer, Current(MemoryCategory::kOptimizer) - optimizer_before)
-          << ranks << " ranks, stage " << stage;
-      // Stage 1: 1/N of stage 0 within the padding of one 64-element unit per moment and rank.
-      const int64_t whole = 8 * store.total_elements();
-      if (stage == 1) {
-        EXPECT_GE(predicted.optimizer * ranks, whole);
-        EXPECT_LT(predicted.optimizer * ranks - whole, ranks * 64 * 8);
+      for (const auto mode : {ParameterStore::HalfCopy::kKept, ParameterStore::HalfCopy::kOnDemand}) {
+        ExpectPredictionEqualsAllocation(config, ranks, stage, mode);
       }
     }
   }

@@ -149,7 +149,7 @@ TinyTrainer::TinyTrainer(const TinyTrainerOptions& options, distributed::Communi
               gradients_ = model_.parameters().grads().ToFloatVector();
             })) {
   models::InitializeAllWeights(model_, options.init_seed);
-  if (options.autocast != DType::kF32) model_.parameters().EnableHalfCopy(options.autocast);
+  if (options.autocast != DType::kF32) model_.parameters().EnableHalfCopy(options.autocast, options.half_copy);
 }
 
 train::StepOutcome TinyTrainer::Step(int step, const std::vector<data::Batch>& batches,

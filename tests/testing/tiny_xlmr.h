@@ -84,6 +84,8 @@ struct TinyTrainerOptions {
   // keeps the step from being captured; false: no callback, gradients() stays empty.
   bool record_gradients = true;
   bool cuda_graphs = true;  // StepSettings::cuda_graphs
+  // How the half working copy is held under autocast (ParameterStore::EnableHalfCopy).
+  ParameterStore::HalfCopy half_copy = ParameterStore::HalfCopy::kKept;
 };
 
 // The model, optimizer, loss scaler and gradient synchronizer wired as the trainer wires them.

@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <vector>
 
+#include "framework/tensor/parameter_store.h"
+#include "framework/tensor/storage.h"
 #include "gtest/gtest.h"
 #include "tests/testing/tiny_xlmr.h"
 
@@ -144,6 +146,34 @@ TEST(Fp16TrainingTest, LossScalingRescuesGradientsThatFp16FlushesToZero) {
   EXPECT_LT(nonzero(unscaled), nonzero(reference) / 4);
   EXPECT_EQ(nonzero(scaled), nonzero(reference));
   EXPECT_LT(relative_error(scaled), 0.05);
+}
+
+// The half working copy rounded at every read (HalfCopy::kOnDemand, --gradient_checkpointing's
+// choice) gives exactly the weights of the kept copy, fp16 and bf16, over steps whose updates
+// the kept copy follows (the optimizer rewrites it; on demand the masters are read anew), and
+// keeps no weights-category buffer for it (the allocator's count).
+TEST(Fp16TrainingTest, HalfCopyOnDemandTrainsTheSameBitsAndKeepsNoCopy) {
+  const data::Batch batch = TinyBatch();
+  for (const DType autocast : {DType::kF16, DType::kBF16}) {
+    SCOPED_TRACE(DTypeName(autocast));
+    std::vector<std::vector<float>> weights;
+    std::vector<int64_t> weight_bytes;
+    for (const ParameterStore::HalfCopy mode : {ParameterStore::HalfCopy::kKept, ParameterStore::HalfCopy::kOnDemand}) {
+      const int64_t before = MemoryStatsFor(Device::kCpu).Of(MemoryCategory::kWeights).current;
+      testing::TinyTrainerOptions o = Options(/*fp16=*/true, /*init_scale=*/1024.0, 0.02);
+      o.autocast = autocast;
+      o.half_copy = mode;
+      testing::TinyTrainer h(o);
+      weight_bytes.push_back(MemoryStatsFor(Device::kCpu).Of(MemoryCategory::kWeights).current - before);
+      for (int s = 0; s < 4; ++s) EXPECT_FALSE(h.Step(s, {batch}).skipped);
+      weights.push_back(h.model().parameters().master().ToFloatVector());
+      if (mode == ParameterStore::HalfCopy::kOnDemand) {
+        EXPECT_FALSE(h.model().parameters().has_half_copy());
+        EXPECT_EQ(weight_bytes[0] - weight_bytes[1], 2 * h.model().parameters().half_window().size);
+      }
+    }
+    EXPECT_EQ(weights[0], weights[1]);
+  }
 }
 
 }  // namespace
