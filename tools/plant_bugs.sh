@@ -233,6 +233,7 @@ residual_backward_ignores_mask|framework/ops/residual_layer_norm.cc|s/DropoutRow
 half_copy_indexed_from_zero|kernels/cpu/optim.cc|s/StoreFloats(p + at, at - half_first, end - begin, half_param)/StoreFloats(p + at, at, end - begin, half_param)/|//tests/framework/optim:adamw_test|AdamW writes the half copy as if it started at the shard start, not at the half window
 half_gather_ignores_window|framework/distributed/gradient_synchronizer.cc|s/    parts.push_back(std::max<int64_t>(0, end - begin));/    parts.push_back(size);/|//tests/framework/distributed:gradient_synchronizer_test|ZeRO gathers the half copy with the shard sizes instead of their overlap with the half window
 rank_memory_half_of_total|recipes/rank_memory.cc|s/2 \* flat.half_window);/2 * flat.total);/|//tests/recipes:rank_memory_test|the memory table predicts a half copy of every flat element, embeddings included
+half_on_demand_from_grads|framework/tensor/parameter_store.cc|s/  RoundToHalf(param(i), copy);/  RoundToHalf(grad(i), copy);/|//tests/framework/amp:fp16_training_test|the half copy rounded at each read comes from the gradients instead of the masters
 '
 
 if [ "${1:-}" = "--list" ]; then
