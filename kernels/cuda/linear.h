@@ -11,6 +11,8 @@
 // output is rounded once. When the two operands of a product differ in dtype (f32 and a half
 // dtype), the half one is first widened exactly to f32, as the CPU kernel does; the model casts
 // both to the matmul dtype, so this path is rare.
+// dbias's column sums of a 16-bit dy come from the weight-gradient product's own epilogue
+// (gemm.h's GemmWithRowSumsOfA, fp32) where cuBLASLt offers it, else from a two-pass fp32 sum.
 // Results differ from the CPU's only by the order of the fp32 sums.
 // All work is queued on CudaContext::Current().compute_stream().
 #ifndef XLMR_KERNELS_CUDA_LINEAR_H_
