@@ -5,7 +5,7 @@
 // op(X) is X or X^T. A and B are both f32, both f16 or both bf16; C is f32, f16 or bf16 (CUDA_R_16BF
 // for bf16). Products are accumulated in fp32 (CUBLAS_COMPUTE_32F: true fp32 for f32 operands, never TF32; fp16 x fp16 -> fp32 on
 // tensor cores), alpha, beta and the bias (f32, or f16/bf16 as autocast rounds it) are applied in
-// fp32, and the result is rounded once to C's dtype. Plain C++ header (the cuBLASLt calls are in gemm.cc).
+// fp32, and the result is rounded once to C's dtype. Plain C++ header (the cuBLASLt calls are in gemm.cc and gemm_plans.cc).
 //
 // Row-major vs cuBLASLt's column-major. A row-major matrix X[r,c] with leading dimension ld has
 // exactly the bytes of the column-major matrix X^T[c,r] with the same ld. So the row-major
