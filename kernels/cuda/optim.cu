@@ -356,12 +356,7 @@ void LaunchAdamW(const AdamWStepScalars& scalars, const std::vector<AdamWDecayRu
   if (half_param != nullptr) {
     XLMR_CHECK(half_param->device() == Device::kCuda &&
                (half_param->dtype() == DType::kF16 || half_param->dtype() == DType::kBF16))
-        << kFn << ": half_param must be f16 or bf16 on cuda";
-    for (const AdamWDecayRun& run : runs) {  // the window: framework/ops/optim.h
-      XLMR_CHECK(!run.half_copy || run.size == 0 ||
-                 (run.offset >= half_first && run.offset + run.size <= half_first + half_param->numel()))
-          << kFn << ": a half_copy run lies outside half_param's window";
-    }
+        << kFn << ": half_param must be f16 or bf16 on cuda";  // its window: ops::CheckHalfCopyWindow
     half = half_param->raw_data();
   }
   for (const RunGroup& group : GroupRuns(runs, total)) {
