@@ -1,6 +1,5 @@
 #include "framework/distributed/gradient_synchronizer.h"
 
-#include <algorithm>
 #include <utility>
 #include <vector>
 
@@ -61,18 +60,6 @@ FlatRange GradientSynchronizer::owned() const {
   return {0, store_.total_elements()};
 }
 
-std::vector<int64_t> HalfWindowParts(const std::vector<int64_t>& shard_sizes, const FlatRange& window) {
-  std::vector<int64_t> parts;
-  int64_t shard_begin = 0;
-  for (const int64_t size : shard_sizes) {
-    const int64_t begin = std::max(shard_begin, window.offset);
-    const int64_t end = std::min(shard_begin + size, window.offset + window.size);
-    parts.push_back(std::max<int64_t>(0, end - begin));
-    shard_begin += size;
-  }
-  return parts;
-}
-
 void GradientSynchronizer::AllGatherWeights() {
   XLMR_CHECK(!step_open_) << "AllGatherWeights before Finish";
   if (!partition_) return;
@@ -82,7 +69,7 @@ void GradientSynchronizer::AllGatherWeights() {
     // The half copy mirrors only the store's half window: rank r's part of it is its shard's
     // overlap with the window, and the overlaps tile the window in rank order.
     Tensor half = store_.half_copy();
-    communicator_.AllGather(half, HalfWindowParts(sizes, store_.half_window()));
+    communicator_.AllGather(half, partition_->CountsWithin(store_.half_window()));
   }
 }
 

@@ -37,11 +37,6 @@
 
 namespace xlmr::distributed {
 
-// The counts AllGatherWeights gathers the half working copy with: rank r's shard (shard_sizes,
-// tiling the flat buffers in rank order) intersected with the store's half window, which the
-// half copy mirrors (ParameterStore::half_window()); 0 for a shard outside it.
-std::vector<int64_t> HalfWindowParts(const std::vector<int64_t>& shard_sizes, const FlatRange& window);
-
 class GradientSynchronizer {
  public:
   // Both must outlive the synchronizer. Starts the communication thread when the

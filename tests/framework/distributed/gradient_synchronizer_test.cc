@@ -69,7 +69,10 @@ class FakeTwoRankCommunicator : public Communicator {
     ++allreduce_calls_;
   }
   // The other, identical rank's parts are what this rank holds already.
-  void AllGather(Tensor&, const std::vector<int64_t>&) override { ++all_gathers; }
+  void AllGather(Tensor&, const std::vector<int64_t>& counts) override {
+    ++all_gathers;
+    gather_counts.push_back(counts);
+  }
   void GatherToRoot(const float*, float*, const std::vector<int64_t>&, int) override { std::abort(); }  // unused
   bool AllReduceBlocksHost() const override { return blocks_host_; }
   bool AllTrue(bool value) override { return value; }
@@ -83,6 +86,7 @@ class FakeTwoRankCommunicator : public Communicator {
 
   std::vector<RecordedAllReduce> calls;
   int all_gathers = 0;
+  std::vector<std::vector<int64_t>> gather_counts;  // each AllGather's, in call order
 
  protected:
   virtual void BeforeSum(const RecordedAllReduce&) {}
@@ -283,12 +287,26 @@ TEST_P(SynchronizerModes, ZeroStage1ReduceScattersEachBucketAtTheShardBoundaries
   EXPECT_EQ(comm.all_gathers, 2);  // the fp32 masters and the fp16 copy
 }
 
-// The half copy's all-gather counts: each rank's shard clipped to the half window, counted here
-// by hand for a window [100, 400) over shards [0, 128), [128, 256), [256, 384), [384, 512).
-TEST(GradientSynchronizerTest, HalfWindowPartsClipEachShardToTheWindow) {
-  EXPECT_EQ(HalfWindowParts({128, 128, 128, 128}, FlatRange{100, 300}), (std::vector<int64_t>{28, 128, 128, 16}));
-  EXPECT_EQ(HalfWindowParts({256, 256}, FlatRange{0, 0}), (std::vector<int64_t>{0, 0}));
-  EXPECT_EQ(HalfWindowParts({64, 448}, FlatRange{64, 448}), (std::vector<int64_t>{0, 448}));
+// ZeRO's all-gather of the half copy, which mirrors only the half window: each rank's part is
+// its shard clipped to the window. Counted here by hand: parameters of 64 (fp32), 192 and 128
+// (both read in half) and 128 (fp32) elements at offsets 0, 64, 256, 384 give the window
+// [64, 384); two ranks' shards of the 512 elements are [0, 256) and [256, 512).
+TEST(GradientSynchronizerTest, ZeroGathersTheHalfCopyByEachShardsOverlapWithTheWindow) {
+  ParameterStore store({{"head.weight", {64}, true, 0, /*read_in_half=*/false},
+                        {"dense.weight", {192}, true, 0, /*read_in_half=*/true},
+                        {"output.weight", {128}, true, 0, /*read_in_half=*/true},
+                        {"embeddings.weight", {128}, true, 0, /*read_in_half=*/false}},
+                       Device::kCpu);
+  store.EnableHalfCopy(DType::kF16);
+  ASSERT_EQ(store.total_elements(), 512);
+  FakeTwoRankCommunicator comm(store, /*blocks_host=*/false);
+  GradientSynchronizer sync(comm, store, ZeroPartition(store.total_elements(), 2));
+  sync.BeginStep();
+  sync.Finish();
+  sync.AllGatherWeights();
+  ASSERT_EQ(comm.gather_counts.size(), 2u);
+  EXPECT_EQ(comm.gather_counts[0], (std::vector<int64_t>{256, 256}));  // the fp32 masters
+  EXPECT_EQ(comm.gather_counts[1], (std::vector<int64_t>{192, 128}));  // the half copy
 }
 
 // Through TrainStep with one rank: --zero_stage=1 (one shard, the whole buffer, through the
